@@ -1,0 +1,429 @@
+"""Reachability: which times may still arrive at which ports of one scope.
+
+A scope is a graph of nodes with numbered input ports (*targets*) and output ports (*sources*). Node 0 is the
+scope's boundary: its outputs are the scope's inputs and its inputs are the scope's outputs. Each node declares,
+for every (input, output) pair, an antichain of path summaries; edges connect a source to a target and never
+change times.
+
+The :class:`Builder` collects that structure, rejects a cycle along which no summary strictly advances times (it
+could never make progress), and computes for every port the minimal summaries to every scope output. The
+:class:`Tracker` then holds
+
+* **pointstamps**: counts of messages outstanding at each target and of capabilities held at each source (at a
+  scope input, the frontier the parent has pushed in);
+* **implications**: for each port, how many upstream pointstamp-frontier elements could result in each time there.
+  Only discrete ``+1``/``-1`` frontier changes of the pointstamps enter, so transient negative counts never leak;
+  the implications frontier at a target is that operator's input frontier.
+
+``propagate_all`` moves pending pointstamp changes into the pointstamps, and pushes the resulting frontier changes
+through the graph in time order with a heap: the cost follows the frontier changes, not the graph size. It records
+what each port's frontier did (``drain_pushed``) and, computed from pointstamp frontiers and the precomputed output
+summaries, the changes to what the scope may still produce at its outputs (``output_changes``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from heapq import heappop, heappush
+from typing import Any, Iterable, NamedTuple
+
+from .change_batch import ChangeBatch
+from .frontier import Antichain, MutableAntichain
+from .timestamp import TimeDomain
+
+__all__ = ["Location", "Target", "Source", "Builder", "Tracker", "CycleError", "IN", "OUT"]
+
+IN = 0
+OUT = 1
+_KIND_NAMES = ("in", "out")
+
+
+class Location(NamedTuple):
+    """A port of a node. ``kind`` is ``IN`` (a target, input port) or ``OUT`` (a source, output port).
+
+    Locations sort by node, then targets before sources, then port: timely's ``Location`` order.
+    """
+
+    node: int
+    kind: int
+    port: int
+
+    @property
+    def is_target(self) -> bool:
+        return self.kind == IN
+
+    @property
+    def is_source(self) -> bool:
+        return self.kind == OUT
+
+    def to_json(self) -> list:
+        return [_KIND_NAMES[self.kind], self.node, self.port]
+
+    @classmethod
+    def from_json(cls, value: Any) -> "Location":
+        try:
+            kind, node, port = value
+            k = _KIND_NAMES.index(kind)
+        except (TypeError, ValueError):
+            raise ValueError(f'not a port: {value!r} (expected ["in"|"out", node, port])') from None
+        if type(node) is not int or type(port) is not int or node < 0 or port < 0:
+            raise ValueError(f"not a port: {value!r} (node and port are non-negative integers)")
+        return cls(node, k, port)
+
+    def __str__(self) -> str:
+        return f"{_KIND_NAMES[self.kind]}({self.node},{self.port})"
+
+
+def Target(node: int, port: int) -> Location:
+    """Input ``port`` of ``node`` (for node 0: scope output ``port``)."""
+    return Location(node, IN, port)
+
+
+def Source(node: int, port: int) -> Location:
+    """Output ``port`` of ``node`` (for node 0: scope input ``port``)."""
+    return Location(node, OUT, port)
+
+
+class CycleError(ValueError):
+    """A cycle along which every summary is the identity: times could circulate forever without advancing."""
+
+    def __init__(self, cycle: list[Location], scope: str = ""):
+        self.cycle = cycle
+        where = f" in scope {scope}" if scope else ""
+        path = " -> ".join(str(loc) for loc in cycle + cycle[:1])
+        super().__init__(
+            f"cycle without a strictly advancing path summary{where}: {path}; "
+            "give some operator on it (usually the feedback) a summary that advances time"
+        )
+
+
+Connectivity = list  # per input: dict output -> Antichain of summaries
+
+
+class Builder:
+    """Collects a scope's nodes and edges, checks them, and builds a :class:`Tracker`."""
+
+    def __init__(self, domain: TimeDomain, name: str = ""):
+        self.domain = domain
+        self.name = name
+        self.shape: list[tuple[int, int]] = []
+        self.nodes: list[Connectivity] = []
+        self.edges: list[list[list[Location]]] = []
+
+    def add_node(self, index: int, inputs: int, outputs: int, summary: Iterable[Iterable[Iterable[Any]]] | None = None) -> None:
+        """Declare node ``index``; ``summary[i][o]`` lists the summaries from input i to output o.
+
+        ``None`` connects every input to every output with the identity; an empty list means not connected.
+        """
+        while len(self.shape) <= index:
+            self.shape.append((0, 0))
+            self.nodes.append([])
+            self.edges.append([])
+        le = self.domain.le
+        conn: Connectivity = []
+        if summary is None:
+            for _ in range(inputs):
+                conn.append({o: Antichain([self.domain.identity], le) for o in range(outputs)})
+        else:
+            rows = list(summary)
+            if len(rows) != inputs:
+                raise ValueError(f"node {index}: summary has {len(rows)} rows for {inputs} inputs")
+            for i, row in enumerate(rows):
+                row = list(row)
+                if len(row) != outputs:
+                    raise ValueError(f"node {index}: summary row {i} has {len(row)} entries for {outputs} outputs")
+                ports = {}
+                for o, summaries in enumerate(row):
+                    ac = summaries if isinstance(summaries, Antichain) else Antichain(summaries, le)
+                    if len(ac):
+                        ports[o] = ac
+                conn.append(ports)
+        if self.shape[index][1] != outputs:
+            self.edges[index] = [[] for _ in range(outputs)]
+        self.shape[index] = (inputs, outputs)
+        self.nodes[index] = conn
+
+    def add_edge(self, source: Location, target: Location) -> None:
+        if source.kind != OUT or target.kind != IN:
+            raise ValueError(f"an edge goes from an output to an input, not {source} -> {target}")
+        self._check_port(source)
+        self._check_port(target)
+        self.edges[source.node][source.port].append(target)
+
+    def _check_port(self, loc: Location) -> None:
+        if loc.node >= len(self.shape):
+            raise ValueError(f"edge names {loc}, but node {loc.node} is not declared{self._where()}")
+        inputs, outputs = self.shape[loc.node]
+        count = inputs if loc.kind == IN else outputs
+        if loc.port >= count:
+            raise ValueError(f"edge names {loc}, but node {loc.node} has only {count} {_KIND_NAMES[loc.kind]}put port(s){self._where()}")
+
+    def _where(self) -> str:
+        return f" in scope {self.name}" if self.name else ""
+
+    # --- checks and summaries --------------------------------------------------------------------------
+
+    def find_identity_cycle(self) -> list[Location] | None:
+        """A cycle whose every hop keeps times unchanged, or ``None`` (Kahn's algorithm over ports)."""
+        identity = self.domain.identity
+        succ: dict[Location, list[Location]] = {}
+        indeg: dict[Location, int] = {}
+        for n, (inputs, outputs) in enumerate(self.shape):
+            for i in range(inputs):
+                indeg.setdefault(Target(n, i), 0)
+            for o in range(outputs):
+                indeg.setdefault(Source(n, o), 0)
+        for n, conn in enumerate(self.nodes):
+            for i, ports in enumerate(conn):
+                for o, ac in ports.items():
+                    if identity in ac:
+                        succ.setdefault(Target(n, i), []).append(Source(n, o))
+                        indeg[Source(n, o)] += 1
+            for o, targets in enumerate(self.edges[n]):
+                for t in targets:
+                    succ.setdefault(Source(n, o), []).append(t)
+                    indeg[t] += 1
+        ready = [loc for loc, d in indeg.items() if d == 0]
+        while ready:
+            loc = ready.pop()
+            for nxt in succ.get(loc, ()):
+                indeg[nxt] -= 1
+                if indeg[nxt] == 0:
+                    ready.append(nxt)
+        remaining = {loc for loc, d in indeg.items() if d > 0}
+        if not remaining:
+            return None
+        import networkx as nx  # only on the error path: keeps replay start-up fast
+
+        graph = nx.DiGraph()
+        for loc in remaining:
+            for nxt in succ.get(loc, ()):
+                if nxt in remaining:
+                    graph.add_edge(loc, nxt)
+        cycle = [u for u, _ in nx.find_cycle(graph)]
+        k = cycle.index(min(cycle))
+        return cycle[k:] + cycle[:k]
+
+    def check_acyclic(self) -> None:
+        cycle = self.find_identity_cycle()
+        if cycle is not None:
+            raise CycleError(cycle, self.name)
+
+    def path_summaries_to(self, location: Location) -> dict[Location, Antichain]:
+        """For every port, the minimal summaries of paths from it to ``location`` (itself: the identity)."""
+        return _summaries_to(self, [location])[location]
+
+    def build(self) -> tuple["Tracker", list[dict[int, Antichain]]]:
+        """Check the graph and allocate a tracker; also returns the scope summary (scope input -> output)."""
+        self.check_acyclic()
+        tracker = Tracker(self)
+        return tracker, tracker.scope_summary
+
+
+def _summaries_to(builder: Builder, seeds: list[Location]) -> dict[Location, dict[Location, Antichain]]:
+    """Backward breadth-first search from each seed port: seed -> {port: minimal summaries port->seed}.
+
+    A summary is re-enqueued only when it is not dominated, so going around a strictly advancing cycle stops.
+    """
+    domain = builder.domain
+    le, then = domain.le, domain.followed_by
+    reverse_edges: dict[Location, list[Location]] = {}
+    for n, outs in enumerate(builder.edges):
+        for o, targets in enumerate(outs):
+            for t in targets:
+                reverse_edges.setdefault(t, []).append(Source(n, o))
+    reverse_internal: dict[Location, list[tuple[Location, Antichain]]] = {}
+    for n, conn in enumerate(builder.nodes):
+        for i, ports in enumerate(conn):
+            for o, ac in ports.items():
+                reverse_internal.setdefault(Source(n, o), []).append((Target(n, i), ac))
+    out: dict[Location, dict[Location, Antichain]] = {}
+    for seed in seeds:
+        results = {seed: Antichain([domain.identity], le)}
+        queue = deque([(seed, domain.identity)])
+        while queue:
+            loc, s = queue.popleft()
+            if loc.kind == IN:
+                for src in reverse_edges.get(loc, ()):
+                    ac = results.get(src)
+                    if ac is None:
+                        ac = results[src] = Antichain((), le)
+                    if ac.insert(s):
+                        queue.append((src, s))
+            else:
+                for tgt, summaries in reverse_internal.get(loc, ()):
+                    for op in summaries:
+                        c = then(op, s)
+                        ac = results.get(tgt)
+                        if ac is None:
+                            ac = results[tgt] = Antichain((), le)
+                        if ac.insert(c):
+                            queue.append((tgt, c))
+        out[seed] = results
+    return out
+
+
+class Tracker:
+    """Pointstamps and implications at every port of one scope, kept up to date by ``propagate_all``."""
+
+    def __init__(self, builder: Builder):
+        domain = builder.domain
+        self.domain = domain
+        self.name = builder.name
+        le, total = domain.le, domain.total
+        self.shape = list(builder.shape)
+        locations: list[Location] = []
+        for n, (inputs, outputs) in enumerate(self.shape):
+            locations.extend(Target(n, i) for i in range(inputs))
+            locations.extend(Source(n, o) for o in range(outputs))
+        self.locations = locations  # sorted: index order == Location order
+        self.index = {loc: k for k, loc in enumerate(locations)}
+        index = self.index
+        self._is_target = [loc.kind == IN for loc in locations]
+        self.pointstamps = [MutableAntichain(le, total) for _ in locations]
+        self.implications = [MutableAntichain(le, total) for _ in locations]
+        # Fan-out per location: a target's internal paths (source index, summary); a source's edge targets.
+        fanout: list[list] = []
+        for loc in locations:
+            if loc.kind == IN:
+                ports = builder.nodes[loc.node][loc.port] if loc.port < len(builder.nodes[loc.node]) else {}
+                fanout.append([(index[Source(loc.node, o)], s) for o, ac in sorted(ports.items()) for s in ac])
+            else:
+                fanout.append([index[t] for t in builder.edges[loc.node][loc.port]])
+        self._fanout = fanout
+        # Summaries from every port to every scope output (node 0's inputs).
+        scope_outputs, scope_inputs = self.shape[0] if self.shape else (0, 0)
+        per_output = _summaries_to(builder, [Target(0, j) for j in range(scope_outputs)])
+        out_summaries: list[list[tuple[int, Any]]] = [[] for _ in locations]
+        scope_summary: list[dict[int, Antichain]] = [dict() for _ in range(scope_inputs)]
+        for j in range(scope_outputs):
+            for loc, ac in per_output[Target(0, j)].items():
+                if loc.node == 0:
+                    if loc.kind == OUT:
+                        scope_summary[loc.port][j] = ac
+                    continue
+                out_summaries[index[loc]].extend((j, s) for s in ac)
+        self._out_summaries = out_summaries
+        self.scope_summary = scope_summary
+        self.output_changes = [ChangeBatch() for _ in range(scope_outputs)]
+        self.total_counts = 0
+        self._pending: dict[int, list[tuple[Any, int]]] = {}
+        self._worklist: list[tuple[Any, int, int]] = []
+        self._pushed: dict[tuple[int, Any], int] = {}
+
+    # --- input -----------------------------------------------------------------------------------------
+
+    def update(self, location: Location, time: Any, delta: int) -> None:
+        """Buffer a pointstamp change; nothing moves until ``propagate_all``."""
+        k = self.index[location]
+        pending = self._pending.get(k)
+        if pending is None:
+            self._pending[k] = [(time, delta)]
+        else:
+            pending.append((time, delta))
+
+    def update_target(self, target: Location, time: Any, delta: int) -> None:
+        self.update(target, time, delta)
+
+    def update_source(self, source: Location, time: Any, delta: int) -> None:
+        self.update(source, time, delta)
+
+    def update_index(self, k: int, time: Any, delta: int) -> None:
+        """Like :meth:`update`, by location index (the hot path of replay)."""
+        pending = self._pending.get(k)
+        if pending is None:
+            self._pending[k] = [(time, delta)]
+        else:
+            pending.append((time, delta))
+
+    # --- propagation -----------------------------------------------------------------------------------
+
+    def propagate_all(self) -> None:
+        """Apply pending pointstamp changes and push every resulting frontier change through the graph."""
+        worklist = self._worklist
+        results_in = self.domain.results_in
+        if self._pending:
+            pending, self._pending = self._pending, {}
+            pointstamps = self.pointstamps
+            out_summaries = self._out_summaries
+            output_changes = self.output_changes
+            for k, updates in pending.items():
+                ps = pointstamps[k]
+                changes = ps.update(*updates[0]) if len(updates) == 1 else ps.update_iter(updates)
+                if changes:
+                    summaries = out_summaries[k]
+                    for t, d in changes:
+                        self.total_counts += d
+                        for j, s in summaries:
+                            output_changes[j].update(results_in(s, t), d)
+                        heappush(worklist, (t, k, d))
+        if not worklist:
+            return
+        implications = self.implications
+        is_target = self._is_target
+        fanout = self._fanout
+        pushed = self._pushed
+        while worklist:
+            t, k, d = heappop(worklist)
+            while worklist and worklist[0][1] == k and worklist[0][0] == t:
+                d += heappop(worklist)[2]
+            if not d:
+                continue
+            changes = implications[k].update(t, d)
+            if not changes:
+                continue
+            if is_target[k]:
+                for t2, d2 in changes:
+                    key = (k, t2)
+                    v = pushed.get(key, 0) + d2
+                    if v:
+                        pushed[key] = v
+                    else:
+                        del pushed[key]
+                    for src, s in fanout[k]:
+                        heappush(worklist, (results_in(s, t2), src, d2))
+            else:
+                for t2, d2 in changes:
+                    key = (k, t2)
+                    v = pushed.get(key, 0) + d2
+                    if v:
+                        pushed[key] = v
+                    else:
+                        del pushed[key]
+                    for tgt in fanout[k]:
+                        heappush(worklist, (t2, tgt, d2))
+
+    # --- output ----------------------------------------------------------------------------------------
+
+    def drain_pushed(self) -> list[tuple[Location, Any, int]]:
+        """What every port's implications frontier did since the last drain: sorted ``(location, time, ±1)``."""
+        if not self._pushed:
+            return []
+        pushed, self._pushed = self._pushed, {}
+        locations = self.locations
+        return [(locations[k], t, d) for (k, t), d in sorted(pushed.items())]
+
+    def drain_pushed_indexed(self) -> list[tuple[int, Any, int]]:
+        """Like :meth:`drain_pushed`, with location indices and in no particular order (cheaper)."""
+        if not self._pushed:
+            return []
+        pushed, self._pushed = self._pushed, {}
+        return [(k, t, d) for (k, t), d in pushed.items()]
+
+    def is_global(self, location: Location, time: Any) -> bool:
+        """Would removing the pointstamps at exactly ``(location, time)`` change the frontier there?"""
+        imp = self.implications[self.index[location]]
+        return not imp.less_than(time) and imp.count_for(time) <= 1
+
+    def tracking_anything(self) -> bool:
+        return bool(self._pending) or bool(self._worklist) or self.total_counts > 0
+
+    def pointstamps_at(self, location: Location) -> MutableAntichain:
+        return self.pointstamps[self.index[location]]
+
+    def implications_at(self, location: Location) -> MutableAntichain:
+        return self.implications[self.index[location]]
+
+    def frontier(self, location: Location) -> list[Any]:
+        """The implications frontier at a port: the least times that may still arrive or be produced there."""
+        return self.implications[self.index[location]].frontier()
