@@ -66,6 +66,7 @@ class Subgraph(Operate):
         self.children: dict[int, OperatorNode] = {}
         self.edges: list[tuple[Location, Location]] = []
         self._out_edges: dict[Location, list[Location]] = {}
+        self.in_edges: dict[Location, list[Location]] = {}  # target -> the sources that feed it
         self.tracker: Tracker | None = None
         self.external_summary: list[list[Antichain]] = []
         self._internal_summary: list[list[Antichain]] | None = None
@@ -81,8 +82,10 @@ class Subgraph(Operate):
         self._output_capabilities = [MutableAntichain(outer.le, outer.total) for _ in range(outputs)]
         self._active_children: set[int] = set()
         self._scope_inputs: dict[int, tuple[OperatorNode, int]] = {}  # target index -> (child scope, input)
-        self.record_pushed = False
-        self.pushed_log: list[tuple[Location, Any, int]] = []
+        self._builder: Builder | None = None
+        # When set (a list shared by the whole hierarchy), every frontier change is appended as
+        # (scope, location, time, ±1): how the replay observes what each batch did.
+        self.pushed_sink: list | None = parent.pushed_sink if parent else None
 
     # --- naming ----------------------------------------------------------------------------------------
 
@@ -151,6 +154,7 @@ class Subgraph(Operate):
                 raise ValueError(f"edge names {loc}, but node {loc.node} ({child.name}) has {count} {'in' if loc.kind == IN else 'out'}put(s)")
         self.edges.append((source, target))
         self._out_edges.setdefault(source, []).append(target)
+        self.in_edges.setdefault(target, []).append(source)
         self._mark_dirty()
 
     def _check_new_node(self, node: int) -> None:
@@ -227,6 +231,7 @@ class Subgraph(Operate):
         self._dirty = False
         builder = self.builder()
         tracker, scope_summary = builder.build()
+        self._builder = builder
         old = self.tracker
         old_frontiers: dict[Location, list] = {}
         if old is not None:
@@ -367,9 +372,9 @@ class Subgraph(Operate):
     def _dispatch_pushed(self, pushed: list[tuple[int, Any, int]]) -> None:
         if not pushed:
             return
-        if self.record_pushed:
+        if self.pushed_sink is not None:
             locations = self.tracker.locations
-            self.pushed_log.extend((locations[k], t, d) for k, t, d in pushed)
+            self.pushed_sink.extend((self, locations[k], t, d) for k, t, d in pushed)
         scope_inputs = self._scope_inputs
         if scope_inputs:
             for k, t, d in pushed:
@@ -453,6 +458,26 @@ class Subgraph(Operate):
         """What this scope reports to its parent at each output: the frontier of its internal capabilities."""
         return [m.frontier() for m in self._output_capabilities]
 
-    def drain_pushed_log(self) -> list[tuple[Location, Any, int]]:
-        log, self.pushed_log = self.pushed_log, []
-        return log
+    def set_pushed_sink(self, sink: list | None) -> None:
+        """Observe every frontier change of this scope and its nested scopes (present and future)."""
+        for scope in self.scopes():
+            scope.pushed_sink = sink
+
+    def path_summaries_to(self, location: Location) -> dict[Location, Antichain]:
+        """For every port of this scope, the minimal path summaries from it to ``location``."""
+        self._ensure_built()
+        return self._builder.path_summaries_to(location)
+
+    def port_state(self) -> list[dict]:
+        """Every port's frontier, pointstamp counts and implication counts (the shape `frontiers --json` prints)."""
+        self._ensure_built()
+        tracker = self.tracker
+        return [
+            {
+                "port": loc.to_json(),
+                "frontier": tracker.implications[k].frontier(),
+                "pointstamps": [[t, c] for t, c in tracker.pointstamps[k].updates()],
+                "implications": [[t, c] for t, c in tracker.implications[k].updates()],
+            }
+            for k, loc in enumerate(tracker.locations)
+        ]

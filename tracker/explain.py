@@ -1,0 +1,116 @@
+"""Explain: who holds a frontier.
+
+A time ``t`` may still arrive at a port exactly when some pointstamp with a positive count could result in ``t``
+there: a path summary ``s`` from the pointstamp's location to the port has ``s.results_in(time) <= t``. Many
+pointstamps may qualify, but most are only there because of another: a message waiting downstream of a capability
+at an earlier time is implied by that capability. The answer to "why is this stuck" is the *minimal* set: the
+qualifying pointstamps that no other qualifying pointstamp could result in. Each comes with the summary of the
+path that connects it to the port. A pointstamp at a scope input (child 0's output) is the parent's frontier: the
+hold comes from outside the scope, and asking the parent about the scope's input port continues the explanation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .reachability import Location, _summaries_to
+from .subgraph import Subgraph
+
+__all__ = ["Holder", "Explanation", "explain"]
+
+
+@dataclass(frozen=True)
+class Holder:
+    """A pointstamp that could result in the asked time at the asked port."""
+
+    location: Location
+    time: Any
+    count: int
+    summary: Any  # path summary from ``location`` to the port
+    results_in: Any  # the least time this pointstamp could result in at the port
+
+    @property
+    def from_parent(self) -> bool:
+        """Held by the parent scope's frontier at a scope input, not by anything inside the scope."""
+        return self.location.node == 0
+
+    def to_json(self) -> dict:
+        return {
+            "location": self.location.to_json(),
+            "time": self.time,
+            "count": self.count,
+            "summary": self.summary,
+            "results_in": self.results_in,
+            "from_parent": self.from_parent,
+        }
+
+
+@dataclass(frozen=True)
+class Explanation:
+    scope: tuple
+    port: Location
+    time: Any
+    frontier: list
+    holders: list[Holder]  # the minimal set
+    implied: list[Holder]  # also qualify, but only because a holder could result in them
+
+    @property
+    def held(self) -> bool:
+        return bool(self.holders)
+
+    def to_json(self) -> dict:
+        return {
+            "scope": list(self.scope),
+            "port": self.port.to_json(),
+            "time": self.time,
+            "frontier": self.frontier,
+            "holders": [h.to_json() for h in self.holders],
+            "implied": [h.to_json() for h in self.implied],
+        }
+
+
+def explain(scope: Subgraph, port: Location, time: Any) -> Explanation:
+    """The minimal pointstamps that still could result in ``time`` at ``port`` of ``scope``."""
+    scope._ensure_built()
+    tracker = scope.tracker
+    if port not in tracker.index:
+        raise KeyError(f"scope {scope.label} has no port {port}")
+    d = scope.domain
+    le, results_in = d.le, d.results_in
+    to_port = scope.path_summaries_to(port)
+    candidates: list[Holder] = []
+    for loc, summaries in to_port.items():
+        for t, count in tracker.pointstamps_at(loc).updates():
+            if count <= 0:
+                continue
+            best = None
+            for s in summaries:
+                r = results_in(s, t)
+                if le(r, time) and (best is None or le(r, best[1])):
+                    best = (s, r)
+            if best is not None:
+                candidates.append(Holder(loc, t, count, best[0], best[1]))
+    # A candidate is implied when another candidate could result in it (a path from the other's location
+    # whose summary takes the other's time to <= its time).
+    locations = sorted({c.location for c in candidates})
+    reach = _summaries_to(scope._builder, locations) if len(candidates) > 1 else {}
+    holders, implied = [], []
+    for c in candidates:
+        into = reach.get(c.location, {})
+        is_implied = False
+        for other in candidates:
+            if other is c:
+                continue
+            paths = into.get(other.location)
+            if not paths:
+                continue
+            if any(le(results_in(s, other.time), c.time) for s in paths):
+                # Mutual implication happens only for identical pointstamps; keep the first of such a pair.
+                if (other.location, other.time) == (c.location, c.time):
+                    continue
+                is_implied = True
+                break
+        (implied if is_implied else holders).append(c)
+    key = lambda h: (h.results_in, h.location, h.time)  # noqa: E731
+    return Explanation(scope.path, port, time, tracker.frontier(port), sorted(holders, key=key), sorted(implied, key=key))

@@ -1,0 +1,237 @@
+"""Replay: progress-log records through the scope hierarchy, one atomic batch at a time.
+
+The replay is the single place where log records become tracker calls: structure records grow the hierarchy
+(scopes may grow at any time), a progress record is validated whole (every port exists, every time has the
+scope's depth) and then applied whole, or rejected whole with a reported error naming the file line and cause. A
+rejected batch never half-applies, and a bad record never ends the replay. Optionally every batch is checked
+against the progress contract, and every frontier change it causes is handed to an observer (the debugger's
+session history is one).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable
+
+from .contracts import BatchInfo, ContractChecker, Finding
+from .progress_log import LogError, read_records
+from .reachability import Location
+from .subgraph import Subgraph
+from .timestamp import time_from_json, depth_of
+
+__all__ = ["Replay", "replay_file", "BatchObserver"]
+
+# observer(batch info, scope, updates, frontier changes [(scope, location, time, ±1)])
+BatchObserver = Callable[[BatchInfo, Subgraph, list, list], None]
+
+
+def _time_parser(depth: int) -> Callable[[Any], Any]:
+    if depth == 1:
+        def parse1(v: Any) -> Any:
+            if type(v) is int:
+                return v
+            raise ValueError(f"timestamp {v!r} is not an integer, but this scope's times have depth 1")
+        return parse1
+
+    def parse(v: Any) -> Any:
+        t = time_from_json(v)
+        if depth_of(t) != depth:
+            raise ValueError(f"timestamp {v!r} has depth {depth_of(t)}, but this scope's times have depth {depth}")
+        return t
+    return parse
+
+
+class Replay:
+    """Applies progress-log records to a scope hierarchy rooted at ``self.root``."""
+
+    def __init__(self, source: str = "<log>", check_contracts: bool = False, observer: BatchObserver | None = None):
+        self.source = source
+        self.root = Subgraph((), "root", 0, 0, 1)
+        self.checker = ContractChecker() if check_contracts else None
+        self.observer = observer
+        self.errors: list[LogError] = []
+        self.marks: list[dict] = []
+        self.header: dict | None = None
+        self.progress_records = 0  # progress records seen, applied or rejected
+        self.batches_applied = 0
+        self.unknown_records = 0
+        self.last_at: float | None = None
+        self._sink: list | None = [] if (check_contracts or observer is not None) else None
+        self.root.set_pushed_sink(self._sink)
+        self._scopes: dict[tuple, tuple[Subgraph, dict, Callable]] = {}
+        self._on_error: Callable[[LogError], None] | None = None
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.checker.findings if self.checker else []
+
+    # --- records ---------------------------------------------------------------------------------------
+
+    def apply(self, record: dict, line: int | None = None) -> bool:
+        """Apply one record; on a problem, report it (``self.errors``) and return False. Never raises for bad input."""
+        kind = record.get("type")
+        try:
+            if kind == "progress":
+                self._progress(record, line)
+            elif kind == "operator":
+                self._operator(record)
+            elif kind == "edge":
+                scope = self._scope(record.get("scope"))[0]
+                scope.add_edge(Location.from_json(record.get("from")), Location.from_json(record.get("to")))
+            elif kind == "scope":
+                self._new_scope(record)
+            elif kind == "mark":
+                mark = dict(record)
+                mark["after"] = self.batches_applied
+                self.marks.append(mark)
+            elif kind == "header":
+                self.header = record
+            else:
+                self.unknown_records += 1
+            return True
+        except (ValueError, KeyError, TypeError, IndexError) as e:
+            msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+            self._error(line, f"{kind or 'untyped'} record rejected: {msg}")
+            return False
+
+    def feed(self, records: Iterable[tuple[int, dict]], limit: int | None = None) -> None:
+        """Apply records in order; with ``limit``, stop after that many progress records (``--at N``)."""
+        for line, record in records:
+            if limit is not None and record.get("type") == "progress" and self.progress_records >= limit:
+                break
+            self.apply(record, line)
+
+    def finish(self) -> list[Finding]:
+        """Settle the hierarchy; with contract checking, report counts left negative."""
+        self.root.schedule()
+        if self.checker is not None:
+            return self.checker.finish(self.root)
+        return []
+
+    def _error(self, line: int | None, reason: str) -> None:
+        err = LogError(self.source, line or 0, reason)
+        self.errors.append(err)
+        if self._on_error is not None:
+            self._on_error(err)
+
+    def _scope(self, path: Any) -> tuple[Subgraph, dict, Callable]:
+        key = tuple(path) if isinstance(path, list) else path
+        entry = self._scopes.get(key)
+        if entry is None:
+            if not isinstance(path, list) or not all(type(k) is int for k in path):
+                raise ValueError(f"scope path {path!r} is not a list of child indices")
+            scope = self.root.find(path)
+            entry = self._scopes[key] = (scope, {}, _time_parser(scope.domain.depth))
+        return entry
+
+    def _new_scope(self, record: dict) -> None:
+        path = record.get("path")
+        if not isinstance(path, list) or not path or not all(type(k) is int for k in path):
+            raise ValueError(f"scope path {path!r} is not a non-empty list of child indices")
+        parent = self._scope(path[:-1])[0]
+        depth = record.get("depth", parent.domain.depth)
+        if type(depth) is not int:
+            raise ValueError(f"depth {depth!r} is not an integer")
+        parent.add_scope(path[-1], str(record.get("name", "")), _count(record, "inputs"), _count(record, "outputs"), depth)
+
+    def _operator(self, record: dict) -> None:
+        scope, _, parse = self._scope(record.get("scope"))
+        node = record.get("node")
+        inputs, outputs = _count(record, "inputs", 1), _count(record, "outputs", 1)
+        summary = record.get("summary")
+        if summary is not None:
+            summary = [[[parse(s) for s in ac] for ac in row] for row in summary]
+        caps = record.get("capabilities")
+        if caps is not None:
+            caps = [[parse(t) for t in times] for times in caps]
+        attrs = record.get("attrs") or {}
+        if not isinstance(attrs, dict):
+            raise ValueError("attrs must be a JSON object")
+        scope.add_operator(node, str(record.get("name", "")), inputs, outputs, summary, caps, attrs)
+
+    def _progress(self, record: dict, line: int | None) -> None:
+        self.progress_records += 1
+        scope, ports, parse = self._scope(record.get("scope", []))
+        raw_updates = record.get("updates")
+        if not isinstance(raw_updates, list):
+            raise ValueError("updates must be a list of [port, time, delta]")
+        updates = []
+        for u in raw_updates:
+            port, t, d = u
+            key = tuple(port)
+            loc = ports.get(key)
+            if loc is None:
+                loc = Location.from_json(port)
+                _check_port(scope, loc)
+                ports[key] = loc
+            if type(d) is not int:
+                raise ValueError(f"delta {d!r} is not an integer")
+            updates.append((loc, parse(t), d))
+        at = record.get("at")
+        if at is not None:
+            self.last_at = at
+        sink = self._sink
+        info = None
+        if sink is not None:
+            info = BatchInfo(record.get("seq"), record.get("worker"), record.get("cause"), line, self.batches_applied)
+            if self.checker is not None:
+                if scope.tracker is None or scope._dirty or scope._child_dirty:
+                    self.root.schedule()
+                self.checker.check_batch(scope, updates, info)
+        scope.receive(updates)
+        self.root.schedule()
+        self.batches_applied += 1
+        if sink is not None:
+            pushed = sink[:]
+            sink.clear()
+            if self.checker is not None and pushed:
+                self.checker.check_frontier_changes(pushed, info)
+            if self.observer is not None:
+                self.observer(info, scope, updates, pushed)
+
+    # --- reading the state -----------------------------------------------------------------------------
+
+    def state(self) -> dict:
+        """Every scope's ports: frontier, pointstamps and implications (the `frontiers --json` shape)."""
+        self.root.schedule()
+        scopes = []
+        for scope in self.root.scopes():
+            entry = {"path": list(scope.path), "name": scope.name, "depth": scope.domain.depth, "ports": scope.port_state()}
+            if scope.parent is not None:
+                entry["reported"] = scope.reported_outputs()
+            scopes.append(entry)
+        return {"scopes": scopes}
+
+
+def _count(record: dict, key: str, default: int = 0) -> int:
+    v = record.get(key, default)
+    if type(v) is not int or v < 0:
+        raise ValueError(f"{key} must be a non-negative integer, not {v!r}")
+    return v
+
+
+def _check_port(scope: Subgraph, loc: Location) -> None:
+    if loc.node == 0:
+        count = scope.inputs if loc.kind == 1 else scope.outputs
+    else:
+        child = scope.children.get(loc.node)
+        if child is None:
+            raise ValueError(f"scope {scope.label} has no node {loc.node} (port {loc})")
+        count = child.outputs if loc.kind == 1 else child.inputs
+    if loc.port >= count:
+        raise ValueError(f"scope {scope.label}: port {loc} does not exist")
+
+
+def replay_file(
+    path: str | os.PathLike,
+    at: int | None = None,
+    check_contracts: bool = False,
+    observer: BatchObserver | None = None,
+    on_error: Callable[[LogError], None] | None = None,
+) -> Replay:
+    """Replay a progress log (or its first ``at`` progress records) and settle it."""
+    replay = Replay(os.fspath(path), check_contracts, observer)
+    replay._on_error = on_error
+    replay.feed(read_records(path, replay.errors, on_error), limit=at)
+    replay.finish()
+    return replay
