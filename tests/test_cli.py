@@ -1,0 +1,59 @@
+"""The flowscope command line, run as a real process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tracker.replay import replay_file
+
+from .conftest import LOOP_LOG, REPO
+
+
+def flowscope(*args, check=True):
+    proc = subprocess.run([sys.executable, "-m", "flowscope.cli", *map(str, args)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_frontiers_json_matches_the_replay():
+    out = json.loads(flowscope("frontiers", LOOP_LOG, "--at", 20, "--json").stdout)
+    expected = json.loads(json.dumps(replay_file(LOOP_LOG, at=20).state()))
+    assert out == expected
+    root = out["scopes"][0]
+    assert root["path"] == [] and set(root["ports"][0]) >= {"port", "frontier", "pointstamps", "implications"}
+    sink = next(p for p in root["ports"] if p["port"] == ["in", 4, 0])
+    assert sink["frontier"] == [0]
+
+
+def test_frontiers_text_and_check():
+    proc = flowscope("frontiers", LOOP_LOG, "--check")
+    assert "scope [3] 'loop' (depth 2)" in proc.stdout
+    assert "0 contract findings" in proc.stdout
+    assert "rejected" in proc.stdout
+
+
+def test_bad_input_is_reported_with_file_and_line(tmp_path):
+    log = tmp_path / "bad.jsonl"
+    lines = LOOP_LOG.read_text().splitlines()
+    lines[20] = lines[20][:25]  # corrupt one progress line in the middle
+    log.write_text("\n".join(lines) + "\n")
+    proc = flowscope("frontiers", log, "--json")
+    assert f"{log}:21: " in proc.stderr
+    assert json.loads(proc.stdout)["scopes"], "the rest of the log was replayed"
+    missing = flowscope("frontiers", tmp_path / "nope.jsonl", check=False)
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+    notlog = tmp_path / "x.jsonl"
+    notlog.write_text('{"Event":"SparkListenerLogStart"}\n')
+    proc = flowscope("frontiers", notlog, check=False)
+    assert proc.returncode == 2 and "not a flowscope progress log" in proc.stderr
+
+
+def test_explain_names_the_holder():
+    proc = flowscope("explain", LOOP_LOG, "--at", 20, "--port", "in,4,0")
+    assert "held by out(3,0) (loop) at 0" in proc.stdout
+    inner = json.loads(flowscope("explain", LOOP_LOG, "--at", 20, "--scope", "[3]", "--port", "in,0,0", "--time", "[0,5]", "--json").stdout)
+    holders = {(tuple(h["location"]), tuple(h["time"])) for h in inner["holders"]}
+    assert holders == {(("in", 2, 0), (0, 2))}, "inside the loop, epoch 0's record at the step operator holds it"

@@ -1,0 +1,25 @@
+"""The README's quick start is what CI runs, and what it names exists."""
+
+from __future__ import annotations
+
+import re
+
+from .conftest import REPO
+
+
+def code_lines(text):
+    return [line for block in re.findall(r"```\n(.*?)```", text, re.S) for line in block.splitlines()]
+
+
+def test_ci_runs_the_readme_test_command_exactly():
+    readme = (REPO / "README.md").read_text()
+    ci = (REPO / ".ci" / "run").read_text()
+    tests_cmd = next(line for line in code_lines(readme) if "pytest" in line)
+    assert tests_cmd in ci.splitlines()
+
+
+def test_quick_start_main_job_names_a_shipped_log():
+    readme = (REPO / "README.md").read_text()
+    main_cmd = next(line for line in code_lines(readme) if "flowscope " in line and "venv" in line)
+    logs = re.findall(r"fixtures/\S+", main_cmd)
+    assert logs and all((REPO / log).exists() for log in logs)
