@@ -228,9 +228,9 @@ class Subgraph(Operate):
                         self._dirty = True
         if not self._dirty:
             return
-        self._dirty = False
         builder = self.builder()
-        tracker, scope_summary = builder.build()
+        tracker, scope_summary = builder.build()  # raises CycleError, and stays dirty, until the structure is fixed
+        self._dirty = False
         self._builder = builder
         old = self.tracker
         old_frontiers: dict[Location, list] = {}
@@ -315,6 +315,7 @@ class Subgraph(Operate):
 
     def receive_one(self, location: Location, time: Any, delta: int) -> None:
         self._incoming.append((location, time, delta))
+        self._activate()
 
     # --- scheduling ------------------------------------------------------------------------------------
 
