@@ -1,0 +1,254 @@
+"""What an operator sees when it runs: its inputs, outputs, capabilities and notifications on one worker.
+
+Every action is also a progress statement, recorded into the worker's local batch for the operator's scope:
+consuming a message subtracts its records at the input; holding a capability counts at every output; producing
+records counts them at every input the output connects to. The worker broadcasts each step's local batch as one
+atomic batch, so an action and the capability that justified it always travel together.
+
+Sending needs a capability ``<= t``: one the operator holds, or the time of a message it consumed in this very
+call (taken through the operator's summary). Capabilities cover all of the operator's outputs.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any, Iterator
+
+from ..reachability import Source, Target
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .graph import OpSpec
+    from .worker import Worker
+
+__all__ = ["Capability", "OperatorContext", "ContractViolation"]
+
+
+class ContractViolation(RuntimeError):
+    """An operator tried to do something the progress contract forbids (e.g. send without a capability)."""
+
+
+class Capability:
+    """The right to send (at any output) records at ``time`` or later; counted by every worker's tracker."""
+
+    __slots__ = ("_ctx", "time", "_live", "_keep")
+
+    def __init__(self, ctx: "OperatorContext", time: Any, counted: bool = True):
+        self._ctx = ctx
+        self.time = time
+        self._live = True
+        self._keep = False
+        if counted:
+            ctx._hold(time, 1)
+
+    @property
+    def valid(self) -> bool:
+        return self._live
+
+    def delayed(self, time: Any) -> "Capability":
+        """A new capability at a later (or equal) time."""
+        self._check(time)
+        return Capability(self._ctx, time)
+
+    def downgrade(self, time: Any) -> None:
+        """Move this capability to a later (or equal) time."""
+        self._check(time)
+        if time != self.time:
+            self._ctx._hold(time, 1)
+            self._ctx._hold(self.time, -1)
+            self.time = time
+
+    def drop(self) -> None:
+        if self._live:
+            self._live = False
+            self._ctx._hold(self.time, -1)
+
+    def retain(self) -> "Capability":
+        """Keep a capability handed out by a notification beyond the call that received it."""
+        self._keep = True
+        return self
+
+    def _check(self, time: Any) -> None:
+        if not self._live:
+            raise ContractViolation(f"{self._ctx.name}: capability at {self.time!r} was already dropped")
+        if not self._ctx.domain.le(self.time, time):
+            raise ContractViolation(f"{self._ctx.name}: cannot move a capability from {self.time!r} back to {time!r}")
+
+    def __repr__(self) -> str:
+        return f"Capability({self.time!r}{'' if self._live else ', dropped'})"
+
+
+class OutputHandle:
+    __slots__ = ("_ctx", "port")
+
+    def __init__(self, ctx: "OperatorContext", port: int):
+        self._ctx = ctx
+        self.port = port
+
+    def give(self, time: Any, record: Any) -> None:
+        self._ctx._buffer(self.port, time).append(record)
+
+    def give_all(self, time: Any, records: Any) -> None:
+        self._ctx._buffer(self.port, time).extend(records)
+
+
+class OperatorContext:
+    """One operator instance on one worker."""
+
+    def __init__(self, worker: "Worker", path: tuple, spec: "OpSpec", domain: Any):
+        self.worker = worker
+        self.path = path
+        self.spec = spec
+        self.node = spec.node
+        self.name = spec.name
+        self.domain = domain
+        self.queues: list[deque] = [deque() for _ in range(spec.inputs)]
+        self.outputs = [OutputHandle(self, o) for o in range(spec.outputs)]
+        self._held: dict[Any, int] = {}
+        self._consumed_now: list[tuple[int, Any]] = []
+        self._out_buffers: dict[tuple[int, Any], list] = {}
+        self._notify: list[tuple[Any, Capability]] = []
+        self._summaries = self._summary_table()
+        self.scope = None  # the worker's replica of this operator's scope, set by the worker
+        self._last_frontiers: list | None = None
+
+    @property
+    def index(self) -> int:
+        return self.worker.index
+
+    @property
+    def peers(self) -> int:
+        return self.worker.peers
+
+    def _summary_table(self) -> list[list[list]]:
+        spec = self.spec
+        if spec.summary is None:
+            return [[[self.domain.identity] for _ in range(spec.outputs)] for _ in range(spec.inputs)]
+        return spec.summary
+
+    # --- inputs --------------------------------------------------------------------------------------
+
+    def input(self, port: int = 0) -> Iterator[tuple[Any, list]]:
+        """Consume the messages waiting at an input: ``(time, records)``; each grants sending at ``time``."""
+        queue = self.queues[port]
+        batch = self.worker._local_batch(self.path)
+        target = Target(self.node, port)
+        while queue:
+            time, records = queue.popleft()
+            key = (target, time)
+            batch[key] = batch.get(key, 0) - len(records)
+            self._consumed_now.append((port, time))
+            yield time, records
+
+    def has_input(self) -> bool:
+        return any(self.queues)
+
+    def frontier(self, port: int = 0) -> list:
+        """The input frontier: the least times that may still arrive at this input (this worker's view)."""
+        return self.scope.tracker.frontier(Target(self.node, port))
+
+    def frontier_passed(self, time: Any) -> bool:
+        """No input can still receive ``time``."""
+        tracker = self.scope.tracker
+        for i in range(self.spec.inputs):
+            if tracker.implications_at(Target(self.node, i)).less_equal(time):
+                return False
+        return True
+
+    # --- capabilities ----------------------------------------------------------------------------------
+
+    def _hold(self, time: Any, delta: int) -> None:
+        count = self._held.get(time, 0) + delta
+        if count:
+            self._held[time] = count
+        else:
+            del self._held[time]
+        if self.spec.outputs:
+            batch = self.worker._local_batch(self.path)
+            for o in range(self.spec.outputs):
+                key = (Source(self.node, o), time)
+                v = batch.get(key, 0) + delta
+                if v:
+                    batch[key] = v
+                else:
+                    del batch[key]
+
+    def _can_send(self, port: int, time: Any) -> bool:
+        le, add = self.domain.le, self.domain.results_in
+        if any(le(h, time) for h in self._held):
+            return True
+        table = self._summaries
+        for i, t0 in self._consumed_now:
+            if any(le(add(s, t0), time) for s in table[i][port]):
+                return True
+        return False
+
+    def retain(self, time: Any) -> Capability:
+        """A capability at ``time``, backed by a held capability or a message consumed in this call."""
+        if not any(self._can_send(o, time) for o in range(max(1, self.spec.outputs))) and not (
+            self.spec.outputs == 0 and any(self.domain.le(t0, time) for _, t0 in self._consumed_now)
+        ):
+            raise ContractViolation(f"{self.name}: no capability or consumed message <= {time!r} to retain")
+        return Capability(self, time)
+
+    def held_times(self) -> list:
+        return sorted(self._held)
+
+    # --- notifications -------------------------------------------------------------------------------
+
+    def notify_at(self, capability: Capability) -> None:
+        """Ask to be told once no input can receive ``capability.time`` any more; the capability is held until then."""
+        self._notify.append((capability.time, capability))
+
+    def notifications(self) -> Iterator[tuple[Any, Capability]]:
+        """Deliver, in time order, the requested times that every input frontier has passed."""
+        if not self._notify:
+            return
+        ready = [(t, c) for t, c in self._notify if self.frontier_passed(t)]
+        if not ready:
+            return
+        ready_ids = {id(c) for _, c in ready}
+        self._notify = [(t, c) for t, c in self._notify if id(c) not in ready_ids]
+        ready.sort(key=lambda tc: tc[0])
+        for t, cap in ready:
+            self.worker._notified(self, t)
+            yield t, cap
+            if not cap._keep:
+                cap.drop()
+            cap._keep = False
+
+    def pending_notifications(self) -> list:
+        return sorted(t for t, _ in self._notify)
+
+    # --- outputs -------------------------------------------------------------------------------------
+
+    def output(self, port: int = 0) -> OutputHandle:
+        return self.outputs[port]
+
+    def _buffer(self, port: int, time: Any) -> list:
+        key = (port, time)
+        buf = self._out_buffers.get(key)
+        if buf is None:
+            if not self._can_send(port, time):
+                raise ContractViolation(f"{self.name}: sending at {time!r} needs a capability <= {time!r} (held: {self.held_times()})")
+            buf = self._out_buffers[key] = []
+        return buf
+
+    # --- run -----------------------------------------------------------------------------------------
+
+    def run(self) -> bool:
+        """Schedule the operator once; returns whether it did anything visible."""
+        logic = self.spec.logic
+        if not logic.always and not self.has_input() and not self._notify:
+            frontiers = [self.scope.tracker.frontier(Target(self.node, i)) for i in range(self.spec.inputs)]
+            if frontiers == self._last_frontiers:
+                return False
+            self._last_frontiers = frontiers
+        logic.schedule(self)
+        self._consumed_now.clear()
+        if self._out_buffers:
+            buffers, self._out_buffers = self._out_buffers, {}
+            for (port, time), records in buffers.items():
+                if records:
+                    self.worker._send_from(self.path, Source(self.node, port), time, records)
+            return True
+        return False
