@@ -16,22 +16,17 @@ from tracker.runtime import execute  # noqa: E402
 from tracker.runtime.sync import Barrier  # noqa: E402
 
 
-def run(workers: int = 2, rounds: int = 3, work: float = 0.01, chaos=None, global_view=None):
-    """Returns (arrivals, releases, during_wait).
-
-    ``arrivals[r][w]`` and ``releases[r][w]`` are monotonic times; ``during_wait[r][w]`` counts the records of the
-    other dataflow that worker w processed while it waited at round r (it sends 100 just before waiting).
-    """
-    arrivals = [[0.0] * workers for _ in range(rounds)]
-    releases = [[0.0] * workers for _ in range(rounds)]
-    during_wait = [[0] * workers for _ in range(rounds)]
-    background = [0] * workers
+def make_main(rounds: int = 3, work: float = 0.01):
+    """One worker's part; it returns, per round: (arrival time, release time, records of the other dataflow
+    processed while waiting). Times are ``time.monotonic()``, one clock for every process of a machine."""
 
     def main(worker):
+        background = [0]
+        per_round = []
         # Another dataflow: a counter that keeps receiving records while workers wait at the barrier.
         def build(scope):
             inp, stream = scope.new_input("ticks")
-            stream.inspect(lambda t, r: background.__setitem__(worker.index, background[worker.index] + 1))
+            stream.inspect(lambda t, r: background.__setitem__(0, background[0] + 1))
             return inp
 
         ticks = worker.dataflow(build, "background")
@@ -42,16 +37,26 @@ def run(workers: int = 2, rounds: int = 3, work: float = 0.01, chaos=None, globa
                 ticks.send(r)
                 worker.step()
             ticks.send_batch([r] * 100)
-            before = background[worker.index]
-            arrivals[r][worker.index] = time.monotonic()
+            before = background[0]
+            arrived = time.monotonic()
             barrier.wait()
-            releases[r][worker.index] = time.monotonic()
-            during_wait[r][worker.index] = background[worker.index] - before
+            per_round.append((arrived, time.monotonic(), background[0] - before))
         barrier.close()
         ticks.close()
+        worker.run()
+        return per_round
 
-    execute(workers, main, chaos=chaos, global_view=global_view)
-    return arrivals, releases, during_wait
+    return main
+
+
+def combine(per_worker):
+    """(arrivals, releases, during_wait), each indexed [round][worker]."""
+    rounds = len(per_worker[0])
+    return tuple([[per_worker[w][r][k] for w in range(len(per_worker))] for r in range(rounds)] for k in range(3))
+
+
+def run(workers: int = 2, rounds: int = 3, work: float = 0.01, chaos=None, global_view=None):
+    return combine(execute(workers, make_main(rounds, work), chaos=chaos, global_view=global_view))
 
 
 if __name__ == "__main__":

@@ -104,25 +104,33 @@ def graphs():
     return [g0, g1]
 
 
-def run(workers: int = 2, chaos=None, global_view=None):
+def main(worker):
+    """One worker's part: feed each epoch's graph (from worker 0), wait for it; returns (labels, notifications)."""
     notified: list = []
+    edges_in, probe, results = components_dataflow(worker, notified)
+    for epoch, graph in enumerate(graphs()):
+        if worker.index == 0:
+            edges_in.send_batch(graph)
+        edges_in.advance_to(epoch + 1)
+        worker.step_while(lambda: probe.less_than(edges_in.time))
+    edges_in.close()
+    worker.run()
+    return results, notified
 
-    def main(worker):
-        edges_in, probe, results = components_dataflow(worker, notified)
-        for epoch, graph in enumerate(graphs()):
-            if worker.index == 0:
-                edges_in.send_batch(graph)
-            edges_in.advance_to(epoch + 1)
-            worker.step_while(lambda: probe.less_than(edges_in.time))
-        edges_in.close()
-        return results
 
-    per_worker = execute(workers, main, chaos=chaos, global_view=global_view)
+def combine(per_worker):
+    """Merge the workers' results: (labels per epoch, all notifications)."""
     merged: dict[int, dict[int, int]] = {}
-    for results in per_worker:
+    notified: list = []
+    for results, notes in per_worker:
+        notified.extend(notes)
         for epoch, labels in results.items():
             merged.setdefault(epoch, {}).update(labels)
     return merged, notified
+
+
+def run(workers: int = 2, chaos=None, global_view=None):
+    return combine(execute(workers, main, chaos=chaos, global_view=global_view))
 
 
 def expected():

@@ -16,12 +16,11 @@ from tracker.runtime import execute  # noqa: E402
 from tracker.runtime.sync import Sequencer  # noqa: E402
 
 
-def run(workers: int = 2, items: int = 5, pace: float = 0.002, chaos=None, global_view=None):
-    """Returns, per worker, the list of items in the order that worker read them."""
-    start = time.monotonic_ns()
+def make_main(items: int = 5, pace: float = 0.002):
+    """One worker's part: push ``items`` items at its own pace; returns the items in the order it read them."""
 
     def main(worker):
-        seq = Sequencer(worker, start_ns=start)
+        seq = Sequencer(worker)
         seen = []
         for k in range(items):
             deadline = time.monotonic() + pace * (1 + worker.index)
@@ -35,9 +34,15 @@ def run(workers: int = 2, items: int = 5, pace: float = 0.002, chaos=None, globa
             worker.step(0.001)
             while (item := seq.next()) is not None:
                 seen.append(item)
+        worker.run()
         return seen
 
-    return execute(workers, main, chaos=chaos, global_view=global_view)
+    return main
+
+
+def run(workers: int = 2, items: int = 5, pace: float = 0.002, chaos=None, global_view=None):
+    """Returns, per worker, the list of items in the order that worker read them."""
+    return execute(workers, make_main(items, pace), chaos=chaos, global_view=global_view)
 
 
 if __name__ == "__main__":

@@ -51,37 +51,47 @@ def reachability_program() -> Program:
     return p
 
 
+def _finish(worker, runner):
+    runner.close()
+    worker.run()
+    return {"results": runner.results, "completions": runner.completions, "strata": runner.strata}
+
+
+def main_difference(worker):
+    """One worker's part of the set difference: worker 0 feeds each tick's A and B."""
+    runner = StrataRunner(worker, difference_program(), "set difference")
+    for a, b in DIFF_TICKS:
+        if worker.index == 0:
+            runner.send("A", sorted(a))
+            runner.send("B", sorted(b))
+        runner.run_tick()
+    return _finish(worker, runner)
+
+
+def main_reachability(worker):
+    """One worker's part of reachability with negation."""
+    runner = StrataRunner(worker, reachability_program(), "reachability with negation")
+    for nodes, edges, start in REACH_TICKS:
+        if worker.index == 0:
+            runner.send("nodes", sorted(nodes))
+            runner.send("edges", sorted(edges))
+            runner.send("start", sorted(start))
+        runner.run_tick()
+    return _finish(worker, runner)
+
+
 def run_difference(workers: int = 1, chaos=None, global_view=None):
-    def main(worker):
-        runner = StrataRunner(worker, difference_program(), "set difference")
-        for a, b in DIFF_TICKS:
-            if worker.index == 0:
-                runner.send("A", sorted(a))
-                runner.send("B", sorted(b))
-            runner.run_tick()
-        runner.close()
-        return runner
-    return execute(workers, main, chaos=chaos, global_view=global_view)
+    return execute(workers, main_difference, chaos=chaos, global_view=global_view)
 
 
 def run_reachability(workers: int = 1, chaos=None, global_view=None, record_dir=None):
-    def main(worker):
-        runner = StrataRunner(worker, reachability_program(), "reachability with negation")
-        for nodes, edges, start in REACH_TICKS:
-            if worker.index == 0:
-                runner.send("nodes", sorted(nodes))
-                runner.send("edges", sorted(edges))
-                runner.send("start", sorted(start))
-            runner.run_tick()
-        runner.close()
-        return runner
-    return execute(workers, main, chaos=chaos, global_view=global_view, record_dir=record_dir)
+    return execute(workers, main_reachability, chaos=chaos, global_view=global_view, record_dir=record_dir)
 
 
-def merged(runners, output: str) -> dict[int, set]:
+def merged(outcomes, output: str) -> dict[int, set]:
     out: dict[int, set] = {}
-    for runner in runners:
-        for tick, facts in runner.results[output].items():
+    for outcome in outcomes:
+        for tick, facts in outcome["results"][output].items():
             out.setdefault(tick, set()).update(facts)
     return out
 
@@ -109,11 +119,11 @@ def expected_reachability() -> tuple[dict[int, set], dict[int, set]]:
 if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2
     runners = run_difference(n)
-    print("strata:", runners[0].strata)
+    print("strata:", runners[0]["strata"])
     print("C per tick:", merged(runners, "C"), "expected", expected_difference())
     runners = run_reachability(n)
-    print("strata:", runners[0].strata)
+    print("strata:", runners[0]["strata"])
     print("reachable:", merged(runners, "reachable"))
     print("unreachable:", merged(runners, "unreachable"))
-    print("completions (tick, stratum):", runners[0].completions)
-    assert merged(runners, "reachable"), expected_reachability()[0]
+    print("completions (tick, stratum):", runners[0]["completions"])
+    assert (merged(runners, "reachable"), merged(runners, "unreachable")) == expected_reachability()

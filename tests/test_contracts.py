@@ -37,11 +37,24 @@ def test_valid_pipeline_has_no_findings(tmp_path):
 
 
 def test_capability_without_cause(tmp_path):
-    replay = replay_batches(tmp_path, [[(Source(2, 0), 0, 1)]])
-    assert kinds(replay) == ["capability-without-cause"]
+    replay = replay_batches(tmp_path, [
+        [(Source(1, 0), 0, -1), (Source(1, 0), 5, 1)],  # the input moves on to 5; nothing is in flight
+        [(Source(2, 0), 3, 1)],  # map takes a capability at 3: nothing it holds or consumes could result in 3
+    ])
+    assert kinds(replay)[0] == "capability-without-cause"
     f = replay.findings[0]
-    assert (f.location, f.time, f.batch.seq, f.batch.worker, f.batch.cause) == (Source(2, 0), 0, 0, 0, {"n": 0})
-    assert f.batch.line == 7
+    assert (f.location, f.time, f.batch.seq, f.batch.worker, f.batch.cause) == (Source(2, 0), 3, 0, 1, {"n": 1})
+    assert f.batch.line == 8
+    assert set(kinds(replay)[1:]) == {"frontier-regression"}, "and the frontiers downstream move back from 5 to 3"
+
+
+def test_upstream_capability_backs_a_consolidated_batch(tmp_path):
+    """Within one batch, map consumed what the input sent and re-sent it: the input's capability backs it."""
+    replay = replay_batches(tmp_path, [
+        [(Target(3, 0), 0, 2)],  # consolidated: in(2,0) +2 and -2 cancelled, map's output produced 2 at the sink
+        [(Target(3, 0), 0, -2), (Source(1, 0), 0, -1)],
+    ])
+    assert replay.findings == []
 
 
 def test_message_without_capability_and_frontier_regression(tmp_path):

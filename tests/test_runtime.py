@@ -22,6 +22,12 @@ def load_example(name):
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
+    try:  # so Spark ships the example's functions by value to its Python workers
+        from pyspark import cloudpickle
+
+        cloudpickle.register_pickle_by_value(module)
+    except ImportError:  # pragma: no cover
+        pass
     return module
 
 

@@ -54,7 +54,7 @@ def test_set_difference_over_ticks(peers):
     runners = strata.run_difference(peers, chaos=Chaos(seed=peers) if peers > 1 else None, global_view=view)
     assert strata.merged(runners, "C") == strata.expected_difference()
     for runner in runners:
-        assert runner.completions == [(t, s) for t in range(len(strata.DIFF_TICKS)) for s in range(2)]
+        assert runner["completions"] == [(t, s) for t in range(len(strata.DIFF_TICKS)) for s in range(2)]
     assert view.violations == []
 
 

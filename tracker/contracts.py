@@ -1,10 +1,13 @@
 """Contract checking: does a recorded execution keep the promises progress tracking relies on?
 
 The tracker is only as right as the batches it is fed. The seeds' safety argument needs every batch that adds a
-pointstamp to also hold or remove one strictly before it: a capability is taken only by an operator that holds a
-capability ``<= t`` or consumes a message ``<= t`` in the same batch; a message is produced only under such a
-capability. A frontier that moves backwards, or counts still negative once every batch is in, mean the recording
-(or the system recorded) broke that contract. The checker flags, never raises: a debugger shows a broken log
+pointstamp to be backed by one that could result in it: a capability is taken only by an operator that holds a
+capability ``<= t`` or consumes a message ``<= t``; a message is produced only under such a capability. Batches are
+consolidated (timely compacts them too), so a consumption and the production it enabled may cancel inside one
+batch; the check therefore follows could-result-in: whatever a batch adds at ``(l, t)`` must be reachable from a
+pointstamp the batch removes or a capability held before it, along a path whose summary takes it to ``<= t``
+(timely's own debug check accepts exactly the output implications). A frontier that moves backwards, or counts
+still negative once every batch is in, mean the recording (or the system recorded) broke the contract. The checker flags, never raises: a debugger shows a broken log
 rather than refusing it. Every finding names the batch (``seq``, worker, ``cause``) and the file line.
 """
 
@@ -13,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .reachability import IN, OUT, Location
+from .reachability import OUT, Location
 from .subgraph import Subgraph
 
 __all__ = ["Finding", "BatchInfo", "ContractChecker"]
@@ -65,73 +68,64 @@ class ContractChecker:
         self.findings: list[Finding] = []
         self._seen_nonempty: set[tuple[tuple, Location]] = set()
         self._last_negative: dict[tuple[tuple, Location, Any], BatchInfo] = {}
+        self._summary_cache: dict[int, tuple[Any, dict]] = {}
 
     # --- before a batch --------------------------------------------------------------------------------
 
     def check_batch(self, scope: Subgraph, updates: list[tuple[Location, Any, int]], info: BatchInfo) -> list[Finding]:
-        """Capabilities and messages this batch adds must be backed by a capability or a consumed message."""
+        """Whatever the batch adds must be backed by something that could result in it.
+
+        A capability or message at ``(l, t)`` is backed by a pointstamp ``(l', t')`` that the batch removes, or by a
+        capability held at ``l'`` before the batch, when a path from ``l'`` to ``l`` takes ``t'`` to ``<= t``. This is
+        the step of the seeds' safety argument, and it holds for consolidated batches too (an operator that consumes
+        and re-sends within one batch nets its input out, but the capability upstream still backs the message).
+        Messages entering a scope are backed only by the batch's own entries at the scope input (child 0).
+        """
         tracker = scope.tracker
         d = scope.domain
         le, results_in = d.le, d.results_in
         found: list[Finding] = []
-        consumed: dict[int, list[tuple[int, Any]]] = {}  # node -> [(input, time)] consumed in this batch
-        harvested: dict[int, list[Any]] = {}  # scope input -> times that entered in this batch
-        new_caps: dict[Location, list[Any]] = {}
+        removed: dict[Location, list[Any]] = {}
         for loc, t, delta in updates:
             if delta < 0:
                 self._last_negative[(scope.path, loc, t)] = info
-                if loc.kind == IN:
-                    consumed.setdefault(loc.node, []).append((loc.port, t))
-                elif loc.node == 0:
-                    harvested.setdefault(loc.port, []).append(t)
-
-        def held(source: Location, t: Any) -> bool:
-            k = tracker.index.get(source)
-            if k is None:
-                return False
-            return any(c > 0 and le(t0, t) for t0, c in tracker.pointstamps[k].updates())
-
-        def by_consumption(source: Location, t: Any) -> bool:
-            node = scope.children.get(source.node)
-            for i, t0 in consumed.get(source.node, ()):
-                if node is None or node.summary is None:
-                    summaries = [d.identity]
-                else:
-                    row = node.summary[i] if i < len(node.summary) else []
-                    summaries = row[source.port] if source.port < len(row) else []
-                if any(le(results_in(s, t0), t) for s in summaries):
-                    return True
-            return False
-
+                removed.setdefault(loc, []).append(t)
         for loc, t, delta in updates:
-            if delta <= 0 or loc.kind != OUT or loc.node == 0:
+            if delta <= 0 or (loc.kind == OUT and loc.node == 0):
                 continue
-            if held(loc, t) or by_consumption(loc, t):
-                new_caps.setdefault(loc, []).append(t)
-            else:
+            backed = False
+            for origin, summaries in self._summaries_to(scope, loc).items():
+                times = list(removed.get(origin, ()))
+                if origin.kind == OUT and origin.node != 0:
+                    k = tracker.index.get(origin)
+                    if k is not None:
+                        times.extend(t0 for t0, c in tracker.pointstamps[k].updates() if c > 0)
+                if any(le(results_in(s, t0), t) for t0 in times for s in summaries):
+                    backed = True
+                    break
+            if backed:
+                continue
+            if loc.kind == OUT:
                 found.append(Finding(
                     "capability-without-cause", scope.path, loc, t,
-                    "capability taken without holding one <= t at this output or consuming a message <= t in the same batch",
+                    "capability taken without holding one <= t or consuming, in the same batch, something that could result in it",
                     info))
-        producers = scope.in_edges
-        for loc, t, delta in updates:
-            if delta <= 0 or loc.kind != IN or loc.node == 0:
-                continue
-            ok = False
-            for src in producers.get(loc, ()):
-                if src.node == 0:
-                    ok = any(le(t0, t) for t0 in harvested.get(src.port, ()))
-                else:
-                    ok = held(src, t) or by_consumption(src, t) or any(le(t0, t) for t0 in new_caps.get(src, ()))
-                if ok:
-                    break
-            if not ok:
+            else:
                 found.append(Finding(
                     "message-without-capability", scope.path, loc, t,
-                    "message produced at this input, but no operator feeding it held or took a capability <= t",
+                    "message produced, but nothing held or consumed upstream could result in it",
                     info))
         self.findings.extend(found)
         return found
+
+    def _summaries_to(self, scope: Subgraph, loc: Location) -> dict:
+        cache = self._summary_cache.get(id(scope))
+        if cache is None or cache[0] is not scope._builder:
+            cache = self._summary_cache[id(scope)] = (scope._builder, {})
+        paths = cache[1].get(loc)
+        if paths is None:
+            paths = cache[1][loc] = scope.path_summaries_to(loc)
+        return paths
 
     # --- after a batch ---------------------------------------------------------------------------------
 

@@ -1,0 +1,1 @@
+"""Hosting the runtime's workers somewhere other than threads of one process."""
