@@ -1,0 +1,535 @@
+"""The Spark model: a Spark application's listener events as scopes, operators, edges and atomic progress batches.
+
+Input is the stream of Spark listener events as JSON dicts (exactly what Spark writes to event logs, and what the
+live listener forwards); output is progress-log records (format v1), so the tracker computes, for every stage and
+every epoch, what may still arrive and who holds it. ``docs/spark-model.md`` is the mapping, one row per event.
+
+* The root scope is the application (integer epochs). Each Structured Streaming query, job group, SQL execution
+  or lone job gets a *region* (a nested scope with the same times) so the view can fold it. A streaming query's
+  epoch is the micro-batch id; a batch region's epoch is the job's sequence number in it.
+* In a region: node 1 is the *driver source* (it holds a capability at the next epoch while work may still come),
+  node 2 the *driver sink* (where results arrive), and one operator per stage *signature* (its name and RDD
+  names/scopes, never ids, plus its parents' signatures), so micro-batch 41 and 42 run through the same operators.
+  Input 0 of a stage operator is "work from outside the region"; input k >= 1 is its k-th parent stage.
+* Job start: the source sends one token to each stage's input 0 (a skipped stage, whose shuffle output exists,
+  sends to its children instead) and moves on. Stage submitted: consume the waiting tokens and take one capability
+  per task, in one batch. Task success: drop one capability and send one token to each child stage (or to the
+  sink). Failures keep the capability (Spark retries); duplicates (speculation) send nothing. Stage failed, job end,
+  query terminated and application end release whatever is still held, so a finished application ends empty.
+
+Spark drops events when a listener lags; a gap (a task of a stage that was never submitted, a job that never
+started) marks the session *uncertain* from that point instead of inventing progress.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["SparkModel", "SparkSummary"]
+
+STREAMING_PREFIX = "org.apache.spark.sql.streaming.StreamingQueryListener$"
+
+
+def _port(kind: str, node: int, port: int) -> list:
+    return [kind, node, port]
+
+
+@dataclass
+class Attempt:
+    caps: int = 0
+    failed: bool = False
+    done: bool = False
+
+
+@dataclass
+class StageState:
+    stage_id: int
+    name: str
+    region: "Region"
+    node: int
+    job_id: int
+    epoch: int
+    parents: list[int]
+    children: list[int] = field(default_factory=list)
+    attempts: dict[int, Attempt] = field(default_factory=dict)
+    succeeded: set = field(default_factory=set)
+    completed_ok: bool = False
+    targets: list[tuple[int, int]] = field(default_factory=list)  # (node, input port) each task's output goes to
+    running: dict[int, dict] = field(default_factory=dict)  # task id -> task info (who holds what)
+    num_tasks: int = 0
+
+
+@dataclass
+class Region:
+    key: tuple
+    node: int
+    name: str
+    kind: str
+    ops: dict[Any, int] = field(default_factory=dict)
+    op_ports: dict[int, dict[Any, int]] = field(default_factory=dict)  # node -> parent signature -> input port
+    edges: set = field(default_factory=set)
+    next_node: int = 3
+    next_epoch: int = 0
+    source_time: int | None = 0
+    messages: dict[tuple[int, int, int], int] = field(default_factory=dict)  # (node, port, epoch) -> tokens waiting
+
+    @property
+    def path(self) -> list[int]:
+        return [self.node]
+
+
+@dataclass
+class Job:
+    job_id: int
+    region: Region
+    epoch: int
+    stages: list[int]
+    status: str = "RUNNING"
+
+
+@dataclass
+class SparkSummary:
+    """What Spark itself would report: jobs, stage attempts and their statuses, task ends."""
+
+    jobs: dict[int, str]
+    stages: dict[tuple[int, int], str]
+    tasks: int
+    uncertain: bool
+
+
+class SparkModel:
+    """Turns Spark listener events (dicts) into progress-log records, one event at a time."""
+
+    def __init__(self) -> None:
+        self.regions: dict[tuple, Region] = {}
+        self.jobs: dict[int, Job] = {}
+        self.stages: dict[int, StageState] = {}
+        self.unknown_events: dict[str, int] = {}
+        self.task_ends = 0
+        self.uncertain: list[str] = []
+        self.app_name: str | None = None
+        self.app_id: str | None = None
+        self.ended = False
+        self._next_region = 1
+        self._seq: dict[str, int] = {}
+        self._at = 0.0
+        self._line: int | None = None
+        self._out: list[dict] = []
+        self._queries: dict[str, str] = {}  # query id -> name
+        # (stage id, attempt) -> PENDING/ACTIVE/COMPLETE/FAILED/SKIPPED, as Spark's own status listener keeps it
+        self.stage_status: dict[tuple[int, int], str] = {}
+
+    # --- driving -----------------------------------------------------------------------------------------
+
+    def feed(self, event: dict, line: int | None = None) -> list[dict]:
+        """The progress-log records this event produces (possibly none)."""
+        self._out = []
+        self._line = line
+        kind = event.get("Event")
+        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
+        if handler is None and isinstance(kind, str) and kind.startswith(STREAMING_PREFIX):
+            handler = _HANDLERS.get(kind[len(STREAMING_PREFIX):])
+        if handler is None:
+            self.unknown_events[str(kind)] = self.unknown_events.get(str(kind), 0) + 1
+            return []
+        handler(self, event)
+        return self._out
+
+    def summary(self) -> SparkSummary:
+        return SparkSummary({j: job.status for j, job in self.jobs.items()}, dict(self.stage_status), self.task_ends,
+                            bool(self.uncertain))
+
+    # --- emitting ----------------------------------------------------------------------------------------
+
+    def _emit(self, record: dict) -> None:
+        self._out.append(record)
+
+    def _batch(self, region: Region, updates: list, event: str, worker: str = "driver", **ids: Any) -> None:
+        updates = [u for u in updates if u[2]]
+        if not updates:
+            return
+        seq = self._seq.get(worker, 0)
+        self._seq[worker] = seq + 1
+        cause = {"event": event, **ids}
+        if self._line is not None:
+            cause["line"] = self._line
+        self._emit({"type": "progress", "scope": region.path, "worker": worker, "seq": seq, "at": self._at,
+                    "updates": updates, "cause": cause})
+
+    def _mark(self, label: str, region: Region | None = None, **extra: Any) -> None:
+        rec = {"type": "mark", "at": self._at, "label": label}
+        if region is not None:
+            rec["scope"] = region.path
+        rec.update(extra)
+        self._emit(rec)
+
+    def _time(self, ms: Any) -> None:
+        if isinstance(ms, (int, float)) and ms > 0:
+            self._at = ms / 1000.0
+
+    def _uncertain(self, why: str) -> None:
+        if not self.uncertain:
+            self._mark(f"uncertain from here: {why}", uncertain=True)
+        self.uncertain.append(why)
+
+    # --- structure ---------------------------------------------------------------------------------------
+
+    def _region(self, key: tuple, name: str, kind: str, start: int = 0) -> Region:
+        region = self.regions.get(key)
+        if region is not None:
+            return region
+        region = Region(key, self._next_region, name, kind, source_time=start)
+        self._next_region += 1
+        self.regions[key] = region
+        self._emit({"type": "scope", "path": region.path, "name": name, "inputs": 0, "outputs": 0, "depth": 1,
+                    "attrs": {"kind": kind}})
+        self._emit({"type": "operator", "scope": region.path, "node": 1, "name": "driver (new work)", "inputs": 0,
+                    "outputs": 1, "capabilities": [[start]], "attrs": {"role": "source"}})
+        self._emit({"type": "operator", "scope": region.path, "node": 2, "name": "driver (results)", "inputs": 1,
+                    "outputs": 0, "attrs": {"role": "sink"}})
+        return region
+
+    def _edge(self, region: Region, src: int, tgt: int, port: int) -> None:
+        key = (src, tgt, port)
+        if key not in region.edges:
+            region.edges.add(key)
+            self._emit({"type": "edge", "scope": region.path, "from": _port("out", src, 0), "to": _port("in", tgt, port)})
+
+    def _stage_operator(self, region: Region, info: dict, signature: Any, parent_sigs: list, streaming: bool) -> int:
+        node = region.ops.get(signature)
+        if node is not None:
+            return node
+        node = region.next_node
+        region.next_node += 1
+        region.ops[signature] = node
+        region.op_ports[node] = {}
+        for k, ps in enumerate(parent_sigs, start=1):
+            region.op_ports[node].setdefault(ps, k)
+        rdds = info.get("RDD Info") or []
+        attrs = {
+            "stage_ids": [info.get("Stage ID")],
+            "stage_name": info.get("Stage Name"),
+            "tasks": info.get("Number of Tasks"),
+            "rdds": [r.get("Name") for r in rdds][:8],
+            "scopes": sorted({s for s in (_scope_name(r) for r in rdds) if s}),
+            "callsite": (info.get("Details") or "").split("\n", 1)[0][:300],
+        }
+        name = _stage_label(info, attrs["scopes"], streaming)
+        self._emit({"type": "operator", "scope": region.path, "node": node, "name": name,
+                    "inputs": 1 + len(parent_sigs), "outputs": 1, "attrs": attrs})
+        self._edge(region, 1, node, 0)
+        return node
+
+    # --- events ------------------------------------------------------------------------------------------
+
+    def _on_app_start(self, e: dict) -> None:
+        self._time(e.get("Timestamp"))
+        self.app_name = e.get("App Name")
+        self.app_id = e.get("App ID")
+        self._mark(f"application {self.app_name or ''} started".replace("  ", " "))
+
+    def _on_job_start(self, e: dict) -> None:
+        self._time(e.get("Submission Time"))
+        job_id = e.get("Job ID")
+        props = e.get("Properties") or {}
+        infos = e.get("Stage Infos") or []
+        query = props.get("sql.streaming.queryId")
+        streaming = bool(query) and props.get("streaming.sql.batchId") is not None
+        if streaming:
+            epoch = int(props["streaming.sql.batchId"])
+            region = self._region(("query", query), f"query {self._queries.get(query) or query[:8]} (streaming)", "streaming query", epoch)
+        else:
+            group = props.get("spark.jobGroup.id")
+            sql = props.get("spark.sql.execution.id")
+            if group:
+                key, name, kind = ("group", group), f"job group {group}", "job group"
+            elif sql is not None:
+                key, name, kind = ("sql", str(sql)), f"SQL execution {sql}", "sql execution"
+            else:
+                desc = props.get("spark.job.description") or (infos[-1].get("Stage Name") if infos else "")
+                key, name, kind = ("job", job_id), f"job {job_id}: {desc}"[:120], "job"
+            region = self._region(key, name, kind)
+            epoch = region.next_epoch
+            region.next_epoch += 1
+        ids = {i.get("Stage ID") for i in infos}
+        by_id = {i.get("Stage ID"): i for i in infos}
+        parents = {sid: [p for p in (by_id[sid].get("Parent IDs") or []) if p in ids] for sid in by_id}
+        children: dict[int, list[int]] = {sid: [] for sid in by_id}
+        for sid, ps in parents.items():
+            for p in ps:
+                children[p].append(sid)
+        sigs: dict[int, Any] = {}
+
+        def signature(sid: int, depth: int = 0) -> Any:
+            if sid not in sigs:
+                info = by_id[sid]
+                base = _base_signature(info, streaming)
+                sigs[sid] = (base, tuple(sorted((signature(p, depth + 1) for p in parents[sid]), key=repr))) if depth < 50 else base
+            return sigs[sid]
+
+        seen_sigs: dict[Any, int] = {}
+        for sid in sorted(by_id):  # two identical stages in one job stay two operators
+            sig = signature(sid)
+            n = seen_sigs.get(sig, 0)
+            seen_sigs[sig] = n + 1
+            if n:
+                sigs[sid] = (sig, n)
+        updates = []
+        for sid in sorted(by_id):
+            info = by_id[sid]
+            parent_sigs = [sigs[p] for p in sorted(parents[sid])]
+            node = self._stage_operator(region, info, sigs[sid], parent_sigs, streaming)
+            for p in parents[sid]:
+                pnode = region.ops[sigs[p]]
+                self._edge(region, pnode, node, region.op_ports[node].get(sigs[p], 1))
+            if not children[sid]:
+                self._edge(region, node, 2, 0)
+        for sid in sorted(by_id):
+            self.stage_status.setdefault((sid, by_id[sid].get("Stage Attempt ID", 0)), "PENDING")
+            node = region.ops[sigs[sid]]
+            previous = self.stages.get(sid)
+            if previous is not None and previous.completed_ok:
+                # skipped: its shuffle output exists; it feeds its children now
+                for c in children[sid]:
+                    cnode = region.ops[sigs[c]]
+                    port = region.op_ports[cnode].get(sigs[sid], 1)
+                    updates.append(self._message(region, cnode, port, epoch, 1))
+                continue
+            targets = [(region.ops[sigs[c]], region.op_ports[region.ops[sigs[c]]].get(sigs[sid], 1)) for c in children[sid]]
+            self.stages[sid] = StageState(sid, by_id[sid].get("Stage Name", ""), region, node, job_id, epoch,
+                                          parents[sid], children[sid], targets=targets or [(2, 0)],
+                                          num_tasks=by_id[sid].get("Number of Tasks", 0))
+            updates.append(self._message(region, node, 0, epoch, 1))
+        # the source: it must hold the epoch to send at it, then moves on
+        src = _port("out", 1, 0)
+        if region.source_time is None:
+            self._uncertain(f"job {job_id} started in region {region.name!r} after its source was released")
+        else:
+            if region.source_time != epoch and region.source_time < epoch:
+                updates += [[src, region.source_time, -1], [src, epoch, 1]]
+                region.source_time = epoch
+            if not streaming:
+                updates += [[src, region.source_time, -1], [src, epoch + 1, 1]]
+                region.source_time = epoch + 1
+        self.jobs[job_id] = Job(job_id, region, epoch, sorted(by_id))
+        self._batch(region, updates, "JobStart", job=job_id)
+        self._mark(f"job {job_id} started (epoch {epoch})", region, job=job_id, epoch=epoch)
+
+    def _message(self, region: Region, node: int, port: int, epoch: int, delta: int) -> list:
+        key = (node, port, epoch)
+        count = region.messages.get(key, 0) + delta
+        if count:
+            region.messages[key] = count
+        else:
+            region.messages.pop(key, None)
+        return [_port("in", node, port), epoch, delta]
+
+    def _take_messages(self, region: Region, node: int, epoch: int) -> list:
+        updates = []
+        for (n, port, t), count in list(region.messages.items()):
+            if n == node and t == epoch and count > 0:
+                updates.append(self._message(region, node, port, epoch, -count))
+        return updates
+
+    def _on_stage_submitted(self, e: dict) -> None:
+        info = e.get("Stage Info") or {}
+        self._time(info.get("Submission Time"))
+        sid, attempt = info.get("Stage ID"), info.get("Stage Attempt ID", 0)
+        st = self.stages.get(sid)
+        if st is None:
+            self._uncertain(f"stage {sid} submitted without a job that lists it")
+            return
+        n = info.get("Number of Tasks", 0)
+        region = st.region
+        updates = self._take_messages(region, st.node, st.epoch)
+        updates.append([_port("out", st.node, 0), st.epoch, n])
+        st.attempts[attempt] = Attempt(caps=n)
+        self.stage_status[(sid, attempt)] = "ACTIVE"
+        self._batch(region, updates, "StageSubmitted", stage=sid, attempt=attempt, job=st.job_id)
+
+    def _on_task_start(self, e: dict) -> None:
+        info = e.get("Task Info") or {}
+        self._time(info.get("Launch Time"))
+        st = self.stages.get(e.get("Stage ID"))
+        if st is not None:
+            st.running[info.get("Task ID")] = {
+                "task": info.get("Task ID"), "index": info.get("Index"), "attempt": info.get("Attempt"),
+                "executor": info.get("Executor ID"), "host": info.get("Host"), "launched": info.get("Launch Time"),
+                "speculative": info.get("Speculative", False),
+            }
+
+    def _on_task_end(self, e: dict) -> None:
+        info = e.get("Task Info") or {}
+        self._time(info.get("Finish Time"))
+        self.task_ends += 1
+        sid, attempt = e.get("Stage ID"), e.get("Stage Attempt ID", 0)
+        st = self.stages.get(sid)
+        if st is None:
+            self._uncertain(f"task of stage {sid}, which was never submitted")
+            return
+        st.running.pop(info.get("Task ID"), None)
+        reason = (e.get("Task End Reason") or {}).get("Reason", "Success")
+        index = info.get("Index")
+        att = st.attempts.get(attempt)
+        if reason != "Success" or info.get("Killed") or info.get("Failed"):
+            return  # Spark retries the task: the capability stays
+        if index in st.succeeded:
+            return  # a speculative or retried duplicate: only the first success produces
+        st.succeeded.add(index)
+        if att is None or att.caps <= 0:
+            return  # a task of an attempt already completed or failed (a zombie): nothing held
+        att.caps -= 1
+        region = st.region
+        updates = [[_port("out", st.node, 0), st.epoch, -1]]
+        for node, port in st.targets:
+            updates.append(self._message(region, node, port, st.epoch, 1))
+        self._batch(region, updates, "TaskEnd", worker=str(info.get("Executor ID", "driver")), stage=sid,
+                    attempt=attempt, task=info.get("Task ID"), index=index)
+
+    def _release_stage(self, st: StageState, attempt: int | None = None) -> list:
+        updates = []
+        for a, att in st.attempts.items():
+            if (attempt is None or a == attempt) and att.caps > 0:
+                updates.append([_port("out", st.node, 0), st.epoch, -att.caps])
+                att.caps = 0
+        return updates
+
+    def _on_stage_completed(self, e: dict) -> None:
+        info = e.get("Stage Info") or {}
+        self._time(info.get("Completion Time"))
+        sid, attempt = info.get("Stage ID"), info.get("Stage Attempt ID", 0)
+        st = self.stages.get(sid)
+        if st is None:
+            self._uncertain(f"stage {sid} completed without a job that lists it")
+            return
+        failed = bool(info.get("Failure Reason"))
+        self.stage_status[(sid, attempt)] = "FAILED" if failed else "COMPLETE"
+        if not failed:
+            st.completed_ok = True
+        updates = self._release_stage(st, attempt)
+        self._batch(st.region, updates, "StageCompleted", stage=sid, attempt=attempt, failed=failed)
+
+    def _on_job_end(self, e: dict) -> None:
+        self._time(e.get("Completion Time"))
+        job_id = e.get("Job ID")
+        job = self.jobs.get(job_id)
+        if job is None:
+            self._uncertain(f"job {job_id} ended without having started")
+            return
+        result = (e.get("Job Result") or {}).get("Result", "JobSucceeded")
+        job.status = "SUCCEEDED" if result == "JobSucceeded" else "FAILED"
+        region = job.region
+        updates = []
+        for sid in job.stages:
+            st = self.stages.get(sid)
+            if st is None or st.job_id != job_id:
+                continue
+            updates += self._take_messages(region, st.node, job.epoch)
+            updates += self._release_stage(st)
+        for sid in job.stages:
+            for (s_id, a), status in list(self.stage_status.items()):
+                if s_id == sid and status == "PENDING":  # never submitted: Spark reports it skipped
+                    self.stage_status[(s_id, a)] = "SKIPPED"
+        updates += self._take_messages(region, 2, job.epoch)
+        self._batch(region, updates, "JobEnd", job=job_id)
+        self._mark(f"job {job_id} {job.status.lower()} (epoch {job.epoch})", region, job=job_id, epoch=job.epoch,
+                   status=job.status)
+
+    # streaming
+
+    def _on_query_started(self, e: dict) -> None:
+        qid = e.get("id")
+        if qid:
+            self._queries[qid] = e.get("name") or ""
+            region = self._region(("query", qid), f"query {e.get('name') or qid[:8]} (streaming)", "streaming query", 0)
+            self._mark(f"query {e.get('name') or qid[:8]} started", region, query=qid)
+
+    def _on_query_progress(self, e: dict) -> None:
+        p = e.get("progress") or {}
+        qid, batch = p.get("id"), p.get("batchId")
+        region = self.regions.get(("query", qid))
+        if region is None or batch is None:
+            return
+        if region.source_time is not None and region.source_time <= batch:
+            self._batch(region, [[_port("out", 1, 0), region.source_time, -1], [_port("out", 1, 0), batch + 1, 1]],
+                        "QueryProgressEvent", query=qid, batch=batch)
+            region.source_time = batch + 1
+        watermark = (p.get("eventTime") or {}).get("watermark")
+        self._mark(f"batch {batch} done", region, query=qid, batch=batch, duration_ms=p.get("batchDuration"),
+                   input_rows=p.get("numInputRows"), rate=p.get("inputRowsPerSecond"),
+                   processed_rate=p.get("processedRowsPerSecond"), watermark=watermark)
+
+    def _on_query_terminated(self, e: dict) -> None:
+        region = self.regions.get(("query", e.get("id")))
+        if region is None:
+            return
+        self._release_region(region, "QueryTerminatedEvent")
+        self._mark("query terminated" + (f": {e.get('exception')}" if e.get("exception") else ""), region)
+
+    def _release_region(self, region: Region, event: str) -> None:
+        updates = []
+        if region.source_time is not None:
+            updates.append([_port("out", 1, 0), region.source_time, -1])
+            region.source_time = None
+        for (node, port, t), count in list(region.messages.items()):
+            if count:
+                updates.append(self._message(region, node, port, t, -count))
+        for st in self.stages.values():
+            if st.region is region:
+                updates += self._release_stage(st)
+        self._batch(region, updates, event)
+
+    def _on_app_end(self, e: dict) -> None:
+        self._time(e.get("Timestamp"))
+        self.ended = True
+        for region in self.regions.values():
+            self._release_region(region, "ApplicationEnd")
+        self._mark("application ended")
+
+    def _on_log_start(self, e: dict) -> None:
+        self.spark_version = e.get("Spark Version")
+
+
+def _scope_name(rdd: dict) -> str | None:
+    scope = rdd.get("Scope")
+    if not scope:
+        return None
+    try:
+        return json.loads(scope).get("name")
+    except (ValueError, AttributeError):
+        return None
+
+
+def _base_signature(info: dict, streaming: bool) -> Any:
+    rdds = info.get("RDD Info") or []
+    scopes = tuple(sorted(s for s in (_scope_name(r) for r in rdds) if s))
+    if streaming:
+        # stage names in streaming are useless ("start at NativeMethodAccessorImpl.java:0") and ids change per batch
+        return ("scopes", scopes, tuple(sorted(str(r.get("Name")) for r in rdds if not str(r.get("Name", "")).isdigit())))
+    return (info.get("Stage Name"), scopes, tuple(sorted(str(r.get("Callsite", "")) for r in rdds)))
+
+
+def _stage_label(info: dict, scopes: list, streaming: bool) -> str:
+    name = info.get("Stage Name") or ""
+    if streaming or name.startswith("start at NativeMethodAccessorImpl"):
+        interesting = [s for s in scopes if not s.startswith(("WholeStageCodegen", "mapPartitions", "map"))] or scopes
+        return "stage: " + ", ".join(interesting[:3]) if interesting else f"stage {info.get('Stage ID')}"
+    return name[:80]
+
+
+_HANDLERS = {
+    "SparkListenerApplicationStart": SparkModel._on_app_start,
+    "SparkListenerApplicationEnd": SparkModel._on_app_end,
+    "SparkListenerJobStart": SparkModel._on_job_start,
+    "SparkListenerJobEnd": SparkModel._on_job_end,
+    "SparkListenerStageSubmitted": SparkModel._on_stage_submitted,
+    "SparkListenerStageCompleted": SparkModel._on_stage_completed,
+    "SparkListenerTaskStart": SparkModel._on_task_start,
+    "SparkListenerTaskEnd": SparkModel._on_task_end,
+    "SparkListenerLogStart": SparkModel._on_log_start,
+    "QueryStartedEvent": SparkModel._on_query_started,
+    "QueryProgressEvent": SparkModel._on_query_progress,
+    "QueryTerminatedEvent": SparkModel._on_query_terminated,
+}
