@@ -1,8 +1,10 @@
 """How workers reach each other: data messages to one worker, progress batches to all (the sender included).
 
-The protocol asks only that progress batches arrive whole and at most once; neither their order nor their timing
-across workers matters for safety, and data may arrive before or after the progress that counts it. The
-in-process :class:`ThreadFabric` can therefore delay and reorder every message at random (``chaos``) to show it.
+The protocol asks that progress batches arrive whole and at most once, and that each worker applies one sender's
+batches in the order they were sent (workers restore that order themselves from the batches' ``seq``); the order
+*across* senders, the timing, and whether data arrives before or after the progress that counts it do not matter
+for safety. The in-process :class:`ThreadFabric` can therefore delay and reorder every message at random
+(``chaos``) to show it.
 A :class:`GlobalView` optionally watches every batch at the moment it is broadcast: the true progress state,
 against which tests check that no worker ever acts ahead of it.
 """
@@ -31,7 +33,8 @@ class Chaos:
 class GlobalView:
     """The true progress state: every batch applied the moment its worker broadcasts it."""
 
-    def __init__(self) -> None:
+    def __init__(self, check_replicas: bool = False) -> None:
+        self.check_replicas = check_replicas  # after every step, compare the worker's replicas with the truth
         self.root = Subgraph((), "global", 0, 0, 1)
         self.lock = threading.Lock()
         self._installed: set[tuple] = set()
@@ -59,6 +62,26 @@ class GlobalView:
                     self.violations.append(
                         f"worker {worker}: notification at {time!r} for node {node} of scope {list(path)} fired while "
                         f"input {i} could still receive it (true frontier {tracker.frontier(Target(node, i))})")
+
+
+    def check_replica(self, worker: Any) -> None:
+        """No port of any of the worker's replicas may be ahead of the truth (safety of the protocol)."""
+        with self.lock:
+            for scope in worker.replica.scopes():
+                if scope.tracker is None or not scope.path or scope.path[:1] not in {p[:1] for p in self._installed}:
+                    continue
+                truth = self.root.find(scope.path).tracker
+                if truth is None:
+                    continue
+                le = scope.domain.le
+                for k, loc in enumerate(scope.tracker.locations):
+                    mine = scope.tracker.implications[k].frontier()
+                    for t in truth.frontier(loc):
+                        if not any(le(m, t) for m in mine):
+                            self.violations.append(
+                                f"worker {worker.index}: scope {list(scope.path)} {loc} frontier {mine} is ahead of the "
+                                f"true frontier {truth.frontier(loc)}")
+                            break
 
 
 class ThreadFabric:

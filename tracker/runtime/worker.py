@@ -5,7 +5,9 @@ nested scope's input is *harvested*: the scope's batch says it entered at child 
 operators inside), progress batches from any worker into its replicas; (2) schedules its operators, which read their
 input frontiers from the replicas; (3) broadcasts what its operators did as one atomic batch per scope, to every
 worker including itself. Its own actions reach its replicas only through that loopback, exactly as in the seeds:
-every replica applies the same multiset of batches, in its own order and at its own time.
+every replica applies the same multiset of batches, in its own order and at its own time, except that one
+sender's batches are applied in the order it sent them (a batch that overtakes an earlier one from the same sender
+waits): that is the per-worker prefix the safety argument needs.
 
 Counts are in records: producing ``n`` records counts ``n`` at every input the output connects to, consuming them
 subtracts ``n``. Each worker's replica counts every worker's initial capabilities (``peers`` copies).
@@ -40,6 +42,8 @@ class Worker:
         self._local: dict[tuple, dict] = {}
         self._seq = 0
         self._stash: list[tuple] = []
+        self._next_seq: dict[int, int] = {}  # sender -> the seq of its next batch to apply
+        self._held: dict[int, dict[int, tuple]] = {}  # sender -> seq -> a batch that overtook an earlier one
         self._dataflows = 0
         self._idle = False
         self.log: ProgressLogWriter | None = None
@@ -193,11 +197,25 @@ class Worker:
             _, _, target, time, records = msg
             self._deliver(path, target, time, records)
             return False
-        _, _, sender, seq, updates = msg
+        # One sender's batches must be applied in the order it sent them (a production under a capability it
+        # holds, then the capability's release, must not be seen the other way round); across senders, any order.
+        sender, seq = msg[2], msg[3]
+        expected = self._next_seq.get(sender, 1)
+        if seq != expected:
+            self._held.setdefault(sender, {})[seq] = msg
+            return False
+        self._apply(msg)
+        held = self._held.get(sender)
+        while held and self._next_seq[sender] in held:
+            self._apply(held.pop(self._next_seq[sender]))
+        return True
+
+    def _apply(self, msg: tuple) -> None:
+        _, path, sender, seq, updates = msg
+        self._next_seq[sender] = seq + 1
         self.replica.find(path).receive(updates)
         if self.log:
             self.log.progress(path, updates, worker=sender, seq=seq)
-        return True
 
     # --- running -------------------------------------------------------------------------------------
 
@@ -215,11 +233,14 @@ class Worker:
             did |= op.run()
         sent = self._flush()
         self._idle = not msgs and not did and not sent
+        view = getattr(self.fabric, "global_view", None)
+        if view is not None and view.check_replicas:
+            view.check_replica(self)
         return self.tracking()
 
     def tracking(self) -> bool:
         """Is anything still in flight or held, as far as this worker knows?"""
-        if self._local or self._stash:
+        if self._local or self._stash or any(self._held.values()):
             return True
         if any(op.has_input() for op in self.ops):
             return True
