@@ -1,0 +1,154 @@
+"""The distributed progress protocol: every worker keeps a replica of a scope's tracker, fed by atomic batches.
+
+Each worker reports what it did as one :class:`ProgressBatch` per action: messages produced (``+`` at the targets),
+messages consumed (``-`` at the target), capabilities acquired, downgraded or dropped (at the source). Every batch
+is broadcast to every worker, the sender included, and each worker applies it to its own :class:`Replica`. Replicas
+see the same batches at different times and in different orders. Why the replicas' frontiers are still never ahead
+of the truth (the blog post's argument, and mdbook chapter 5.2):
+
+* A batch is applied whole. An action's increments arrive together with the decrements they replace (consume a
+  message and take a capability; downgrade a capability), so no replica sees work retired before the work that
+  replaces it.
+* A replica only ever holds a *prefix* of each worker's batches. Order *across* workers does not matter, and counts
+  may go negative for a while (a consumption can arrive before the message's production). A frontier only counts
+  strictly positive counts, so a negative count never releases a time. Order *within* one worker does matter.
+  For example, a worker sends a message with its capability (batch 0: ``+1`` at the target) and then drops the
+  capability (batch 1: ``-1`` at the source). A replica that applied batch 1 first would see neither, and its
+  frontier would pass a message that is still in flight. Timely's channels are FIFO, so this cannot happen there.
+  Here a batch that arrives ahead of its worker's earlier batches is held back until the gap closes.
+* Initial capabilities are not exchanged. Every worker holds them, so every replica counts every worker's copy
+  (``peers`` of each), as timely does.
+
+Delivery is at most once: a second batch with the same ``(worker, seq)`` is refused with a ValueError. Nothing here
+does I/O or uses threads. A transport (or a simulation) moves the batches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .reachability import Builder, Location, Tracker
+
+__all__ = ["ProgressBatch", "Outbox", "Replica", "consolidate"]
+
+Update = tuple[Location, Any, int]
+
+
+def consolidate(updates: Iterable[Update]) -> tuple[Update, ...]:
+    """Merge equal ``(location, time)`` entries, drop zeros, sort: the compacted form of a batch."""
+    acc: dict[tuple[Location, Any], int] = {}
+    for loc, t, d in updates:
+        acc[(loc, t)] = acc.get((loc, t), 0) + d
+    return tuple((loc, t, d) for (loc, t), d in sorted(acc.items()) if d)
+
+
+@dataclass(frozen=True)
+class ProgressBatch:
+    """One worker's atomic report of one action (or several actions, merged): ``(location, time, delta)`` entries."""
+
+    worker: int
+    seq: int
+    updates: tuple[Update, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "updates", tuple(self.updates))
+
+
+class Outbox:
+    """The sending side of one worker: numbers its batches 0, 1, 2, ... in the order the actions happened."""
+
+    def __init__(self, worker: int):
+        self.worker = worker
+        self.seq = 0
+
+    def batch(self, updates: Iterable[Update]) -> ProgressBatch | None:
+        """The consolidated batch for these updates, or ``None`` if they cancel out (no sequence number used)."""
+        compact = consolidate(updates)
+        if not compact:
+            return None
+        b = ProgressBatch(self.worker, self.seq, compact)
+        self.seq += 1
+        return b
+
+
+class Replica:
+    """One worker's view of a scope: a tracker that applies every worker's batches, each exactly once."""
+
+    def __init__(self, builder: Builder, peers: int, initial: Iterable[tuple[Location, Any]] = (), worker: int | None = None):
+        if peers < 1:
+            raise ValueError(f"a computation has at least one worker, not {peers}")
+        self.peers = peers
+        self.worker = worker
+        self.tracker: Tracker
+        self.tracker, self.scope_summary = builder.build()
+        # Every worker holds each initial capability, so every replica counts `peers` copies of it.
+        for loc, t in initial:
+            self._check_location(loc, "an initial capability")
+            self.tracker.update(loc, t, peers)
+        self.tracker.propagate_all()
+        self.initial_pushed = self.tracker.drain_pushed()
+        self._next = [0] * peers  # per worker: the next sequence number to apply
+        self._held: list[dict[int, ProgressBatch]] = [{} for _ in range(peers)]
+        self.applied = 0
+
+    def _check_location(self, loc: Location, what: str) -> None:
+        if loc not in self.tracker.index:
+            raise ValueError(f"{what} names {loc}, which is not a port of scope {self.tracker.name or '(unnamed)'}")
+
+    def receive(self, batch: ProgressBatch) -> list[tuple[Location, Any, int]]:
+        """Apply ``batch`` whole, and then any held-back batches it unblocks. Then propagate.
+
+        Returns the frontier changes this caused, as sorted ``(location, time, ±1)``. The list is empty if the
+        batch is held back because an earlier batch from the same worker is still missing.
+        """
+        w, seq = batch.worker, batch.seq
+        if not (type(w) is int and 0 <= w < self.peers):
+            raise ValueError(f"progress batch from worker {w!r}, but this computation has workers 0..{self.peers - 1}")
+        if type(seq) is not int or seq < 0:
+            raise ValueError(f"progress batch from worker {w} has sequence number {seq!r}; expected an integer >= 0")
+        if seq < self._next[w] or seq in self._held[w]:
+            raise ValueError(
+                f"duplicate progress batch (worker {w}, seq {seq}): it was already received; "
+                "each batch must be delivered at most once"
+            )
+        for loc, _, _ in batch.updates:
+            self._check_location(loc, f"progress batch (worker {w}, seq {seq})")
+        if seq > self._next[w]:
+            self._held[w][seq] = batch
+            return []
+        self._apply(batch)
+        held = self._held[w]
+        while self._next[w] in held:
+            self._apply(held.pop(self._next[w]))
+        self.tracker.propagate_all()
+        return self.tracker.drain_pushed()
+
+    def _apply(self, batch: ProgressBatch) -> None:
+        for loc, t, d in batch.updates:
+            self.tracker.update(loc, t, d)
+        self._next[batch.worker] = batch.seq + 1
+        self.applied += 1
+
+    # --- reading ---------------------------------------------------------------------------------------
+
+    def held_back(self) -> int:
+        """How many received batches wait for an earlier batch from the same worker."""
+        return sum(len(h) for h in self._held)
+
+    def received_through(self, worker: int) -> int:
+        """How many of ``worker``'s batches have been applied (its next expected sequence number)."""
+        return self._next[worker]
+
+    def frontier(self, location: Location) -> list[Any]:
+        return self.tracker.frontier(location)
+
+    def is_global(self, location: Location, time: Any) -> bool:
+        return self.tracker.is_global(location, time)
+
+    def pointstamps(self, location: Location) -> list[tuple[Any, int]]:
+        """The accumulated counts at a port (possibly negative), sorted by time."""
+        return self.tracker.pointstamps_at(location).updates()
+
+    def tracking_anything(self) -> bool:
+        return self.tracker.tracking_anything()
