@@ -372,25 +372,20 @@ class Tracker:
             changes = implications[k].update(t, d)
             if not changes:
                 continue
-            if is_target[k]:
-                for t2, d2 in changes:
-                    key = (k, t2)
-                    v = pushed.get(key, 0) + d2
-                    if v:
-                        pushed[key] = v
-                    else:
-                        del pushed[key]
-                    for src, s in fanout[k]:
+            targets = fanout[k]
+            from_target = is_target[k]
+            for t2, d2 in changes:
+                key = (k, t2)
+                v = pushed.get(key, 0) + d2
+                if v:
+                    pushed[key] = v
+                else:
+                    del pushed[key]
+                if from_target:  # along the operator's internal summaries, to its outputs
+                    for src, s in targets:
                         heappush(worklist, (results_in(s, t2), src, d2))
-            else:
-                for t2, d2 in changes:
-                    key = (k, t2)
-                    v = pushed.get(key, 0) + d2
-                    if v:
-                        pushed[key] = v
-                    else:
-                        del pushed[key]
-                    for tgt in fanout[k]:
+                else:  # along the edges, times unchanged
+                    for tgt in targets:
                         heappush(worklist, (t2, tgt, d2))
 
     # --- output ----------------------------------------------------------------------------------------

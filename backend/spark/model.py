@@ -333,13 +333,19 @@ class SparkModel:
                 updates.append(self._message(region, node, port, epoch, -count))
         return updates
 
-    def _on_stage_submitted(self, e: dict) -> None:
+    def _stage_event(self, e: dict, time_field: str, what: str) -> tuple[dict, int, int, StageState | None]:
+        """The stage info, id, attempt and state a stage event names; a stage no job listed makes us uncertain."""
         info = e.get("Stage Info") or {}
-        self._time(info.get("Submission Time"))
+        self._time(info.get(time_field))
         sid, attempt = info.get("Stage ID"), info.get("Stage Attempt ID", 0)
         st = self.stages.get(sid)
         if st is None:
-            self._uncertain(f"stage {sid} submitted without a job that lists it")
+            self._uncertain(f"stage {sid} {what} without a job that lists it")
+        return info, sid, attempt, st
+
+    def _on_stage_submitted(self, e: dict) -> None:
+        info, sid, attempt, st = self._stage_event(e, "Submission Time", "submitted")
+        if st is None:
             return
         n = info.get("Number of Tasks", 0)
         region = st.region
@@ -397,12 +403,8 @@ class SparkModel:
         return updates
 
     def _on_stage_completed(self, e: dict) -> None:
-        info = e.get("Stage Info") or {}
-        self._time(info.get("Completion Time"))
-        sid, attempt = info.get("Stage ID"), info.get("Stage Attempt ID", 0)
-        st = self.stages.get(sid)
+        info, sid, attempt, st = self._stage_event(e, "Completion Time", "completed")
         if st is None:
-            self._uncertain(f"stage {sid} completed without a job that lists it")
             return
         failed = bool(info.get("Failure Reason"))
         self.stage_status[(sid, attempt)] = "FAILED" if failed else "COMPLETE"
