@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tracker.progress_log import ProgressLogWriter, read_records
 from tracker.reachability import Source, Target
 from tracker.replay import Replay, replay_file
@@ -134,3 +136,17 @@ def test_observer_sees_each_batch_and_its_frontier_changes(loop_log):
     changes = {(str(loc), t, d) for sc, loc, t, d in seen[0][3] if sc.path == ()}
     assert ("out(1,0)", 0, -1) in changes and ("out(1,0)", 1, 1) in changes
     assert all(json.dumps(t) for _, _, _, pushed in seen for *_, t, _ in pushed)
+
+
+@pytest.mark.parametrize("settle_every", [1, 3, 1024])
+def test_bulk_settling_gives_the_same_state_as_per_batch(loop_log, monkeypatch, settle_every):
+    """Without an observer, batches are propagated in groups; every state read must be the same as per batch."""
+    import tracker.replay as replay_module
+
+    monkeypatch.setattr(replay_module, "SETTLE_EVERY", settle_every)
+    for n in (0, 5, 17, 40, 1000):
+        bulk = replay_file(loop_log, at=n)
+        watched = Replay(str(loop_log), observer=lambda *a: None)
+        watched.feed(read_records(loop_log), limit=n)
+        watched.finish()
+        assert bulk.state() == watched.state(), n

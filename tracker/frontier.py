@@ -172,7 +172,14 @@ class MutableAntichain:
                 return []
             if count > 0:
                 return []
-            return self._rebuild()
+            # The least time left the frontier: the next least positive time (all are > least) replaces it.
+            positive = [t for t, c in counts.items() if c > 0]
+            if positive:
+                new = min(positive)
+                frontier[0] = new
+                return [(least, -1), (new, 1)]
+            frontier.clear()
+            return [(least, -1)]
         le = self._le
         for x in frontier:
             if x != time and le(x, time):

@@ -347,16 +347,19 @@ class Tracker:
             pointstamps = self.pointstamps
             out_summaries = self._out_summaries
             output_changes = self.output_changes
+            total = 0
             for k, updates in pending.items():
                 ps = pointstamps[k]
                 changes = ps.update(*updates[0]) if len(updates) == 1 else ps.update_iter(updates)
                 if changes:
                     summaries = out_summaries[k]
                     for t, d in changes:
-                        self.total_counts += d
-                        for j, s in summaries:
-                            output_changes[j].update(results_in(s, t), d)
+                        total += d
+                        if summaries:
+                            for j, s in summaries:
+                                output_changes[j].update(results_in(s, t), d)
                         heappush(worklist, (t, k, d))
+            self.total_counts += total
         if not worklist:
             return
         implications = self.implications

@@ -21,17 +21,21 @@ from .timestamp import time_from_json, depth_of
 
 __all__ = ["Replay", "replay_file", "BatchObserver"]
 
+SETTLE_EVERY = 1024  # without observer or checker, batches are propagated in groups of this many
+
 # observer(batch info, scope, updates, frontier changes [(scope, location, time, ±1)])
 BatchObserver = Callable[[BatchInfo, Subgraph, list, list], None]
 
 
+def _parse1(v: Any) -> Any:
+    if type(v) is int:
+        return v
+    raise ValueError(f"timestamp {v!r} is not an integer, but this scope's times have depth 1")
+
+
 def _time_parser(depth: int) -> Callable[[Any], Any]:
     if depth == 1:
-        def parse1(v: Any) -> Any:
-            if type(v) is int:
-                return v
-            raise ValueError(f"timestamp {v!r} is not an integer, but this scope's times have depth 1")
-        return parse1
+        return _parse1
 
     def parse(v: Any) -> Any:
         t = time_from_json(v)
@@ -60,6 +64,8 @@ class Replay:
         self.root.set_pushed_sink(self._sink)
         self._scopes: dict[tuple, tuple[Subgraph, dict, Callable]] = {}
         self._on_error: Callable[[LogError], None] | None = None
+        self._root_entry: tuple | None = None
+        self._unsettled = 0  # batches received but not yet propagated (only without observer and checker)
 
     @property
     def findings(self) -> list[Finding]:
@@ -73,7 +79,10 @@ class Replay:
         try:
             if kind == "progress":
                 self._progress(record, line)
-            elif kind == "operator":
+                return True
+            if self._unsettled and kind in ("operator", "edge", "scope"):
+                self.settle()
+            if kind == "operator":
                 self._operator(record)
             elif kind == "edge":
                 scope = self._scope(record.get("scope"))[0]
@@ -151,22 +160,37 @@ class Replay:
 
     def _progress(self, record: dict, line: int | None) -> None:
         self.progress_records += 1
-        scope, ports, parse = self._scope(record.get("scope", []))
+        path = record.get("scope", [])
+        if path == [] and type(path) is list:
+            entry = self._root_entry
+            if entry is None:
+                entry = self._root_entry = self._scope(path)
+            scope, ports, parse = entry
+        else:
+            scope, ports, parse = self._scope(path)
         raw_updates = record.get("updates")
-        if not isinstance(raw_updates, list):
+        if type(raw_updates) is not list:
             raise ValueError("updates must be a list of [port, time, delta]")
         updates = []
-        for u in raw_updates:
-            port, t, d = u
-            key = tuple(port)
-            loc = ports.get(key)
-            if loc is None:
-                loc = Location.from_json(port)
-                _check_port(scope, loc)
-                ports[key] = loc
-            if type(d) is not int:
-                raise ValueError(f"delta {d!r} is not an integer")
-            updates.append((loc, parse(t), d))
+        append = updates.append
+        if parse is _parse1:
+            for port, t, d in raw_updates:
+                loc = ports.get(tuple(port))
+                if loc is None:
+                    loc = self._port(scope, ports, port)
+                if type(d) is not int or type(t) is not int:
+                    t = parse(t)
+                    if type(d) is not int:
+                        raise ValueError(f"delta {d!r} is not an integer")
+                append((loc, t, d))
+        else:
+            for port, t, d in raw_updates:
+                loc = ports.get(tuple(port))
+                if loc is None:
+                    loc = self._port(scope, ports, port)
+                if type(d) is not int:
+                    raise ValueError(f"delta {d!r} is not an integer")
+                append((loc, parse(t), d))
         at = record.get("at")
         if at is not None:
             self.last_at = at
@@ -179,15 +203,32 @@ class Replay:
                     self.root.schedule()
                 self.checker.check_batch(scope, updates, info)
         scope.receive(updates)
-        self.root.schedule()
         self.batches_applied += 1
-        if sink is not None:
-            pushed = sink[:]
-            sink.clear()
-            if self.checker is not None and pushed:
-                self.checker.check_frontier_changes(pushed, info)
-            if self.observer is not None:
-                self.observer(info, scope, updates, pushed)
+        if sink is None:
+            # Nobody watches individual batches: settle in bulk (counts add up, so the state is the same).
+            self._unsettled += 1
+            if self._unsettled >= SETTLE_EVERY:
+                self.settle()
+            return
+        self.root.schedule()
+        pushed = sink[:]
+        sink.clear()
+        if self.checker is not None and pushed:
+            self.checker.check_frontier_changes(pushed, info)
+        if self.observer is not None:
+            self.observer(info, scope, updates, pushed)
+
+    def settle(self) -> None:
+        """Propagate every batch received so far through the hierarchy."""
+        self._unsettled = 0
+        self.root.schedule()
+
+    @staticmethod
+    def _port(scope: Subgraph, ports: dict, port: Any) -> Location:
+        loc = Location.from_json(port)
+        _check_port(scope, loc)
+        ports[tuple(port)] = loc
+        return loc
 
     # --- reading the state -----------------------------------------------------------------------------
 

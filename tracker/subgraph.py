@@ -353,7 +353,11 @@ class Subgraph(Operate):
                         else:
                             entry.append((t, d))
             tracker.propagate_all()
-            self._dispatch_pushed(tracker.drain_pushed_indexed())
+            if tracker._pushed:
+                if self.pushed_sink is None and not self._scope_inputs:
+                    tracker._pushed = {}  # nobody looks at these frontier changes
+                else:
+                    self._dispatch_pushed(tracker.drain_pushed_indexed())
             if tracker.output_changes:
                 self._dispatch_output_changes()
             if self._active_children:
