@@ -120,7 +120,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+BUILTIN_COMMANDS = ("frontiers", "explain")
+# command -> the module whose register(subparsers) adds it
+EXTERNAL_COMMANDS = {
+    "record": "backend.spark.record",
+}
+
+
+def build_parser(argv_command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="flowscope", description="A visual debugger for dataflow progress.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -139,11 +146,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--at", type=int, metavar="N", help="stop after the first N progress records")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_explain)
+
+    # Commands that live with their subsystem are imported only when asked for (or for --help), so that
+    # `flowscope frontiers` starts without loading the Spark readers or the web server.
+    import importlib
+
+    wanted = argv_command if argv_command in EXTERNAL_COMMANDS else None
+    for module in ([EXTERNAL_COMMANDS[wanted]] if wanted else dict.fromkeys(EXTERNAL_COMMANDS.values())):
+        if wanted or argv_command not in BUILTIN_COMMANDS:
+            importlib.import_module(module).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    args = build_parser(command).parse_args(argv)
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. `flowscope frontiers LOG | head`

@@ -459,9 +459,12 @@ class SparkModel:
                         "QueryProgressEvent", query=qid, batch=batch)
             region.source_time = batch + 1
         watermark = (p.get("eventTime") or {}).get("watermark")
-        self._mark(f"batch {batch} done", region, query=qid, batch=batch, duration_ms=p.get("batchDuration"),
-                   input_rows=p.get("numInputRows"), rate=p.get("inputRowsPerSecond"),
-                   processed_rate=p.get("processedRowsPerSecond"), watermark=watermark)
+        duration = p.get("batchDuration")
+        if duration is None:
+            duration = (p.get("durationMs") or {}).get("triggerExecution")
+        self._mark(f"batch {batch} done", region, query=qid, batch=batch, duration_ms=duration,
+                   input_rows=_progress_total(p, "numInputRows"), rate=_progress_total(p, "inputRowsPerSecond"),
+                   processed_rate=_progress_total(p, "processedRowsPerSecond"), watermark=watermark)
 
     def _on_query_terminated(self, e: dict) -> None:
         region = self.regions.get(("query", e.get("id")))
@@ -492,6 +495,17 @@ class SparkModel:
 
     def _on_log_start(self, e: dict) -> None:
         self.spark_version = e.get("Spark Version")
+
+
+def _progress_total(progress: dict, key: str) -> Any:
+    """A query progress's input rows or rates: the top-level field where Spark writes one, else the sum over its
+    sources (Spark 4's event logs carry these only per source)."""
+    value = progress.get(key)
+    if value is not None:
+        return value
+    values = [s.get(key) for s in progress.get("sources") or [] if isinstance(s, dict)]
+    values = [v for v in values if isinstance(v, (int, float))]
+    return sum(values) if values else None
 
 
 def _scope_name(rdd: dict) -> str | None:

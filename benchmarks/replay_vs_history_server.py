@@ -1,0 +1,385 @@
+"""Time to full state on a large Spark event log: flowscope's replay against Spark's own History Server.
+
+The log: a real one replicated until it is large. By default the shared pyspark 4.3 log of a 1,000-task shuffle
+job (`../shared/spark-events/pyspark-4.3/spark430_1000tasks_shuffle.jsonl.gz`, one SQL execution, 1,004 tasks,
+5 MB) copied 100 times into one application: every copy's jobs, stages, tasks, RDDs and SQL executions renumbered
+past the previous copy's and its times shifted after them, the application's start and end events once. That is
+100 jobs, 200 stages, 100,400 tasks and ~520 MB of JSON, a log Spark itself would have written for a driver that
+ran the same query 100 times (`--copies`, `--source` to change it). It is written once to `benchmarks/out/`.
+
+What is measured, each as a fresh process (start-up included, as a user meets it):
+
+* **flowscope**: read the log (`backend.sources`), run it through the Spark model and apply every progress batch
+  to the tracker (`tracker.replay.Replay`), until every frontier of the finished application is known. Reported:
+  wall time of the process, and events/s and MB/s of the replay itself.
+* **History Server**: Spark's own, started from the installed pyspark (`$SPARK_HOME/bin/spark-class
+  org.apache.spark.deploy.history.HistoryServer`, on 127.0.0.1, a fresh port, a directory holding only this log,
+  `SPARK_DAEMON_MEMORY=4g` so it does not starve), timed from its start until
+  `GET /api/v1/applications/<id>/jobs` answers with every job (the first request makes it replay the whole log);
+  also when the application was first listed. Then it is stopped.
+
+Run::
+
+    .venv/bin/python benchmarks/replay_vs_history_server.py              # generate if needed, best of 3 / 1
+    .venv/bin/python benchmarks/replay_vs_history_server.py --repeat 1 --copies 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+DEFAULT_SOURCE = REPO.parent / "shared" / "spark-events" / "pyspark-4.3" / "spark430_1000tasks_shuffle.jsonl.gz"
+OUT = HERE / "out"
+
+sys.path.insert(0, str(REPO))
+
+import orjson  # noqa: E402
+
+# --- the log ---------------------------------------------------------------------------------------------------------
+
+ONCE_BEFORE = {"SparkListenerLogStart", "SparkListenerResourceProfileAdded", "SparkListenerExecutorAdded",
+               "SparkListenerBlockManagerAdded", "SparkListenerEnvironmentUpdate", "SparkListenerApplicationStart"}
+ONCE_AFTER = {"SparkListenerApplicationEnd"}
+TIME_KEYS = ("Submission Time", "Completion Time", "Launch Time", "Finish Time", "time", "Timestamp")
+
+
+def read_source(path: Path) -> list[dict]:
+    from backend.sources import EventLogReader
+
+    return [ev.event for ev in EventLogReader(path)]
+
+
+class Renumber:
+    """Shifts one copy's ids and times past the previous copies'."""
+
+    def __init__(self, events: list[dict]) -> None:
+        self.job = self.stage = self.task = self.rdd = self.sql = 0
+        times = []
+        for e in events:
+            self._scan(e, times)
+        self.job, self.stage, self.task, self.rdd, self.sql = (x + 1 for x in (
+            self.job, self.stage, self.task, self.rdd, self.sql))
+        body = [t for t in times if t > 0]
+        self.span = (max(body) - min(body) + 1000) if body else 1000
+
+    def _scan(self, obj, times):
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                if k == "Job ID" and isinstance(v, int):
+                    self.job = max(self.job, v)
+                elif k in ("Stage ID", "stageId") and isinstance(v, int):
+                    self.stage = max(self.stage, v)
+                elif k == "Task ID" and isinstance(v, int):
+                    self.task = max(self.task, v)
+                elif k == "RDD ID" and isinstance(v, int):
+                    self.rdd = max(self.rdd, v)
+                elif k in ("executionId", "rootExecutionId") and isinstance(v, int):
+                    self.sql = max(self.sql, v)
+                elif k in TIME_KEYS and isinstance(v, int):
+                    times.append(v)
+                else:
+                    self._scan(v, times)
+        elif isinstance(obj, list):
+            for v in obj:
+                self._scan(v, times)
+
+    def copy(self, event: dict, k: int) -> dict:
+        if k == 0:
+            return event
+        off = {"job": k * self.job, "stage": k * self.stage, "task": k * self.task, "rdd": k * self.rdd,
+               "sql": k * self.sql, "time": k * self.span}
+        return self._shift(event, off, None)
+
+    def _shift(self, obj, off, parent_key):
+        if isinstance(obj, dict):
+            out = {}
+            for key, v in obj.items():
+                if isinstance(v, int) and not isinstance(v, bool):
+                    if key == "Job ID":
+                        v += off["job"]
+                    elif key in ("Stage ID", "stageId"):
+                        v += off["stage"]
+                    elif key == "Task ID":
+                        v += off["task"]
+                    elif key == "RDD ID":
+                        v += off["rdd"]
+                    elif key in ("executionId", "rootExecutionId"):
+                        v += off["sql"]
+                    elif key in TIME_KEYS and v > 0:
+                        v += off["time"]
+                    out[key] = v
+                elif key == "Parent IDs" and isinstance(v, list):  # stage parents, or RDD parents in RDD Info
+                    shift = off["rdd"] if parent_key == "RDD Info" else off["stage"]
+                    out[key] = [p + shift for p in v]
+                elif key == "Stage IDs" and isinstance(v, list):
+                    out[key] = [s + off["stage"] for s in v]
+                elif key == "Properties" and isinstance(v, dict):
+                    props = dict(v)
+                    for p in ("spark.sql.execution.id", "spark.sql.execution.root.id"):
+                        if p in props and str(props[p]).isdigit():
+                            props[p] = str(int(props[p]) + off["sql"])
+                    out[key] = props
+                else:
+                    out[key] = self._shift(v, off, key)
+            return out
+        if isinstance(obj, list):
+            return [self._shift(v, off, parent_key) for v in obj]
+        return obj
+
+
+def generate(source: Path, copies: int, target: Path) -> dict:
+    """Write the replicated log to `target` (plain JSON lines, one file: the layout every Spark reads)."""
+    events = read_source(source)
+    before = [e for e in events if e.get("Event") in ONCE_BEFORE]
+    after = [e for e in events if e.get("Event") in ONCE_AFTER]
+    body = [e for e in events if e.get("Event") not in ONCE_BEFORE | ONCE_AFTER]
+    r = Renumber(body)
+    app_id = next(e["App ID"] for e in before if e.get("Event") == "SparkListenerApplicationStart")
+    tasks = jobs = n = 0
+    tmp = target.with_suffix(".partial")
+    with open(tmp, "wb", buffering=1 << 22) as fh:
+        for e in before:
+            fh.write(orjson.dumps(e) + b"\n")
+            n += 1
+        for k in range(copies):
+            for e in body:
+                fh.write(orjson.dumps(r.copy(e, k)) + b"\n")
+                n += 1
+                kind = e.get("Event")
+                tasks += kind == "SparkListenerTaskEnd"
+                jobs += kind == "SparkListenerJobStart"
+        for e in after:
+            fh.write(orjson.dumps(r.copy(e, copies - 1)) + b"\n")
+            n += 1
+    tmp.rename(target)
+    meta = {"source": source.name, "copies": copies, "app_id": app_id, "events": n, "tasks": tasks, "jobs": jobs,
+            "bytes": target.stat().st_size}
+    target.with_name(target.name + ".json").write_text(json.dumps(meta))
+    return meta
+
+
+def ensure_log(source: Path, copies: int, regen: bool) -> tuple[Path, dict]:
+    events = read_source(source)
+    app_id = next(e["App ID"] for e in events if e.get("Event") == "SparkListenerApplicationStart")
+    directory = OUT / f"history-{source.name.split('.')[0]}-x{copies}"
+    target = directory / app_id  # the History Server wants the file named like the application
+    meta_path = target.with_name(target.name + ".json")
+    if target.exists() and meta_path.exists() and not regen:
+        return target, json.loads(meta_path.read_text())
+    directory.mkdir(parents=True, exist_ok=True)
+    for p in directory.iterdir():
+        p.unlink()
+    print(f"generating {copies} copies of {source.name} into {target} ...", flush=True)
+    started = time.perf_counter()
+    meta = generate(source, copies, target)
+    print(f"  {meta['events']:,} events, {meta['tasks']:,} tasks, {meta['jobs']} jobs, {meta['bytes'] / 1e6:.0f} MB "
+          f"in {time.perf_counter() - started:.0f} s", flush=True)
+    return target, meta
+
+
+# --- flowscope ---------------------------------------------------------------------------------------------------------
+
+FLOWSCOPE = r"""
+import sys, time, json
+t0 = time.perf_counter()
+from backend.spark.record import SparkLogConversion
+from tracker.replay import Replay
+conversion = SparkLogConversion(sys.argv[1])
+replay = Replay(sys.argv[1])
+apply = replay.apply
+for rec in conversion:
+    apply(rec)
+replay.finish()
+state = replay.state()
+t1 = time.perf_counter()
+s = conversion.summary()
+open_ports = sum(1 for sc in state["scopes"] for p in sc["ports"] if p["frontier"])
+m = conversion.model.summary()
+print(json.dumps({"seconds": t1 - t0, "job_status": {str(k): v for k, v in m.jobs.items()},
+                  "stage_status": {f"{k[0]}.{k[1]}": v for k, v in m.stages.items()}, "events": s.events, "bytes": s.bytes_uncompressed, "batches": s.batches,
+                  "jobs": len(conversion.model.jobs), "tasks": conversion.model.task_ends,
+                  "errors": len(replay.errors) + s.corrupt_lines, "open_ports": open_ports,
+                  "scopes": len(state["scopes"])}))
+"""
+
+
+def run_flowscope(log: Path) -> dict:
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", FLOWSCOPE, str(log)], capture_output=True, text=True, cwd=REPO,
+                          check=False)
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"flowscope replay failed:\n{proc.stderr}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["wall"] = wall
+    return result
+
+
+# --- the History Server ------------------------------------------------------------------------------------------------
+
+
+def spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get_json(url: str, timeout: float):
+    with urllib.request.urlopen(url, timeout=timeout) as resp:
+        return json.load(resp)
+
+
+def run_history_server(log: Path, meta: dict, memory: str, timeout: float = 900.0) -> dict:
+    home = spark_home()
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="flowscope-hs-") as tmp:
+        conf = Path(tmp) / "history.conf"
+        conf.write_text("\n".join([
+            f"spark.history.fs.logDirectory {log.parent.resolve().as_uri()}",
+            f"spark.history.ui.port {port}",
+            "spark.history.fs.update.interval 1s",
+            "spark.history.fs.cleaner.enabled false",
+            "spark.ui.enabled true",
+        ]) + "\n")
+        env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
+               "SPARK_DAEMON_MEMORY": memory, "SPARK_LOG_DIR": tmp, "SPARK_PID_DIR": tmp}
+        base = f"http://127.0.0.1:{port}/api/v1/applications"
+        log_file = open(Path(tmp) / "history-server.out", "wb")
+        started = time.perf_counter()
+        proc = subprocess.Popen([str(home / "bin" / "spark-class"), "org.apache.spark.deploy.history.HistoryServer",
+                                 "--properties-file", str(conf)], env=env, stdout=log_file, stderr=subprocess.STDOUT)
+        up = listed = None
+        jobs: list = []
+        try:
+            while time.perf_counter() - started < timeout:
+                if proc.poll() is not None:
+                    raise SystemExit(f"the History Server exited ({proc.returncode}); see its output:\n"
+                                     + (Path(tmp) / "history-server.out").read_text()[-3000:])
+                try:
+                    apps = get_json(base, 5)
+                except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                    time.sleep(0.05)
+                    continue
+                up = up or time.perf_counter() - started
+                if not any(a.get("id") == meta["app_id"] for a in apps):
+                    time.sleep(0.05)
+                    continue
+                listed = listed or time.perf_counter() - started
+                try:
+                    jobs = get_json(f"{base}/{meta['app_id']}/jobs", timeout)
+                except urllib.error.HTTPError:
+                    time.sleep(0.05)
+                    continue
+                if len(jobs) >= meta["jobs"]:
+                    break
+                time.sleep(0.05)
+            done = time.perf_counter() - started
+            stages = get_json(f"{base}/{meta['app_id']}/stages", timeout) if len(jobs) >= meta["jobs"] else []
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            log_file.close()
+    if len(jobs) < meta["jobs"]:
+        raise SystemExit(f"the History Server did not list the application's {meta['jobs']} jobs in {timeout} s")
+    return {"wall": done, "up": up, "listed": listed, "jobs": len(jobs),
+            "succeeded": sum(j.get("status") == "SUCCEEDED" for j in jobs),
+            "stages": {f"{s['stageId']}.{s['attemptId']}": s["status"] for s in stages},
+            "tasks": sum(s["numCompleteTasks"] + s["numFailedTasks"] + s["numKilledTasks"] for s in stages)}
+
+
+# --- report ------------------------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="the event log to replicate")
+    parser.add_argument("--copies", type=int, default=100, help="copies of its jobs in the generated log (100)")
+    parser.add_argument("--repeat", type=int, default=3, help="flowscope runs (best and median are shown; 3)")
+    parser.add_argument("--hs-repeat", type=int, default=1, help="History Server runs (1; at least 1)")
+    parser.add_argument("--hs-memory", default="4g", help="the History Server's heap (SPARK_DAEMON_MEMORY, 4g)")
+    parser.add_argument("--regen", action="store_true", help="regenerate the log even if it exists")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    args = parser.parse_args(argv)
+    if args.repeat < 1 or args.hs_repeat < 1:
+        parser.error("--repeat and --hs-repeat must be at least 1")
+    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
+        parser.error("the History Server needs Java on the PATH (or JAVA_HOME)")
+
+    log, meta = ensure_log(args.source, args.copies, args.regen)
+    mb = meta["bytes"] / 1e6
+    print(f"log: {log} ({mb:.0f} MB, {meta['events']:,} events, {meta['tasks']:,} tasks, {meta['jobs']} jobs)")
+
+    runs = []
+    for i in range(args.repeat):
+        r = run_flowscope(log)
+        assert r["errors"] == 0 and r["open_ports"] == 0 and r["jobs"] == meta["jobs"] and r["tasks"] == meta["tasks"], r
+        runs.append(r)
+        print(f"  flowscope run {i + 1}: {r['wall']:.2f} s wall ({r['seconds']:.2f} s replay)", flush=True)
+    hs_runs = []
+    for i in range(args.hs_repeat):
+        h = run_history_server(log, meta, args.hs_memory)
+        hs_runs.append(h)
+        print(f"  History Server run {i + 1}: up {h['up']:.1f} s, app listed {h['listed']:.1f} s, "
+              f"{h['jobs']} jobs at {h['wall']:.1f} s", flush=True)
+
+    agree = all(h["stages"] == runs[0]["stage_status"] and h["tasks"] == runs[0]["tasks"]
+                and h["succeeded"] == sum(v == "SUCCEEDED" for v in runs[0]["job_status"].values()) for h in hs_runs)
+    print(f"  the History Server and flowscope agree on every job, stage attempt and task count: {agree}")
+    best = min(runs, key=lambda r: r["wall"])
+    med_wall = statistics.median(r["wall"] for r in runs)
+    replay_best = min(r["seconds"] for r in runs)
+    hs_best = min(hs_runs, key=lambda h: h["wall"])
+    figures = {
+        "log": {k: meta[k] for k in ("source", "copies", "events", "tasks", "jobs", "bytes")},
+        "flowscope": {"wall_best": best["wall"], "wall_median": med_wall, "replay_best": replay_best,
+                      "events_per_s": meta["events"] / replay_best, "mb_per_s": mb / replay_best,
+                      "batches": best["batches"]},
+        "history_server": {"wall_best": hs_best["wall"], "up": hs_best["up"], "listed": hs_best["listed"],
+                           "replay_after_listed": hs_best["wall"] - hs_best["listed"],
+                           "events_per_s": meta["events"] / hs_best["wall"], "mb_per_s": mb / hs_best["wall"]},
+    }
+    figures["ratio_wall"] = hs_best["wall"] / best["wall"]
+    figures["agree"] = agree
+    print()
+    print(f"{'':28}{'time to full state':>20}{'events/s':>14}{'MB/s':>10}")
+    print(f"{'flowscope (process)':28}{best['wall']:>18.2f} s{meta['events'] / best['wall']:>14,.0f}"
+          f"{mb / best['wall']:>10.1f}")
+    print(f"{'flowscope (replay only)':28}{replay_best:>18.2f} s{meta['events'] / replay_best:>14,.0f}"
+          f"{mb / replay_best:>10.1f}")
+    print(f"{'History Server (from start)':28}{hs_best['wall']:>18.2f} s{meta['events'] / hs_best['wall']:>14,.0f}"
+          f"{mb / hs_best['wall']:>10.1f}")
+    print(f"{'  of which: app listed at':28}{hs_best['listed']:>18.2f} s")
+    print()
+    print(f"flowscope reaches full state {figures['ratio_wall']:.1f}x faster than the History Server lists the jobs "
+          f"(goal: >= 3x); {best['batches']:,} progress batches applied")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
