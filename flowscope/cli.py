@@ -124,6 +124,8 @@ BUILTIN_COMMANDS = ("frontiers", "explain")
 # command -> the module whose register(subparsers) adds it
 EXTERNAL_COMMANDS = {
     "record": "backend.spark.record",
+    "serve": "backend.cli_commands",
+    "replay": "backend.cli_commands",
 }
 
 

@@ -13,9 +13,11 @@ rather than refusing it. Every finding names the batch (``seq``, worker, ``cause
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from .frontier import Antichain
 from .reachability import OUT, Location
 from .subgraph import Subgraph
 
@@ -68,7 +70,7 @@ class ContractChecker:
         self.findings: list[Finding] = []
         self._seen_nonempty: set[tuple[tuple, Location]] = set()
         self._last_negative: dict[tuple[tuple, Location, Any], BatchInfo] = {}
-        self._summary_cache: dict[int, tuple[Any, dict]] = {}
+        self._reverse_cache: dict[int, tuple[Any, dict, dict]] = {}
 
     # --- before a batch --------------------------------------------------------------------------------
 
@@ -93,17 +95,7 @@ class ContractChecker:
         for loc, t, delta in updates:
             if delta <= 0 or (loc.kind == OUT and loc.node == 0):
                 continue
-            backed = False
-            for origin, summaries in self._summaries_to(scope, loc).items():
-                times = list(removed.get(origin, ()))
-                if origin.kind == OUT and origin.node != 0:
-                    k = tracker.index.get(origin)
-                    if k is not None:
-                        times.extend(t0 for t0, c in tracker.pointstamps[k].updates() if c > 0)
-                if any(le(results_in(s, t0), t) for t0 in times for s in summaries):
-                    backed = True
-                    break
-            if backed:
+            if self._backed(scope, loc, t, removed):
                 continue
             if loc.kind == OUT:
                 found.append(Finding(
@@ -118,14 +110,54 @@ class ContractChecker:
         self.findings.extend(found)
         return found
 
-    def _summaries_to(self, scope: Subgraph, loc: Location) -> dict:
-        cache = self._summary_cache.get(id(scope))
-        if cache is None or cache[0] is not scope._builder:
-            cache = self._summary_cache[id(scope)] = (scope._builder, {})
-        paths = cache[1].get(loc)
-        if paths is None:
-            paths = cache[1][loc] = scope.path_summaries_to(loc)
-        return paths
+    def _backed(self, scope: Subgraph, loc: Location, t: Any, removed: dict[Location, list]) -> bool:
+        """Search backwards from ``loc`` for a removed pointstamp or a held capability that could result in ``t``.
+
+        Breadth-first over (port, summary to ``loc``), keeping only minimal summaries per port, and stopping at the
+        first backing found (usually one hop away) or where even the least time could no longer reach ``<= t``.
+        """
+        d = scope.domain
+        le, add, then, minimum = d.le, d.results_in, d.followed_by, d.minimum
+        reverse_edges, reverse_internal = self._reverse(scope)
+        tracker = scope.tracker
+        seen = {loc: Antichain([d.identity], le)}
+        queue = deque([(loc, d.identity)])
+        while queue:
+            here, s = queue.popleft()
+            if not le(add(s, minimum), t):
+                continue
+            times = removed.get(here)
+            if times and any(le(add(s, t0), t) for t0 in times):
+                return True
+            if here.kind == OUT and here.node != 0:
+                k = tracker.index.get(here)
+                if k is not None and any(c > 0 and le(add(s, t0), t) for t0, c in tracker.pointstamps[k].updates()):
+                    return True
+            if here.kind == OUT:
+                steps = [(tgt, then(op, s)) for tgt, summaries in reverse_internal.get(here, ()) for op in summaries]
+            else:
+                steps = [(src, s) for src in reverse_edges.get(here, ())]
+            for prev, summary in steps:
+                ac = seen.get(prev)
+                if ac is None:
+                    ac = seen[prev] = Antichain((), le)
+                if ac.insert(summary):
+                    queue.append((prev, summary))
+        return False
+
+    def _reverse(self, scope: Subgraph) -> tuple[dict, dict]:
+        """Predecessors of every port in the scope's current structure (cached until it is rebuilt)."""
+        cached = self._reverse_cache.get(id(scope))
+        if cached is not None and cached[0] is scope._builder:
+            return cached[1], cached[2]
+        builder = scope._builder
+        reverse_internal: dict[Location, list] = {}
+        for n, conn in enumerate(builder.nodes):
+            for i, ports in enumerate(conn):
+                for o, ac in ports.items():
+                    reverse_internal.setdefault(Location(n, OUT, o), []).append((Location(n, 0, i), ac))
+        self._reverse_cache[id(scope)] = (builder, scope.in_edges, reverse_internal)
+        return scope.in_edges, reverse_internal
 
     # --- after a batch ---------------------------------------------------------------------------------
 

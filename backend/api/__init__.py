@@ -1,0 +1,1 @@
+"""The REST and WebSocket API, one router per resource (sessions, scopes, timeline, stream)."""

@@ -1,0 +1,234 @@
+"""Typed request and response models: they validate input and document the API (OpenAPI at /docs).
+
+Times are JSON values (an integer, or nested two-element arrays for product times), so they are typed ``Any``.
+A port is ``["in"|"out", node, port]``. A *port row*, the unit of state, is
+``[kind, node, port, frontier, pointstamps, implications]`` with ``frontier`` a list of times and the two count
+lists ``[[time, count], ...]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, Field
+
+PortRow = list[Any]
+
+
+class Problem(BaseModel):
+    detail: str = Field(description="what went wrong and what to do about it")
+
+
+class SessionCreate(BaseModel):
+    path: str = Field(description="a log file (or directory) inside the directories the server was started with")
+    follow: bool = Field(False, description="follow the file as it grows (a live session)")
+    check: bool = Field(True, description="check every batch against the progress contract")
+    name: Optional[str] = Field(None, description="display name (default: the file name)")
+
+
+class SessionInfo(BaseModel):
+    id: str
+    name: str
+    kind: str = Field(description="what the feed is: progress-log, live, spark-eventlog, ...")
+    source: str
+    live: bool = Field(description="the source may still grow; the view follows its head")
+    status: Literal["loading", "live", "done", "failed", "stopped"]
+    error: Optional[str] = None
+    created: float
+    records: int
+    batches: int = Field(description="batches applied so far: the head of the timeline")
+    first_at: Optional[float] = None
+    last_at: Optional[float] = None
+    errors: int = Field(description="corrupt lines and rejected batches")
+    findings: int
+    marks: int
+    scopes: int
+    operators: int
+    checked: bool
+
+
+class ScopeTree(BaseModel):
+    path: list[int]
+    name: str
+    depth: int
+    operators: int
+    inputs: int
+    outputs: int
+    scopes: list["ScopeTree"]
+
+
+class GraphNode(BaseModel):
+    id: int = Field(description="child index in the scope (0 for the boundary boxes)")
+    box: str = Field(description="'enter' / 'leave' for the scope's boundary, else the child index")
+    kind: Literal["operator", "scope", "enter", "leave"]
+    name: str
+    inputs: int
+    outputs: int
+    x: float
+    y: float
+    w: float
+    h: float
+    layer: int
+    band: int
+    attrs: dict[str, Any] = {}
+    scope: Optional[list[int]] = Field(None, description="for a folded nested scope: its path, to open it")
+    contains: Optional[int] = Field(None, description="for a folded nested scope: operators inside, at any depth")
+
+
+class GraphEdge(BaseModel):
+    from_: list[Any] = Field(alias="from")
+    to: list[Any]
+    feedback: bool = Field(description="set aside by the layering (closes a cycle)")
+
+
+class Graph(BaseModel):
+    scope: list[int]
+    name: str
+    depth: int
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    width: float
+    height: float
+    layers: int
+    bands: int
+    band_y: list[list[float]] = Field(description="top and bottom of each band (rows of wrapped layers)")
+    band_gap: float
+    node_width: float
+    port_gap: float
+    version: int = Field(description="structure version: the graph changes when the dataflow grows")
+
+
+class ScopeState(BaseModel):
+    scope: list[int]
+    batch: int = Field(description="the state after this many batches")
+    head: int
+    at: Optional[float] = Field(None, description="wall clock of that batch")
+    version: int
+    ports: list[PortRow] = Field(description="[kind, node, port, frontier, pointstamps, implications]")
+
+
+class HolderOut(BaseModel):
+    location: list[Any]
+    time: Any
+    count: int
+    summary: Any
+    results_in: Any
+    from_parent: bool
+    what: Literal["capability", "message", "parent-frontier", "nested-scope"]
+    operator: str = Field(description="name of the operator (or nested scope) holding it")
+    attrs: dict[str, Any] = Field({}, description="the operator's metadata: Spark stage, tasks, executors, ...")
+    path: list[list[Any]] = Field(description="ports from the holder to the asked port, for highlighting")
+    next: Optional[dict[str, Any]] = Field(None, description="where to ask next: {scope, port} (nested or parent)")
+
+
+class Explanation(BaseModel):
+    scope: list[int]
+    port: list[Any]
+    time: Any
+    frontier: list[Any]
+    batch: int
+    holders: list[HolderOut]
+    implied: list[HolderOut]
+    held: bool
+
+
+class Strata(BaseModel):
+    scope: list[int]
+    strata: list[list[int]] = Field(description="operators by stratum: longest path from the sources, feedback set aside")
+    feedback: list[list[str]] = Field(description="the edges (between boxes) set aside to break cycles")
+
+
+class FindingOut(BaseModel):
+    kind: str
+    scope: list[int]
+    port: list[Any]
+    time: Any
+    message: str
+    batch: dict[str, Any]
+
+
+class Findings(BaseModel):
+    total: int
+    findings: list[FindingOut]
+
+
+class Mark(BaseModel):
+    label: str
+    at: Optional[float] = None
+    after: int = Field(description="batches applied before the mark")
+    scope: Optional[list[int]] = None
+
+
+class Marks(BaseModel):
+    total: int
+    marks: list[Mark]
+
+
+class LogErrorOut(BaseModel):
+    path: str
+    line: int
+    reason: str
+
+
+class Errors(BaseModel):
+    total: int
+    errors: list[LogErrorOut]
+
+
+class SearchHit(BaseModel):
+    scope: list[int]
+    scope_name: str
+    node: int
+    name: str
+    nested: bool
+
+
+class StepSeries(BaseModel):
+    name: str
+    t: list[float]
+    v: list[Optional[float]]
+
+
+class CountSeries(BaseModel):
+    t: list[float]
+    messages: list[float]
+    capabilities: list[float]
+
+
+class Series(BaseModel):
+    scope: list[int]
+    nodes: dict[str, StepSeries] = Field(description="per operator: its frontier as a number over wall time")
+    counts: CountSeries = Field(description="messages in flight and capabilities held in the scope over time")
+
+
+class WorkerStats(BaseModel):
+    worker: int
+    batches: int
+    first_batch: int
+    last_batch: int
+    first_at: float
+    last_at: float
+
+
+class Workers(BaseModel):
+    workers: list[WorkerStats]
+    buckets: list[float] = Field(description="start wall time of each histogram bucket")
+    histogram: dict[str, list[int]] = Field(description="per worker: batches in each bucket")
+
+
+class BatchRow(BaseModel):
+    batch: int
+    at: Optional[float]
+    worker: Optional[int]
+    scope: list[int]
+    seq: Any = None
+    cause: Any = None
+    updates: int
+
+
+class Batches(BaseModel):
+    total: int
+    batches: list[BatchRow]
+
+
+ScopeTree.model_rebuild()

@@ -1,0 +1,191 @@
+"""/api/sessions/{sid}/...: the scope tree, a scope's graph, its state at a batch or wall time, explain, search.
+
+Reads of the present run on the event loop, between ingest slices (a consistent state, no locks). Reads of the
+past restore a replay from the history in a worker thread, so a seek never stalls the stream or other requests.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import orjson
+from fastapi import APIRouter, Depends, HTTPException, Query
+from starlette.concurrency import run_in_threadpool
+
+from tracker.explain import explain as tracker_explain
+from tracker.reachability import OUT, Location
+from tracker.replay import Replay
+
+from ..layout import scope_graph, strata as stratify
+from ..paths import holder_path, port_graph
+from ..session import Session, port_rows
+from . import deps
+from .models import Explanation, Graph, Problem, ScopeState, ScopeTree, SearchHit, Strata
+
+router = APIRouter(prefix="/api/sessions/{sid}", tags=["scopes"])
+
+_ERRORS = {400: {"model": Problem}, 404: {"model": Problem}}
+
+
+def _find(root, path: tuple, batch: int | None = None):
+    try:
+        return root.find(path)
+    except KeyError:
+        when = f" at batch {batch}" if batch is not None else ""
+        raise HTTPException(404, f"no scope {list(path)}{when}; GET .../scopes lists them") from None
+
+
+@router.get("/scopes", response_model=ScopeTree, responses=_ERRORS, summary="The scope hierarchy")
+async def scopes(session: Session = Depends(deps.session)):
+    return deps.JSON(session.scope_tree())
+
+
+@router.get("/graph", response_model=Graph, responses=_ERRORS,
+            summary="A scope's operators and channels, laid out (nested scopes folded)")
+async def graph(session: Session = Depends(deps.session), path: tuple = Depends(deps.scope_path)):
+    _find(session.replay.root, path)
+    return deps.JSON(orjson.Fragment(await session.graph_json(path)))
+
+
+@router.get("/strata", response_model=Strata, responses=_ERRORS,
+            summary="A scope's strata: operators by topological layer, feedback edges set aside")
+async def strata(session: Session = Depends(deps.session), path: tuple = Depends(deps.scope_path)):
+    g = scope_graph(_find(session.replay.root, path))
+    out = await run_in_threadpool(stratify, g)
+    out["scope"] = list(path)
+    return deps.JSON(out)
+
+
+def _time(scope, value: Optional[str]):
+    if value is None or value == "":
+        return None
+    try:
+        return scope.domain.parse(orjson.loads(value))
+    except (orjson.JSONDecodeError, ValueError, TypeError) as e:
+        raise HTTPException(400, f"time {value!r}: {e} (give a JSON time like 5 or [5,0])") from None
+
+
+def _port(text: str) -> Location:
+    try:
+        kind, node, port = (p.strip() for p in text.strip("[]").replace('"', "").split(","))
+        return Location.from_json([kind, int(node), int(port)])
+    except (ValueError, KeyError, TypeError):
+        raise HTTPException(400, f"port {text!r}: give in,NODE,PORT or out,NODE,PORT") from None
+
+
+def _batch(session: Session, batch: Optional[int], at: Optional[float]) -> int:
+    head = session.head
+    if at is not None:
+        return session.history.batch_at_time(at)
+    if batch is None or batch > head:
+        return head
+    if batch < 0:
+        return max(0, head + 1 + batch)  # -1 is the head
+    return batch
+
+
+@router.get("/state", response_model=ScopeState, responses=_ERRORS,
+            summary="Every port of a scope after a batch (default: the head) or at a wall time",
+            description="Port rows are `[kind, node, port, frontier, pointstamps, implications]`.")
+async def state(
+    session: Session = Depends(deps.session),
+    path: tuple = Depends(deps.scope_path),
+    batch: Optional[int] = Query(None, description="state after this many batches (negative: from the head)"),
+    at: Optional[float] = Query(None, description="state at this wall-clock time (seconds)"),
+):
+    k = _batch(session, batch, at)
+    version = session.structure_version
+    if k >= session.head:
+        scope = _find(session.replay.root, path)
+        return deps.JSON({"scope": list(path), "batch": session.head, "head": session.head,
+                          "at": session.history.time_of(session.head), "version": version,
+                          "ports": port_rows(scope)})
+
+    def past():
+        with session.history.at_batch(k) as replay:
+            try:
+                scope = replay.root.find(path)
+            except KeyError:
+                return None
+            return port_rows(scope)
+
+    rows = await run_in_threadpool(past)
+    if rows is None:
+        raise HTTPException(404, f"no scope {list(path)} at batch {k}")
+    return deps.JSON({"scope": list(path), "batch": k, "head": session.head, "at": session.history.time_of(k),
+                      "version": version, "ports": rows})
+
+
+def _explain(session: Session, replay: Replay, path: tuple, loc: Location, time_text: Optional[str],
+             batch: int, live: bool) -> dict:
+    scope = _find(replay.root, path, batch)
+    scope._ensure_built()
+    if loc not in scope.tracker.index:
+        raise HTTPException(404, f"scope {list(path)} has no port {loc.to_json()}")
+    t = _time(scope, time_text)
+    frontier = scope.tracker.frontier(loc)
+    if t is None:
+        if not frontier:
+            return {"scope": list(path), "port": loc.to_json(), "time": None, "frontier": [], "batch": batch,
+                    "holders": [], "implied": [], "held": False}
+        t = min(frontier)
+    answer = tracker_explain(scope, loc, t)
+    key = ("ports", path, session.structure_version)
+    g = session.cache.get(key) if live else None
+    if g is None:
+        g = port_graph(scope)
+        if live:
+            session.cache[key] = g
+
+    def holder(h) -> dict:
+        out = h.to_json()
+        node = h.location.node
+        child = scope.children.get(node)
+        nxt = None
+        if node == 0:
+            what, name, attrs = "parent-frontier", "scope input", {}
+            if scope.parent is not None:
+                nxt = {"scope": list(scope.parent.path), "port": ["in", scope.node, h.location.port]}
+        elif h.location.kind == OUT and child is not None and child.scope is not None:
+            what, name, attrs = "nested-scope", child.name, child.attrs
+            nxt = {"scope": list(child.scope.path), "port": ["in", 0, h.location.port]}
+        else:
+            what = "capability" if h.location.kind == OUT else "message"
+            name, attrs = (child.name, child.attrs) if child is not None else ("", {})
+        out.update(what=what, operator=name, attrs=attrs, next=nxt,
+                   path=[p.to_json() for p in holder_path(g, h.location, loc)])
+        return out
+
+    return {
+        "scope": list(path), "port": loc.to_json(), "time": t, "frontier": frontier, "batch": batch,
+        "holders": [holder(h) for h in answer.holders], "implied": [holder(h) for h in answer.implied],
+        "held": answer.held,
+    }
+
+
+@router.get("/explain", response_model=Explanation, responses=_ERRORS,
+            summary="Why is this stuck: the minimal pointstamps that could still result in a time at a port")
+async def explain(
+    session: Session = Depends(deps.session),
+    path: tuple = Depends(deps.scope_path),
+    port: str = Query(..., description="in,NODE,PORT or out,NODE,PORT"),
+    time: Optional[str] = Query(None, description="JSON time (default: the least time in the port's frontier)"),
+    batch: Optional[int] = Query(None, description="after this many batches (default: the head)"),
+    at: Optional[float] = Query(None, description="at this wall-clock time"),
+):
+    loc = _port(port)
+    k = _batch(session, batch, at)
+    if k >= session.head:
+        return deps.JSON(_explain(session, session.replay, path, loc, time, session.head, True))
+
+    def past():
+        with session.history.at_batch(k) as replay:
+            return _explain(session, replay, path, loc, time, k, False)
+
+    return deps.JSON(await run_in_threadpool(past))
+
+
+@router.get("/search", response_model=list[SearchHit], summary="Operators whose name contains q, in every scope")
+async def search(session: Session = Depends(deps.session), q: str = Query(..., min_length=1),
+                 limit: int = Query(50, ge=1, le=500)):
+    return session.search(q, limit)

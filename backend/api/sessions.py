@@ -1,0 +1,72 @@
+"""/api/sessions: list, create (from a path or an upload), show, delete."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+
+from ..feeds import FeedError
+from ..manager import SessionManager, UploadTooLarge
+from ..security import PathNotAllowed
+from ..session import Session
+from . import deps
+from .models import Problem, SessionCreate, SessionInfo
+
+router = APIRouter(prefix="/api/sessions", tags=["sessions"])
+
+_ERRORS = {403: {"model": Problem}, 404: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
+
+
+@router.get("", response_model=list[SessionInfo], summary="All sessions")
+async def list_sessions(manager: SessionManager = Depends(deps.manager)):
+    return [s.info() for s in manager.sessions.values()]
+
+
+@router.post("", response_model=SessionInfo, status_code=201, responses=_ERRORS,
+             summary="Open a log (progress log, or any kind the feed registry knows) from a path")
+async def create_session(body: SessionCreate, manager: SessionManager = Depends(deps.manager)):
+    try:
+        session = manager.open_path(body.path, follow=body.follow, check=body.check, name=body.name)
+    except PathNotAllowed as e:
+        raise HTTPException(403, str(e)) from None
+    except FileNotFoundError as e:
+        raise HTTPException(404, str(e)) from None
+    except FeedError as e:
+        raise HTTPException(422, str(e)) from None
+    return session.info()
+
+
+@router.post("/upload", response_model=SessionInfo, status_code=201, responses=_ERRORS,
+             summary="Upload a log (the request body is the file's bytes) and open it",
+             description="Send the file as the raw request body (`curl --data-binary @log.jsonl.gz`); `filename` "
+                         "keeps its suffix, which selects the decompression (.gz, .zst). The upload goes to the "
+                         "session's own directory and is removed with the session.")
+async def upload_session(
+    request: Request,
+    filename: str = Query("upload.jsonl", description="the file's name (its suffix selects the codec)"),
+    check: bool = Query(True),
+    manager: SessionManager = Depends(deps.manager),
+):
+    declared = request.headers.get("content-length")
+    try:
+        declared_n = int(declared) if declared is not None else None
+    except ValueError:
+        raise HTTPException(400, "bad Content-Length header") from None
+    try:
+        session = await manager.upload(filename, request.stream(), declared_n, check)
+    except UploadTooLarge as e:
+        raise HTTPException(413, str(e)) from None
+    except FeedError as e:
+        raise HTTPException(422, str(e)) from None
+    return session.info()
+
+
+@router.get("/{sid}", response_model=SessionInfo, responses=_ERRORS, summary="One session")
+async def get_session(session: Session = Depends(deps.session)):
+    return session.info()
+
+
+@router.delete("/{sid}", status_code=204, responses=_ERRORS, summary="Stop a session and remove its uploads")
+async def delete_session(sid: str, manager: SessionManager = Depends(deps.manager)):
+    if not await manager.delete(sid):
+        raise HTTPException(404, f"no session {sid!r}")
+    return Response(status_code=204)

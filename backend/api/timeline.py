@@ -1,0 +1,133 @@
+"""/api/sessions/{sid}/...: what the timeline shows: marks, contract findings, read errors, chart series, workers
+and their batches."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from fastapi import APIRouter, Depends, HTTPException, Query
+from starlette.concurrency import run_in_threadpool
+
+from ..session import Session
+from . import deps
+from .models import Batches, Errors, Findings, Marks, Problem, Series, Workers
+
+router = APIRouter(prefix="/api/sessions/{sid}", tags=["timeline"])
+
+_ERRORS = {400: {"model": Problem}, 404: {"model": Problem}}
+
+
+def _mark(m: dict) -> dict:
+    out = {"label": str(m.get("label", "")), "at": m.get("at"), "after": m.get("after", 0)}
+    scope = m.get("scope")
+    if isinstance(scope, list):
+        out["scope"] = scope
+    return out
+
+
+@router.get("/marks", response_model=Marks, responses=_ERRORS, summary="Timeline marks (job/batch/query starts, ticks)")
+async def marks(session: Session = Depends(deps.session), offset: int = Query(0, ge=0),
+                limit: int = Query(5000, ge=1, le=100000)):
+    all_marks = session.replay.marks
+    return deps.JSON({"total": len(all_marks), "marks": [_mark(m) for m in all_marks[offset:offset + limit]]})
+
+
+@router.get("/findings", response_model=Findings, responses=_ERRORS, summary="Progress-contract findings")
+async def findings(session: Session = Depends(deps.session), offset: int = Query(0, ge=0),
+                   limit: int = Query(1000, ge=1, le=100000)):
+    found = session.replay.findings
+    return deps.JSON({"total": len(found), "findings": [f.to_json() for f in found[offset:offset + limit]]})
+
+
+@router.get("/errors", response_model=Errors, responses=_ERRORS, summary="Corrupt lines and rejected batches")
+async def errors(session: Session = Depends(deps.session), offset: int = Query(0, ge=0),
+                 limit: int = Query(1000, ge=1, le=100000)):
+    errs = session.errors()
+    return deps.JSON({"total": len(errs), "errors": [{"path": e.path, "line": e.line, "reason": e.reason}
+                                                      for e in errs[offset:offset + limit]]})
+
+
+@router.get("/series", response_model=Series, responses=_ERRORS,
+            summary="Chart data: each operator's frontier over wall time, counts in flight")
+async def series(session: Session = Depends(deps.session), path: tuple = Depends(deps.scope_path),
+                 nodes: Optional[str] = Query(None, description="comma-separated operator indices (default: all)")):
+    try:
+        scope = session.replay.root.find(path)
+    except KeyError:
+        raise HTTPException(404, f"no scope {list(path)}") from None
+    wanted = None
+    if nodes:
+        try:
+            wanted = [int(n) for n in nodes.split(",") if n.strip()]
+        except ValueError:
+            raise HTTPException(400, "nodes: comma-separated integers") from None
+    data = session.series.to_json(scope, wanted)
+    data["scope"] = list(path)
+    return deps.JSON(data)
+
+
+def _workers(session: Session, buckets: int) -> dict:
+    h = session.history
+    n = h.batches
+    at, worker = h.at, h.worker
+    stats: dict[int, list] = {}
+    for b in range(n):
+        w = worker[b]
+        s = stats.get(w)
+        if s is None:
+            stats[w] = [1, b + 1, b + 1, at[b], at[b]]
+        else:
+            s[0] += 1
+            s[2] = b + 1
+            if at[b] < s[3]:
+                s[3] = at[b]
+            if at[b] > s[4]:
+                s[4] = at[b]
+    lo = min((s[3] for s in stats.values()), default=0.0)
+    hi = max((s[4] for s in stats.values()), default=0.0)
+    width = (hi - lo) / buckets if hi > lo else 1.0
+    hist = {str(w): [0] * buckets for w in stats}
+    for b in range(n):
+        i = min(buckets - 1, int((at[b] - lo) / width)) if width else 0
+        hist[str(worker[b])][max(0, i)] += 1
+    return {
+        "workers": [{"worker": w, "batches": s[0], "first_batch": s[1], "last_batch": s[2], "first_at": s[3],
+                     "last_at": s[4]} for w, s in sorted(stats.items())],
+        "buckets": [lo + i * width for i in range(buckets)],
+        "histogram": hist,
+    }
+
+
+@router.get("/workers", response_model=Workers, responses=_ERRORS,
+            summary="Per worker (executor): batches, first and last, and a histogram over wall time")
+async def workers(session: Session = Depends(deps.session), buckets: int = Query(60, ge=1, le=1000)):
+    return deps.JSON(await run_in_threadpool(_workers, session, buckets))
+
+
+@router.get("/batches", response_model=Batches, responses=_ERRORS,
+            summary="The batches in order (optionally one worker's), with seq, cause and size")
+async def batches(session: Session = Depends(deps.session), offset: int = Query(0, ge=0),
+                  limit: int = Query(100, ge=1, le=1000), worker: Optional[int] = Query(None)):
+    h = session.history
+
+    def rows() -> dict:
+        n = h.batches
+        if worker is None:
+            numbers = range(offset + 1, min(n, offset + limit) + 1)
+            total = n
+        else:
+            ws = h.worker
+            matching = [b + 1 for b in range(n) if ws[b] == worker]
+            total = len(matching)
+            numbers = matching[offset:offset + limit]
+        out = []
+        for b in numbers:
+            rec = h.batch_record(b)
+            w = h.worker[b - 1]
+            out.append({"batch": b, "at": h.at[b - 1] if not math.isnan(h.at[b - 1]) else None,
+                        "worker": None if w == -1 else w, "scope": list(h.scope_paths[h.scope[b - 1]]),
+                        "seq": rec.get("seq"), "cause": rec.get("cause"), "updates": len(rec.get("updates") or ())})
+        return {"total": total, "batches": out}
+
+    return deps.JSON(await run_in_threadpool(rows))

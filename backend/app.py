@@ -1,0 +1,147 @@
+"""The application factory: settings in, a FastAPI app out, everything wired explicitly.
+
+``create_app(settings)`` builds the session manager (with its feed registry), the routers (sessions, scopes,
+timeline, stream), the token middleware when a token is set, and the frontend: ``/`` serves
+``frontend/index.html``, ``/static/`` the ES modules and CSS, ``/vendor/plotly.min.js`` the file shipped inside
+the installed ``plotly`` package (no CDN, no build step). Nothing lives in module globals: two apps in one process
+(tests do this) share nothing.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import ipaddress
+import tempfile
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import FileResponse, Response
+from starlette.concurrency import run_in_threadpool
+from fastapi.staticfiles import StaticFiles
+
+from .api import scopes, sessions, stream, timeline
+from .feeds import FeedRegistry, default_registry
+from .manager import SessionManager
+from .security import TokenMiddleware
+
+__all__ = ["Settings", "create_app", "plotly_js", "FRONTEND", "is_loopback"]
+
+FRONTEND = Path(__file__).resolve().parent.parent / "frontend"
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 0
+    token: str | None = None
+    allowed_dirs: list[Path] = field(default_factory=lambda: [Path.cwd()])
+    data_dir: Path | None = None  # uploads go to data_dir/sessions/<id>/; default: a temporary directory
+    upload_limit: int = 512 * 1024 * 1024
+    follow_dirs: list[Path] = field(default_factory=list)
+    open_paths: list[str] = field(default_factory=list)  # logs to open as sessions at startup
+    check_contracts: bool = True
+    checkpoint_every: int = 4096
+    frontend_dir: Path = FRONTEND
+    registry: FeedRegistry | None = None
+
+    def validate(self) -> None:
+        if not is_loopback(self.host) and not self.token:
+            raise ValueError(f"binding {self.host} exposes the server beyond this machine: give --token T too "
+                             "(every request and WebSocket must then carry it)")
+        if self.upload_limit < 1:
+            raise ValueError("upload_limit must be positive")
+
+
+def plotly_js() -> Path:
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("the plotly package is not installed (pip install plotly)")
+    return Path(list(spec.submodule_search_locations)[0]) / "package_data" / "plotly.min.js"
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+    settings.validate()
+    owned_tmp = None
+    if settings.data_dir is None:
+        owned_tmp = tempfile.TemporaryDirectory(prefix="flowscope-")
+        settings.data_dir = Path(owned_tmp.name)
+    registry = settings.registry or default_registry()
+    manager = SessionManager(settings, registry)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        for path in settings.open_paths:
+            manager.open_path(path)
+        for d in settings.follow_dirs:
+            manager.follow_directory(d)
+        try:
+            yield
+        finally:
+            await manager.close()
+            if owned_tmp is not None:
+                owned_tmp.cleanup()
+
+    app = FastAPI(
+        title="flowscope",
+        summary="A visual debugger for dataflow progress",
+        description="Sessions replay or follow a dataflow's progress (progress logs, Spark event logs, live feeds); "
+                    "the API serves each scope's graph, its state at any batch, explanations of stuck frontiers, "
+                    "and a WebSocket stream of changes.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.manager = manager
+    for router in (sessions.router, scopes.router, timeline.router, stream.router):
+        app.include_router(router)
+
+    @app.get("/api/health", tags=["server"], summary="Liveness")
+    async def health() -> dict:
+        return {"ok": True, "sessions": len(manager.sessions)}
+
+    frontend = Path(settings.frontend_dir)
+    no_cache = {"Cache-Control": "no-cache"}
+
+    @app.get("/", include_in_schema=False)
+    async def index():
+        return FileResponse(frontend / "index.html", headers=no_cache)
+
+    plotly_path = plotly_js()
+    plotly_cache: dict[str, bytes] = {}
+
+    def plotly_bytes() -> tuple[bytes, bytes]:
+        """The file and its gzip, read and compressed once: one write each, whatever the server is doing."""
+        if "raw" not in plotly_cache:
+            raw = plotly_path.read_bytes()
+            plotly_cache["gz"] = gzip.compress(raw, 6)
+            plotly_cache["raw"] = raw
+        return plotly_cache["raw"], plotly_cache["gz"]
+
+    @app.get("/vendor/plotly.min.js", include_in_schema=False)
+    async def plotly(request: Request):
+        if not plotly_path.exists():
+            raise HTTPException(404, "plotly.min.js not found in the installed plotly package")
+        raw, gz = await run_in_threadpool(plotly_bytes)
+        headers = {"Cache-Control": "public, max-age=86400", "Vary": "Accept-Encoding"}
+        if "gzip" in request.headers.get("accept-encoding", ""):
+            headers["Content-Encoding"] = "gzip"
+            return Response(gz, media_type="text/javascript", headers=headers)
+        return Response(raw, media_type="text/javascript", headers=headers)
+
+    app.mount("/static", StaticFiles(directory=frontend), name="static")
+    if settings.token:
+        app.add_middleware(TokenMiddleware, token=settings.token)
+    return app

@@ -1,0 +1,398 @@
+"""Feeds: where a session's progress-log records come from.
+
+A session does not care what produced its records: a finished progress log, a progress log that is still being
+written, the Spark model turning an event log into batches, or a live attachment pushing records as they happen.
+All of them are a :class:`Feed`: something that can be *polled* for the records available now. ``poll`` returns
+a list of ``(line, record)`` pairs (``line`` is the record's line in its file, or ``None``), an empty list when
+nothing is available yet (a live feed), and ``None`` once the feed is finished. Polling never blocks for long:
+the session's ingest loop interleaves it with everything else the server does, and waits with
+:meth:`Feed.wait` when a live feed is idle.
+
+Which feed a *path* becomes is decided by a :class:`FeedRegistry`: each registered :class:`FeedKind` can
+``check`` a path (returning ``None`` if the path is its kind, or the reason it is not) and ``open`` it, finished
+or followed. The default registry knows flowscope progress logs; other parts of the project add their kinds
+through a ``register(registry)`` function in a module listed in ``EXTENSIONS`` (the Spark model's
+``backend.spark.follow_feed`` adds Spark event logs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import orjson
+
+from tracker.progress_log import FORMAT, VERSION, LogError, ProgressLogError, open_binary, read_records
+
+__all__ = [
+    "Feed",
+    "FeedError",
+    "FeedKind",
+    "FeedRegistry",
+    "IterFeed",
+    "ProgressLogFeed",
+    "FollowProgressLog",
+    "PushFeed",
+    "default_registry",
+    "check_progress_log",
+]
+
+Record = tuple[int | None, dict]
+
+
+class FeedError(ValueError):
+    """A path cannot become a feed; the message says why and is meant for the user."""
+
+
+class Feed:
+    """A source of progress-log records (see the module docstring)."""
+
+    kind: str = "feed"
+    label: str = ""
+    live: bool = False  # may still grow: the session follows its head
+
+    def __init__(self) -> None:
+        self.errors: list[LogError] = []  # read problems (corrupt lines), reported and skipped
+
+    def poll(self, limit: int) -> list[Record] | None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    async def wait(self, timeout: float) -> None:
+        """Wait until records may be available (at most ``timeout`` seconds)."""
+        await asyncio.sleep(timeout)
+
+    def close(self) -> None:
+        pass
+
+
+class IterFeed(Feed):
+    """Any iterable of records (or ``(line, record)`` pairs): a generator from the Spark model, a list in tests."""
+
+    kind = "records"
+
+    def __init__(self, records: Iterable[Any], label: str = "records", kind: str | None = None) -> None:
+        super().__init__()
+        self._it: Iterator[Any] | None = iter(records)
+        self.label = label
+        if kind:
+            self.kind = kind
+
+    def poll(self, limit: int) -> list[Record] | None:
+        if self._it is None:
+            return None
+        out: list[Record] = []
+        for item in itertools.islice(self._it, limit):
+            out.append((None, item) if isinstance(item, dict) else (item[0], item[1]))
+        if not out:
+            self._it = None
+            return None
+        return out
+
+
+class ProgressLogFeed(Feed):
+    """A finished flowscope progress log (plain, .gz or .zst)."""
+
+    kind = "progress-log"
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        super().__init__()
+        self.path = os.fspath(path)
+        self.label = os.path.basename(self.path)
+        self._it: Iterator[Record] | None = read_records(self.path, self.errors)
+
+    def poll(self, limit: int) -> list[Record] | None:
+        if self._it is None:
+            return None
+        try:
+            out = list(itertools.islice(self._it, limit))
+        except ProgressLogError as e:
+            self.errors.append(LogError(self.path, 0, str(e)))
+            out = []
+        except OSError as e:  # a corrupt compressed stream: keep what was read, report the rest
+            self.errors.append(LogError(self.path, 0, f"cannot read further: {e}"))
+            out = []
+        if not out:
+            self._it = None
+            return None
+        return out
+
+    def close(self) -> None:
+        if self._it is not None:
+            self._it.close()  # type: ignore[attr-defined]
+            self._it = None
+
+
+class FollowProgressLog(Feed):
+    """A plain-text progress log that is still being written: tailed, a partial last line kept for later."""
+
+    kind = "progress-log"
+    live = True
+
+    def __init__(self, path: str | os.PathLike, poll_interval: float = 0.1) -> None:
+        super().__init__()
+        self.path = os.fspath(path)
+        self.label = os.path.basename(self.path) + " (followed)"
+        self.poll_interval = poll_interval
+        self._fh = None
+        self._partial = b""
+        self._lines: collections.deque[bytes] = collections.deque()
+        self._lineno = 0
+        self._header = False
+        self._closed = False
+
+    def _fill(self) -> None:
+        if self._fh is None:
+            try:
+                self._fh = open(self.path, "rb")
+            except FileNotFoundError:
+                return
+        data = self._fh.read(1 << 20)
+        if not data:
+            return
+        parts = (self._partial + data).split(b"\n")
+        self._partial = parts.pop()
+        self._lines.extend(parts)
+
+    def poll(self, limit: int) -> list[Record] | None:
+        if self._closed:
+            return None
+        if len(self._lines) < limit:
+            self._fill()
+        out: list[Record] = []
+        while self._lines and len(out) < limit:
+            raw = self._lines.popleft()
+            self._lineno += 1
+            if not raw.strip():
+                continue
+            try:
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError as e:
+                self.errors.append(LogError(self.path, self._lineno, f"invalid JSON: {e}"))
+                continue
+            if type(record) is not dict:
+                self.errors.append(LogError(self.path, self._lineno, "expected a JSON object"))
+                continue
+            if not self._header:
+                reason = _header_problem(record)
+                if reason:
+                    self.errors.append(LogError(self.path, self._lineno, reason))
+                    self._closed = True
+                    return None
+                self._header = True
+            out.append((self._lineno, record))
+        return out
+
+    async def wait(self, timeout: float) -> None:
+        await asyncio.sleep(min(timeout, self.poll_interval))
+
+    def close(self) -> None:
+        self._closed = True
+        if self._fh is not None:
+            self._fh.close()
+
+
+class PushFeed(Feed):
+    """A live attachment: another thread (or the event loop) pushes records; the session pulls them.
+
+    ``push`` never blocks and never waits for the tracker: records queue up and the session applies them in
+    order. ``end()`` finishes the feed once the queue is drained.
+    """
+
+    kind = "live"
+    live = True
+
+    def __init__(self, label: str = "live") -> None:
+        super().__init__()
+        self.label = label
+        self._queue: collections.deque[Record] = collections.deque()
+        self._ended = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._event: asyncio.Event | None = None
+        self._lock = threading.Lock()
+
+    def push(self, record: dict, line: int | None = None) -> None:
+        self._queue.append((line, record))
+        self._wake()
+
+    def push_many(self, records: Iterable[dict]) -> None:
+        self._queue.extend((None, r) for r in records)
+        self._wake()
+
+    def end(self) -> None:
+        self._ended = True
+        self._wake()
+
+    def _wake(self) -> None:
+        loop, event = self._loop, self._event
+        if loop is None or event is None:
+            return
+        try:
+            if threading.get_ident() == getattr(loop, "_thread_id", None):
+                event.set()
+            else:
+                loop.call_soon_threadsafe(event.set)
+        except RuntimeError:  # the loop is closed
+            pass
+
+    def poll(self, limit: int) -> list[Record] | None:
+        q = self._queue
+        if not q:
+            return None if self._ended else []
+        n = min(limit, len(q))
+        return [q.popleft() for _ in range(n)]
+
+    async def wait(self, timeout: float) -> None:
+        if self._event is None:
+            self._loop = asyncio.get_running_loop()
+            self._event = asyncio.Event()
+        if self._queue or self._ended:
+            return
+        self._event.clear()
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+
+
+# --- recognising paths -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FeedKind:
+    """One kind of log a path can be. ``check(path)`` is None when the path is this kind, else the reason not."""
+
+    name: str
+    description: str
+    check: Callable[[Path], str | None]
+    open: Callable[[Path, bool], Feed]  # (path, follow) -> feed
+
+
+class FeedRegistry:
+    """The kinds of logs the server can open from a path, tried in order."""
+
+    def __init__(self) -> None:
+        self.kinds: list[FeedKind] = []
+
+    def register(self, kind: FeedKind, first: bool = False) -> None:
+        self.kinds = [k for k in self.kinds if k.name != kind.name]
+        if first:
+            self.kinds.insert(0, kind)
+        else:
+            self.kinds.append(kind)
+
+    def identify(self, path: str | os.PathLike, growing: bool = False) -> FeedKind:
+        """The kind of log at ``path``; :class:`FeedError` listing every kind's reason if none matches.
+        ``growing``: the file may still be written (followed), so a compressed stream may end early."""
+        p = Path(path)
+        if not p.exists():
+            raise FeedError(f"{p}: no such file or directory")
+        broken = _broken_compression(p, growing or p.name.endswith(".inprogress"))
+        if broken:
+            raise FeedError(f"{p}: {broken}")
+        reasons = []
+        for kind in self.kinds:
+            try:
+                reason = kind.check(p)
+            except OSError as e:
+                reason = str(e)
+            if reason is None:
+                return kind
+            reasons.append(f"not a {kind.description}: {reason}")
+        if not reasons:
+            raise FeedError(f"{p}: no kinds of log are registered")
+        raise FeedError(f"{p}: " + "; ".join(reasons))
+
+    def open(self, path: str | os.PathLike, follow: bool = False) -> Feed:
+        kind = self.identify(path, growing=follow)
+        try:
+            return kind.open(Path(path), follow)
+        except (OSError, ProgressLogError) as e:
+            raise FeedError(f"{path}: {e}") from None
+
+
+def _broken_compression(path: Path, growing: bool = False) -> str | None:
+    """A .gz or .zst file whose first block does not decompress is no kind of log: say so, whatever the kind.
+    A stream that merely ends early is broken only if the file is finished (not ``growing``)."""
+    name = path.name
+    if path.is_dir() or not name.endswith((".gz", ".zst", ".zstd")):
+        return None
+    try:
+        with open_binary(path) as f:
+            f.read(1 << 16)
+    except EOFError as e:
+        return None if growing else f"the {name.rsplit('.', 1)[1]} stream ends too early: truncated ({e})"
+    except Exception as e:  # gzip.BadGzipFile, zlib.error, zstandard.ZstdError
+        return f"the {name.rsplit('.', 1)[1]} compression is broken ({e})"
+    return None
+
+
+def _header_problem(record: Any) -> str | None:
+    if not isinstance(record, dict) or record.get("type") != "header" or record.get("format") != FORMAT:
+        return f'the first record must be {{"type":"header","format":"{FORMAT}","version":{VERSION}}}'
+    if record.get("version") != VERSION:
+        return f"progress-log version {record.get('version')!r} is not supported (this reader knows {VERSION})"
+    return None
+
+
+def check_progress_log(path: Path) -> str | None:
+    """None if ``path`` starts with a flowscope progress-log header (after decompression), else why not."""
+    if path.is_dir():
+        return "it is a directory"
+    try:
+        with open_binary(path) as f:
+            first = b""
+            for raw in f:
+                if raw.strip():
+                    first = raw
+                    break
+    except ProgressLogError as e:
+        return str(e)
+    except (OSError, EOFError) as e:
+        return f"cannot read it ({e})"
+    except Exception as e:  # zstandard raises its own error type for a corrupt frame
+        return f"cannot decompress it ({e})"
+    if not first:
+        return "the file is empty"
+    try:
+        record = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return "the first line is not JSON"
+    return _header_problem(record)
+
+
+def _open_progress_log(path: Path, follow: bool) -> Feed:
+    if follow:
+        if str(path).endswith((".gz", ".zst", ".zstd")):
+            raise FeedError(f"{path}: a compressed progress log cannot be followed; follow a plain .jsonl file")
+        return FollowProgressLog(path)
+    return ProgressLogFeed(path)
+
+
+PROGRESS_LOG = FeedKind("progress-log", "flowscope progress log", check_progress_log, _open_progress_log)
+
+
+# Modules that add kinds of logs to the default registry with ``register(registry)``, if they are installed.
+EXTENSIONS = ("backend.spark.follow_feed", "backend.spark.feeds")
+
+
+def default_registry() -> FeedRegistry:
+    """Progress logs, plus every kind the extension modules register (Spark event logs)."""
+    import importlib
+    import importlib.util
+
+    registry = FeedRegistry()
+    registry.register(PROGRESS_LOG)
+    for name in EXTENSIONS:
+        if importlib.util.find_spec(name) is None:
+            continue  # not part of this installation; an error inside one that is must not be hidden
+        module = importlib.import_module(name)
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(registry)
+    return registry

@@ -1,0 +1,266 @@
+"""Graph layout of one scope: layered left to right by topological order, feedback edges set aside.
+
+Plain functions over a networkx graph, testable without a server:
+
+* :func:`scope_graph` turns a scope into a ``networkx.DiGraph`` of *boxes*: every child (leaf operator or folded
+  nested scope) and, for a nested scope, its boundary split in two: ``"enter"`` (the scope's inputs, child 0's
+  outputs) on the left and ``"leave"`` (the scope's outputs, child 0's inputs) on the right. Channels between the
+  same two boxes are one edge carrying the list of channels.
+* :func:`feedback_edges` finds edges whose removal leaves a DAG, by a depth-first search from the sources in node
+  order (the edges that close a cycle: typically the loop's feedback channel).
+* :func:`strata` is the stratification itself: operators grouped by layer, and the feedback edges.
+* :func:`layered_layout` assigns layers by longest path in that DAG (``enter`` first, ``leave`` last), orders
+  boxes within a layer by a few barycenter sweeps (fewer crossings), and places them. A long thin graph (a
+  pipeline of hundreds of stages) would be a ribbon thousands of boxes wide, so layers are wrapped into bands,
+  like lines of text, to keep the picture near the aspect of a browser window.
+
+Coordinates are pixels for the browser's SVG: each box has ``x, y, w, h``; ports sit on its left (inputs) and
+right (outputs) edges, spaced ``PORT_GAP`` apart, the browser derives them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import networkx as nx
+
+from tracker.reachability import IN, OUT
+from tracker.subgraph import Subgraph
+
+__all__ = ["scope_graph", "feedback_edges", "layered_layout", "layout_graph", "layout_scope", "strata", "NODE_W",
+           "PORT_GAP"]
+
+NODE_W = 150
+PORT_GAP = 14
+COL_GAP = 90
+ROW_GAP = 22
+BAND_GAP = 70
+DUMMY_H = 8
+ASPECT = 1.8  # width / height the wrapping aims for (a browser window, a bit wider than tall)
+ENTER, LEAVE = "enter", "leave"
+
+
+def _box(loc_node: int, kind: int) -> Any:
+    """The box a port belongs to: child 0's outputs are the scope's inputs (``enter``), its inputs ``leave``."""
+    if loc_node == 0:
+        return ENTER if kind == OUT else LEAVE
+    return loc_node
+
+
+def scope_graph(scope: Subgraph) -> nx.DiGraph:
+    """The scope as boxes and box-to-box edges; everything the layout needs is copied into the graph, so
+    :func:`layout_graph` can run without touching the scope (off the event loop)."""
+    scope._ensure_built()
+    g = nx.DiGraph(scope=list(scope.path), name=scope.name, depth=scope.domain.depth)
+    if scope.inputs:
+        g.add_node(ENTER, kind="enter", name="scope inputs", inputs=0, outputs=scope.inputs, attrs={})
+    if scope.outputs:
+        g.add_node(LEAVE, kind="leave", name="scope outputs", inputs=scope.outputs, outputs=0, attrs={})
+    for node in sorted(scope.children):
+        op = scope.children[node]
+        data = dict(kind="scope" if op.scope is not None else "operator", name=op.name,
+                    inputs=op.inputs, outputs=op.outputs, attrs=dict(op.attrs))
+        if op.scope is not None:
+            data["scope"] = list(op.scope.path)
+            data["contains"] = sum(1 for s in op.scope.scopes() for c in s.children.values() if c.scope is None)
+        g.add_node(node, **data)
+    for src, tgt in scope.edges:
+        u, v = _box(src.node, OUT), _box(tgt.node, IN)
+        if g.has_edge(u, v):
+            g[u][v]["channels"].append((src.to_json(), tgt.to_json()))
+        else:
+            g.add_edge(u, v, channels=[(src.to_json(), tgt.to_json())])
+    return g
+
+
+def _order_key(n: Any) -> tuple:
+    return (0, 0) if n == ENTER else (2, 0) if n == LEAVE else (1, n)
+
+
+def feedback_edges(g: nx.DiGraph) -> set[tuple]:
+    """Edges closing a cycle in a DFS from the sources (in node order), then from any node not yet reached."""
+    nodes = sorted(g.nodes, key=_order_key)
+    starts = [n for n in nodes if g.in_degree(n) == 0] + nodes
+    state: dict[Any, int] = {}  # 1 on the stack, 2 done
+    back: set[tuple] = set()
+    for s in starts:
+        if s in state:
+            continue
+        state[s] = 1
+        stack = [(s, iter(sorted(g.successors(s), key=_order_key)))]
+        while stack:
+            u, it = stack[-1]
+            for v in it:
+                st = state.get(v)
+                if st is None:
+                    state[v] = 1
+                    stack.append((v, iter(sorted(g.successors(v), key=_order_key))))
+                    break
+                if st == 1:
+                    back.add((u, v))
+            else:
+                state[u] = 2
+                stack.pop()
+    return back
+
+
+def _height(inputs: int, outputs: int) -> int:
+    return max(34, 14 + PORT_GAP * max(inputs, outputs, 1))
+
+
+def layered_layout(g: nx.DiGraph, sweeps: int = 4) -> dict:
+    """Positions for every box of ``g`` (see the module docstring)."""
+    back = feedback_edges(g)
+    dag = nx.DiGraph()
+    dag.add_nodes_from(g.nodes)
+    dag.add_edges_from((u, v) for u, v in g.edges if (u, v) not in back and u != v)
+    order = list(nx.lexicographical_topological_sort(dag, key=_order_key))
+    layer: dict[Any, int] = {}
+    for v in order:
+        preds = [layer[u] for u in dag.predecessors(v)]
+        layer[v] = max(preds) + 1 if preds else 0
+    if ENTER in layer:
+        layer[ENTER] = 0
+    if LEAVE in layer:
+        last = max((l for n, l in layer.items() if n != LEAVE), default=-1)
+        layer[LEAVE] = last + 1
+    nlayers = max(layer.values(), default=-1) + 1
+    layers: list[list[Any]] = [[] for _ in range(nlayers)]
+    for v in order:
+        layers[layer[v]].append(v)
+    # A channel spanning several layers gets a virtual box in each layer it crosses: the ordering then keeps
+    # real boxes out of its way, and the browser draws the channel through those points.
+    order_g = nx.DiGraph()
+    order_g.add_nodes_from(dag.nodes)
+    chains: dict[tuple, list[tuple]] = {}
+    for u, v in dag.edges:
+        span = layer[v] - layer[u]
+        if span <= 1:
+            order_g.add_edge(u, v)
+            continue
+        chain = [("~", u, v, i) for i in range(1, span)]
+        chains[(u, v)] = chain
+        prev = u
+        for i, d in enumerate(chain):
+            layers[layer[u] + i + 1].append(d)
+            order_g.add_edge(prev, d)
+            prev = d
+        order_g.add_edge(prev, v)
+    # Barycenter sweeps: down (by predecessors' positions), then up (by successors').
+    pos = {v: i for lay in layers for i, v in enumerate(lay)}
+    for sweep in range(sweeps):
+        down = sweep % 2 == 0
+        seq = layers[1:] if down else layers[-2::-1]
+        for lay in seq:
+            def bary(v: Any) -> float:
+                nbrs = list(order_g.predecessors(v) if down else order_g.successors(v))
+                return sum(pos[u] for u in nbrs) / len(nbrs) if nbrs else pos[v]
+            lay.sort(key=lambda v: (bary(v), pos[v]))
+            for i, v in enumerate(lay):
+                pos[v] = i
+    # Sizes and columns.
+    heights = {v: (DUMMY_H if isinstance(v, tuple) else _height(g.nodes[v]["inputs"], g.nodes[v]["outputs"]))
+               for lay in layers for v in lay}
+    col_h = [sum(heights[v] for v in lay) + ROW_GAP * max(0, len(lay) - 1) for lay in layers]
+    col_w = NODE_W + COL_GAP
+    max_h = max(col_h, default=0)
+    per_band = nlayers
+    band_h = max_h + BAND_GAP
+    if nlayers > 10 and nlayers * col_w > 3.0 * band_h * ASPECT:
+        # c columns per band, nlayers / c bands: width c * col_w over height (nlayers / c) * band_h ~ ASPECT
+        per_band = max(4, int(math.ceil(math.sqrt(ASPECT * nlayers * band_h / col_w))))
+    bands = max(1, math.ceil(nlayers / per_band)) if nlayers else 0
+    boxes = {}
+    virtual = {}
+    band_y = []
+    y0 = 0
+    width = 0
+    for b in range(bands):
+        cols = range(b * per_band, min(nlayers, (b + 1) * per_band))
+        band_h = max(col_h[c] for c in cols)
+        band_y.append((y0, y0 + band_h))
+        for j, c in enumerate(cols):
+            x = j * col_w
+            y = y0 + (band_h - col_h[c]) / 2
+            for v in layers[c]:
+                if isinstance(v, tuple):
+                    virtual[v] = (x, y + DUMMY_H / 2)
+                else:
+                    boxes[v] = (x, y, NODE_W, heights[v], c, b)
+                y += heights[v] + ROW_GAP
+            width = max(width, x + NODE_W)
+        y0 += band_h + BAND_GAP
+    height = max(0, y0 - BAND_GAP)
+    routes = {edge: [virtual[d] for d in chain] for edge, chain in chains.items()}
+    return {"boxes": boxes, "feedback": back, "routes": routes, "layers": nlayers, "bands": bands, "width": width,
+            "height": height, "band_y": band_y}
+
+
+def strata(g: nx.DiGraph) -> dict:
+    """The scope's stratification: boxes grouped by layer (longest path from the sources once the feedback
+    edges are set aside), and those feedback edges. Boundary boxes are left out."""
+    lay = layered_layout(g, sweeps=0)
+    layers: dict[int, list] = {}
+    for v, box in lay["boxes"].items():
+        if isinstance(v, int):
+            layers.setdefault(box[4], []).append(v)
+    return {
+        "strata": [sorted(layers[k]) for k in sorted(layers)],
+        "feedback": sorted([list(map(str, e)) for e in lay["feedback"]]),
+    }
+
+
+def layout_scope(scope: Subgraph) -> dict:
+    """The JSON the browser draws for ``scope`` (see :func:`layout_graph`)."""
+    return layout_graph(scope_graph(scope))
+
+
+def layout_graph(g: nx.DiGraph) -> dict:
+    """Boxes with their ports, channels (feedback marked), the canvas size: the JSON the browser draws."""
+    lay = layered_layout(g)
+    nodes = []
+    for v, (x, y, w, h, layer, band) in lay["boxes"].items():
+        data = g.nodes[v]
+        entry = {
+            "id": v if isinstance(v, int) else 0,
+            "box": v if isinstance(v, str) else str(v),
+            "kind": data["kind"],
+            "name": data["name"],
+            "inputs": data["inputs"],
+            "outputs": data["outputs"],
+            "x": x, "y": y, "w": w, "h": h,
+            "layer": layer, "band": band,
+            "attrs": data.get("attrs", {}),
+        }
+        if "scope" in data:
+            entry["scope"] = data["scope"]
+            entry["contains"] = data["contains"]
+        nodes.append(entry)
+    nodes.sort(key=lambda n: (n["layer"], n["y"]))
+    feedback = lay["feedback"]
+    routes = lay["routes"]
+    edges = []
+    for u, v, data in g.edges(data=True):
+        fb = (u, v) in feedback or u == v
+        via = [[x, y] for x, y in routes.get((u, v), ())]
+        for src, tgt in data["channels"]:
+            edge = {"from": src, "to": tgt, "feedback": fb}
+            if via:
+                edge["via"] = via
+            edges.append(edge)
+    return {
+        "scope": g.graph.get("scope", []),
+        "name": g.graph.get("name", ""),
+        "depth": g.graph.get("depth", 1),
+        "nodes": nodes,
+        "edges": edges,
+        "width": lay["width"],
+        "height": lay["height"],
+        "layers": lay["layers"],
+        "bands": lay["bands"],
+        "band_y": [list(b) for b in lay["band_y"]],
+        "band_gap": BAND_GAP,
+        "node_width": NODE_W,
+        "port_gap": PORT_GAP,
+    }

@@ -1,0 +1,140 @@
+"""The sessions of one server: creating them from paths, uploads and live feeds, following directories, deleting.
+
+Paths are confined to the directories the server was started with (``Settings.allowed_dirs``); uploads are
+streamed into the session's own directory under ``Settings.data_dir`` with a size limit, then identified by the
+feed registry like any path. A followed directory is scanned every ``scan_interval`` seconds: each new file the
+registry recognises becomes a followed session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import secrets
+import shutil
+from pathlib import Path
+from typing import AsyncIterator
+
+from .feeds import Feed, FeedError, FeedRegistry
+from .security import confine
+from .session import Session, SessionOptions
+
+__all__ = ["SessionManager", "UploadTooLarge"]
+
+log = logging.getLogger("flowscope.manager")
+
+
+class UploadTooLarge(ValueError):
+    pass
+
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class SessionManager:
+    def __init__(self, settings, registry: FeedRegistry):
+        self.settings = settings
+        self.registry = registry
+        self.sessions: dict[str, Session] = {}
+        self._watchers: list[asyncio.Task] = []
+        self._followed: set[Path] = set()
+
+    # --- creating --------------------------------------------------------------------------------------
+
+    def _options(self, check: bool | None) -> SessionOptions:
+        s = self.settings
+        return SessionOptions(check_contracts=s.check_contracts if check is None else check,
+                              checkpoint_every=s.checkpoint_every)
+
+    def add(self, feed: Feed, name: str | None = None, check: bool | None = None,
+            directory: Path | None = None, sid: str | None = None) -> Session:
+        """A session for any feed (a live attachment, the Spark model's records); starts ingesting."""
+        session = Session(feed, name, self._options(check), directory, sid)
+        self.sessions[session.id] = session
+        session.start()
+        return session
+
+    def open_path(self, path: str, follow: bool = False, check: bool | None = None, name: str | None = None) -> Session:
+        """A session from a path inside the allowed directories (PathNotAllowed, FileNotFoundError, FeedError)."""
+        p = confine(path, self.settings.allowed_dirs)
+        if not p.exists():
+            raise FileNotFoundError(f"{path}: no such file or directory")
+        feed = self.registry.open(p, follow=follow)
+        return self.add(feed, name, check)
+
+    async def upload(self, filename: str, chunks: AsyncIterator[bytes], declared: int | None,
+                     check: bool | None = None) -> Session:
+        """Stream an upload into a new session directory; UploadTooLarge or FeedError leave nothing behind."""
+        limit = self.settings.upload_limit
+        if declared is not None and declared > limit:
+            raise UploadTooLarge(f"the upload is {declared} bytes; the limit is {limit} bytes")
+        name = _SAFE.sub("_", Path(filename or "upload.jsonl").name).strip("._") or "upload.jsonl"
+        sid = secrets.token_hex(5)
+        directory = Path(self.settings.data_dir) / "sessions" / sid
+        directory.mkdir(parents=True, exist_ok=True)
+        target = directory / name
+        size = 0
+        try:
+            with open(target, "wb") as f:
+                async for chunk in chunks:
+                    size += len(chunk)
+                    if size > limit:
+                        raise UploadTooLarge(f"the upload exceeds the limit of {limit} bytes")
+                    f.write(chunk)
+            if size == 0:
+                raise FeedError(f"{name}: the upload is empty")
+            try:
+                feed = self.registry.open(target, follow=False)
+            except FeedError as e:  # name the upload, not the server's directory
+                raise FeedError(str(e).replace(str(target), name)) from None
+        except BaseException:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+        return self.add(feed, name, check, directory=directory, sid=sid)
+
+    # --- following directories -------------------------------------------------------------------------
+
+    def follow_directory(self, directory: Path, scan_interval: float = 1.0) -> None:
+        self._watchers.append(asyncio.get_running_loop().create_task(self._watch(Path(directory), scan_interval)))
+
+    async def _watch(self, directory: Path, interval: float) -> None:
+        while True:
+            try:
+                entries = sorted(directory.iterdir())
+            except OSError as e:
+                log.warning("cannot scan %s: %s", directory, e)
+                entries = []
+            for entry in entries:
+                # an application's log loses ".inprogress" when it ends: still the same log, already followed
+                key = entry.with_name(entry.name.removesuffix(".inprogress"))
+                if key in self._followed or entry.name.startswith("."):
+                    continue
+                try:
+                    kind = self.registry.identify(entry, growing=True)
+                except FeedError:
+                    continue
+                self._followed.add(key)
+                try:
+                    self.add(kind.open(entry, True), entry.name)
+                except (FeedError, OSError) as e:
+                    log.warning("cannot follow %s: %s", entry, e)
+            await asyncio.sleep(interval)
+
+    # --- reading and deleting --------------------------------------------------------------------------
+
+    def get(self, sid: str) -> Session | None:
+        return self.sessions.get(sid)
+
+    async def delete(self, sid: str) -> bool:
+        session = self.sessions.pop(sid, None)
+        if session is None:
+            return False
+        await session.stop()
+        return True
+
+    async def close(self) -> None:
+        for task in self._watchers:
+            task.cancel()
+        for sid in list(self.sessions):
+            await self.delete(sid)

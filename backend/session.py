@@ -1,0 +1,432 @@
+"""A session: one feed of records, the replay that tracks it, its history, and who is watching.
+
+The session owns the one live :class:`~tracker.replay.Replay` of its dataflow and runs the ingest loop on the
+server's event loop, in *slices*: records are polled from the feed and applied for at most ``slice_seconds``
+(10 ms), then the loop yields to everything else the server does (requests, WebSocket senders). Nothing else ever
+mutates the live replay, so anything running on the event loop between slices reads a consistent state: the
+state after the slice's last batch.
+
+Per batch the replay's observer does only cheap bookkeeping: the batch goes into the history's index (and a
+checkpoint is taken every ``checkpoint_every`` batches), and the ports it touched are collected (the batch's own
+ports, every port whose frontier moved in any scope, and, conservatively, the ports of the enclosing scopes that
+a nested scope's reports change). At the end of a slice the touched ports, deduplicated, update the charts'
+series and each port's "last changed" batch (what a reconnecting client resumes from), and are handed to the
+subscribers watching that scope. A subscriber only accumulates a set of dirty ports: how fast it is read is the
+stream's business and never slows the ingest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import orjson
+import secrets
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from tracker.contracts import BatchInfo
+from tracker.reachability import IN, OUT, Location
+from tracker.replay import Replay
+from tracker.subgraph import Subgraph
+
+from .feeds import Feed
+from .history import History
+from .layout import layout_graph, scope_graph
+from .series import SeriesRecorder
+
+__all__ = ["Session", "SessionOptions", "port_rows", "parse_scope", "scope_key"]
+
+log = logging.getLogger("flowscope.session")
+
+_STRUCTURE = frozenset(("scope", "operator", "edge"))
+
+
+@dataclass
+class SessionOptions:
+    check_contracts: bool = True
+    checkpoint_every: int = 4096
+    slice_seconds: float = 0.008
+    idle_wait: float = 0.25  # longest wait for a live feed before polling again
+
+
+def scope_key(path: Iterable[int]) -> str:
+    return ",".join(str(k) for k in path)
+
+
+def parse_scope(text: str | None) -> tuple:
+    """``""`` or ``None`` is the root; ``"3"`` or ``"3,1"`` (or JSON ``[3,1]``) a nested scope path."""
+    if text is None:
+        return ()
+    text = text.strip().strip("[]").replace(".", ",").replace("/", ",")
+    if not text:
+        return ()
+    try:
+        return tuple(int(p) for p in text.split(","))
+    except ValueError:
+        raise ValueError(f"scope {text!r} is not a path of child indices like 3 or 3,1") from None
+
+
+def port_rows(scope: Subgraph, locations: Iterable[Location] | None = None) -> list[list]:
+    """Ports as ``[kind, node, port, frontier, pointstamps, implications]`` rows (all ports, or ``locations``)."""
+    scope._ensure_built()
+    tracker = scope.tracker
+    locs = tracker.locations
+    if locations is None:
+        ks: Iterable[int] = range(len(locs))
+    else:
+        index = tracker.index
+        ks = sorted(k for k in (index.get(loc) for loc in locations) if k is not None)
+    rows = []
+    for k in ks:
+        loc = locs[k]
+        rows.append([
+            "in" if loc.kind == IN else "out",
+            loc.node,
+            loc.port,
+            tracker.implications[k].frontier(),
+            [[t, c] for t, c in tracker.pointstamps[k].updates()],
+            [[t, c] for t, c in tracker.implications[k].updates()],
+        ])
+    return rows
+
+
+class Session:
+    """One dataflow source being tracked (see the module docstring)."""
+
+    def __init__(self, feed: Feed, name: str | None = None, options: SessionOptions | None = None,
+                 directory: Path | None = None, sid: str | None = None):
+        self.id = sid or secrets.token_hex(5)
+        self.feed = feed
+        self.name = name or feed.label
+        self.options = options or SessionOptions()
+        self.directory = directory  # the session's own directory (uploads), removed with the session
+        self.created = time.time()
+        self.replay = Replay(feed.label, check_contracts=self.options.check_contracts, observer=self._observe)
+        self.history = History(self.options.checkpoint_every)
+        self.series = SeriesRecorder()
+        self.status = "loading"  # loading | live | done | failed | stopped
+        self.error: str | None = None
+        self.records = 0
+        self.subscribers: set[Any] = set()
+        self.last_changed: dict[tuple, dict[Location, int]] = {}
+        self.structure_version = 0
+        self.applied_wall: float | None = None  # time.time() when the last batch was applied
+        self.listeners: list[Callable[["Session"], None]] = []  # called at each slice end
+        self.cache: dict[Any, Any] = {}  # per structure version: layouts, port graphs
+        self._touched: dict[Subgraph, set[Location]] = {}
+        self._slice_first: float | None = None
+        self._annotations = (0, 0)
+        self._series_pending: dict[Subgraph, set[Location]] = {}
+        self._series_last = 0
+        self._settled_version = 0  # structure version the trackers were built (and the root laid out) for
+        self._slice_version = 0
+        self._chains: dict[tuple, list[tuple[Subgraph, list[Location]]]] = {}
+        self._task: asyncio.Task | None = None
+        self._stop = False
+
+    # --- the ingest loop -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self.run(), name=f"session {self.id}")
+
+    async def run(self) -> None:
+        feed, opts = self.feed, self.options
+        try:
+            while not self._stop:
+                deadline = time.perf_counter() + opts.slice_seconds
+                finished = idle = False
+                while time.perf_counter() < deadline:
+                    chunk = feed.poll(64)
+                    if chunk is None:
+                        finished = True
+                        break
+                    if not chunk:
+                        idle = True
+                        break
+                    for line, record in chunk:
+                        self._apply(record, line)
+                self._end_slice()
+                if finished:
+                    self.replay.finish()
+                    self._end_slice()
+                    self.status = "done"
+                    self._notify_all()
+                    return
+                if idle:
+                    if self.status == "loading":
+                        self.status = "live"
+                        self._notify_all()
+                    await feed.wait(opts.idle_wait)
+                else:
+                    await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            self.status = "stopped"
+            raise
+        except Exception as e:  # a bug, or a feed that broke: the session shows it instead of vanishing
+            log.exception("session %s failed", self.id)
+            self.status = "failed"
+            self.error = f"{type(e).__name__}: {e}"
+            self._notify_all()
+        finally:
+            feed.close()
+
+    def feed_all(self) -> None:
+        """Synchronously apply everything a finished feed has (tests, the CLI's `explain`-style use)."""
+        while True:
+            chunk = self.feed.poll(4096)
+            if chunk is None:
+                break
+            if not chunk:
+                break
+            for line, record in chunk:
+                self._apply(record, line)
+            self._end_slice()
+        self.replay.finish()
+        self._end_slice()
+        self.status = "done"
+
+    async def stop(self) -> None:
+        self._stop = True
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+        self.feed.close()
+        for sub in list(self.subscribers):
+            sub.close("session deleted")
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _apply(self, record: dict, line: int | None) -> None:
+        self.records += 1
+        kind = record.get("type")
+        if kind in _STRUCTURE:
+            self.structure_version += 1
+            self._chains.clear()
+            if self.cache:
+                self.cache.clear()
+        if self._slice_first is None and kind == "progress":
+            self._slice_first = time.time()
+        self.history.record(record)
+        self.replay.apply(record, line)
+
+    def _observe(self, info: BatchInfo, scope: Subgraph, updates: list, pushed: list) -> None:
+        replay = self.replay
+        self.history.batch_applied(replay, replay.last_at, info.worker, scope.path)
+        touched, pending = self._touched, self._series_pending
+        locs = {loc for loc, _, _ in updates}
+        for t in (touched, pending):
+            s = t.get(scope)
+            if s is None:
+                t[scope] = set(locs)
+            else:
+                s |= locs
+        if scope.parent is not None:
+            for parent, plocs in self._chain(scope):
+                for t in (touched, pending):
+                    p = t.get(parent)
+                    if p is None:
+                        t[parent] = set(plocs)
+                    else:
+                        p.update(plocs)
+        last = s1 = s2 = None
+        for sc, loc, _, _ in pushed:
+            if sc is not last:
+                last = sc
+                s1 = touched.get(sc)
+                if s1 is None:
+                    s1 = touched[sc] = set()
+                s2 = pending.get(sc)
+                if s2 is None:
+                    s2 = pending[sc] = set()
+            s1.add(loc)
+            s2.add(loc)
+        # The charts sample at batch resolution while the session is short, then every 2, 4, ... batches
+        # (bounded work however long it runs), independent of how batches fall into slices.
+        b = replay.batches_applied
+        if b - self._series_last >= max(1, b >> 11):
+            self._flush_series()
+
+    def _flush_series(self) -> None:
+        pending, self._series_pending = self._series_pending, {}
+        self._series_last = self.replay.batches_applied
+        at = self.replay.last_at or 0.0
+        for scope, locs in pending.items():
+            self.series.update(scope, locs, at)
+
+    def _chain(self, scope: Subgraph) -> list[tuple[Subgraph, list[Location]]]:
+        """For each enclosing scope, the ports a nested scope's reports may change (its node's ports and the
+        targets its outputs feed), and the nested scope's own boundary outputs (the pushed-in frontiers)."""
+        chain = self._chains.get(scope.path)
+        if chain is None:
+            chain = []
+            s = scope
+            while s.parent is not None:
+                p, node = s.parent, s.node
+                locs = [Location(0, OUT, i) for i in range(s.inputs)]
+                chain.append((s, locs))
+                plocs = [Location(node, IN, i) for i in range(s.inputs)]
+                for o in range(s.outputs):
+                    src = Location(node, OUT, o)
+                    plocs.append(src)
+                    plocs.extend(p._out_edges.get(src, ()))
+                chain.append((p, plocs))
+                s = p
+            self._chains[scope.path] = chain
+        return chain
+
+    def _settle(self) -> None:
+        """Once the structure stops changing (a slice without structure records), build the trackers and lay
+        out the root scope in the background, so the first view of a loaded session does not wait for either."""
+        v = self.structure_version
+        quiet = v == self._slice_version
+        self._slice_version = v
+        if v == self._settled_version or not quiet:
+            return
+        self._settled_version = v
+        self.replay.root.schedule()
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self.graph_json(())
+
+    def graph_json(self, path: tuple) -> "asyncio.Future[bytes]":
+        """The laid-out graph of a scope as JSON bytes, computed once per structure version (off the loop)."""
+        key = ("graph", path, self.structure_version)
+        fut = self.cache.get(key)
+        if fut is None:
+            g = scope_graph(self.scope(path))  # a copy of the structure, taken here (on the loop)
+            version = self.structure_version
+
+            def lay_out() -> bytes:
+                data = layout_graph(g)
+                data["version"] = version
+                return orjson.dumps(data)
+
+            fut = self.cache[key] = asyncio.get_running_loop().run_in_executor(None, lay_out)
+        return fut
+
+    def _end_slice(self) -> None:
+        self._settle()
+        touched, self._touched = self._touched, {}
+        first, self._slice_first = self._slice_first, None
+        if self._series_pending:
+            self._flush_series()
+        if touched:
+            self.applied_wall = time.time()
+            batch = self.replay.batches_applied
+            by_path: dict[tuple, set[Location]] = {}
+            for scope, locs in touched.items():
+                path = scope.path
+                by_path[path] = locs
+                changed = self.last_changed.get(path)
+                if changed is None:
+                    changed = self.last_changed[path] = {}
+                for loc in locs:
+                    changed[loc] = batch
+            for sub in self.subscribers:
+                sub.changed(by_path.get(sub.scope), first)
+        else:
+            annotations = (len(self.replay.marks), len(self.replay.findings))
+            if annotations != self._annotations:
+                self._annotations = annotations
+                for sub in self.subscribers:
+                    sub.changed(None, first)
+        for fn in self.listeners:
+            fn(self)
+
+    def _notify_all(self) -> None:
+        for sub in self.subscribers:
+            sub.changed(None, None)
+
+    # --- reading ---------------------------------------------------------------------------------------
+
+    @property
+    def head(self) -> int:
+        return self.replay.batches_applied
+
+    @property
+    def live(self) -> bool:
+        return self.feed.live
+
+    def scope(self, path: tuple) -> Subgraph:
+        return self.replay.root.find(path)
+
+    def errors(self) -> list:
+        return self.feed.errors + self.replay.errors
+
+    def info(self) -> dict:
+        h = self.history
+        root = self.replay.root
+        operators = scopes = 0
+        for sc in root.scopes():
+            scopes += 1
+            operators += sum(1 for op in sc.children.values() if op.scope is None)
+        return {
+            "id": self.id,
+            "name": self.name,
+            "kind": self.feed.kind,
+            "source": self.feed.label,
+            "live": self.feed.live,
+            "status": self.status,
+            "error": self.error,
+            "created": self.created,
+            "records": self.records,
+            "batches": self.head,
+            "first_at": h.at[0] if len(h.at) else None,
+            "last_at": h.at_max[-1] if len(h.at_max) else None,
+            "errors": len(self.feed.errors) + len(self.replay.errors),
+            "findings": len(self.replay.findings),
+            "marks": len(self.replay.marks),
+            "scopes": scopes,
+            "operators": operators,
+            "checked": self.options.check_contracts,
+        }
+
+    def scope_tree(self, scope: Subgraph | None = None) -> dict:
+        scope = scope or self.replay.root
+        children = []
+        leaves = 0
+        for node in sorted(scope.children):
+            op = scope.children[node]
+            if op.scope is not None:
+                children.append(self.scope_tree(op.scope))
+            else:
+                leaves += 1
+        return {
+            "path": list(scope.path),
+            "name": scope.name,
+            "depth": scope.domain.depth,
+            "operators": leaves,
+            "inputs": scope.inputs,
+            "outputs": scope.outputs,
+            "scopes": children,
+        }
+
+    def search(self, query: str, limit: int = 50) -> list[dict]:
+        q = query.lower().strip()
+        out: list[dict] = []
+        if not q:
+            return out
+        for sc in self.replay.root.scopes():
+            for node in sorted(sc.children):
+                op = sc.children[node]
+                if q in op.name.lower() or q == str(node):
+                    out.append({"scope": list(sc.path), "scope_name": sc.name, "node": node, "name": op.name,
+                                "nested": op.scope is not None})
+                    if len(out) >= limit:
+                        return out
+        return out
+
+    def changed_since(self, path: tuple, batch: int) -> list[Location]:
+        changed = self.last_changed.get(path, {})
+        return [loc for loc, b in changed.items() if b > batch]

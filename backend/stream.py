@@ -1,0 +1,141 @@
+"""The stream: one subscriber per WebSocket client, fed by the session, drained at the client's own pace.
+
+A subscriber watches one scope. The session, at the end of every ingest slice, adds the ports the slice touched
+in that scope to the subscriber's *dirty set* and wakes it; that is all the ingest ever does for a client. The
+client's sender (:func:`pump`) wakes, waits out ``min_interval`` since its previous message, and sends one message
+with the *current* state of every dirty port, the marks and findings that are new since its previous message, and
+the head. While a send is blocked (a slow client, a full socket), changes keep accumulating in the dirty set:
+whatever happened meanwhile is *coalesced* into the next message, which is as large as the scope at most. So a slow
+client costs the tracker nothing and other clients nothing, and its memory is bounded.
+
+Messages (JSON text):
+
+* ``{"type":"snapshot", "scope", "batch", "at", "status", "version", "ports": [rows], "marks_total": n,
+  "findings_total": n}`` first, and again after the client switches scope: every port of the scope, and how many
+  marks and findings exist so far (fetch those over REST); later messages carry only new ones.
+* ``{"type":"resume", ...}`` instead of the snapshot when the client connects with ``since=K``: only the ports that
+  changed after batch ``K`` (a client that reconnects resumes from the state it has, not from the beginning).
+* ``{"type":"delta", "scope", "batch", "at", "status", "version", "ports": [rows], "marks": [...],
+  "findings": [...], "t_first", "t_sent"}``: ``t_first`` is when the oldest batch in this message entered the
+  tracker, ``t_sent`` when the message was built (wall clock, for latency measurements).
+
+Port rows are ``[kind, node, port, frontier, pointstamps, implications]``. The client may send
+``{"type":"watch", "scope":[...], "since": K|null}`` to switch scope.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from tracker.reachability import Location
+
+from .session import Session, port_rows
+
+__all__ = ["Subscriber", "pump"]
+
+MAX_ANNOTATIONS = 500  # marks or findings per message; the rest follow in later messages
+
+
+class Subscriber:
+    def __init__(self, session: Session, scope: tuple, since: int | None = None, min_interval: float = 0.03):
+        self.session = session
+        self.min_interval = min_interval
+        self.event = asyncio.Event()
+        self.closed: str | None = None
+        self.sent = 0
+        self.last_send = 0.0
+        self.watch(scope, since)
+
+    def watch(self, scope: tuple, since: int | None) -> None:
+        s = self.session
+        self.scope = tuple(scope)
+        self.dirty: set[Location] = set()
+        self.first_pending: float | None = None
+        self.since = since
+        self.initial = True
+        if since is None:
+            self.marks_sent = len(s.replay.marks)
+            self.findings_sent = len(s.replay.findings)
+        else:
+            marks = s.replay.marks
+            self.marks_sent = next((i for i, m in enumerate(marks) if m.get("after", 0) > since), len(marks))
+            found = s.replay.findings
+            self.findings_sent = next((i for i, f in enumerate(found)
+                                       if (f.batch.index or 0) >= since), len(found))
+        self.event.set()
+
+    # called by the session (end of an ingest slice): cheap, never blocks
+    def changed(self, locations: set[Location] | None, first: float | None) -> None:
+        if locations:
+            self.dirty |= locations
+            if first is not None and self.first_pending is None:
+                self.first_pending = first
+        self.event.set()
+
+    def close(self, reason: str) -> None:
+        self.closed = reason
+        self.event.set()
+
+    def take(self) -> dict[str, Any]:
+        """The next message: built from the live state now (between ingest slices: consistent)."""
+        s = self.session
+        replay = s.replay
+        head = s.head
+        base = {"scope": list(self.scope), "batch": head, "at": s.history.time_of(head), "status": s.status,
+                "version": s.structure_version}
+        try:
+            scope = replay.root.find(self.scope)
+        except KeyError:
+            scope = None
+        if self.initial:
+            self.initial = False
+            self.dirty = set()
+            self.first_pending = None
+            if scope is None:
+                return dict(base, type="snapshot", ports=[], marks_total=self.marks_sent,
+                            findings_total=self.findings_sent, missing=True)
+            if self.since is None:
+                return dict(base, type="snapshot", ports=port_rows(scope), marks_total=self.marks_sent,
+                            findings_total=self.findings_sent)
+            rows = port_rows(scope, s.changed_since(self.scope, self.since))
+            msg = dict(base, type="resume", since=self.since, ports=rows)
+            msg.update(self._annotations())
+            return msg
+        dirty, self.dirty = self.dirty, set()
+        first, self.first_pending = self.first_pending, None
+        rows = port_rows(scope, dirty) if (scope is not None and dirty) else []
+        msg = dict(base, type="delta", ports=rows, t_first=first, t_sent=time.time())
+        msg.update(self._annotations())
+        return msg
+
+    def _annotations(self) -> dict:
+        replay = self.session.replay
+        marks = replay.marks[self.marks_sent:self.marks_sent + MAX_ANNOTATIONS]
+        self.marks_sent += len(marks)
+        found = replay.findings[self.findings_sent:self.findings_sent + MAX_ANNOTATIONS]
+        self.findings_sent += len(found)
+        return {
+            "marks": [{"label": str(m.get("label", "")), "at": m.get("at"), "after": m.get("after", 0),
+                       "scope": m.get("scope")} for m in marks],
+            "findings": [f.to_json() for f in found],
+        }
+
+
+async def pump(sub: Subscriber, send) -> None:
+    """Send messages to one client until it goes away or the session ends (``send`` is an async callable)."""
+    while True:
+        await sub.event.wait()
+        sub.event.clear()
+        if sub.closed:
+            return
+        wait = sub.min_interval - (time.monotonic() - sub.last_send)
+        if wait > 0 and not sub.initial:
+            await asyncio.sleep(wait)
+            if sub.closed:
+                return
+        msg = sub.take()
+        sub.last_send = time.monotonic()
+        await send(msg)
+        sub.sent += 1

@@ -1,0 +1,189 @@
+"""Browser benchmarks, in headless chromium against a real server on 127.0.0.1.
+
+1. **Time to first render** of one scope of 200, 2,000 and 10,000 operators: from navigation start to the frame
+   after the graph is drawn with every port coloured (layout cold: the server lays the scope out for this
+   request; warm: a second visit, the layout cached). Goal: 2,000 operators in <= 1 s.
+2. **Frames per second while updates stream**: the same scopes, a live session receiving batches as fast as the
+   tracker takes them (epochs marching through the whole pipeline), rAF callbacks counted for 4 s, and how many
+   stream messages were drawn.
+3. **Latency from a batch entering the tracker to the browser showing it**, at 5,000 batches/s pushed into a live
+   session (200 operators): for every frame drawn, now minus the moment the oldest batch it shows was applied
+   (both wall clocks of this machine), measured after the frame is painted. p50 and p95. Goal: p95 <= 200 ms.
+
+Run: ``.venv/bin/python benchmarks/bench_browser.py [--sizes 200,2000,10000] [--rate 5000] [--seconds 6]``
+(needs Debian's chromium: ``apt-get install -y chromium``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import httpx  # noqa: E402
+
+from backend.app import Settings  # noqa: E402
+from backend.feeds import PushFeed  # noqa: E402
+from tests.e2e.browser import chromium  # noqa: E402
+from tests.e2e.logs import pipeline_records  # noqa: E402
+from tests.e2e.server import running_server  # noqa: E402
+
+
+def pct(values, p):
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def structure_and_batches(operators: int, epochs: int, in_flight: int):
+    """The structure records (a list) and an iterator over the rest, generated lazily: millions of record dicts
+    held at once would make the server's garbage collector, not flowscope, the thing measured."""
+    it = pipeline_records(operators, epochs, in_flight=in_flight, header=False)
+    structure = []
+    for r in it:
+        if r["type"] in ("operator", "edge"):
+            structure.append(r)
+            if len(structure) == 2 * operators - 1:
+                break
+    return structure, it
+
+
+class Pusher(threading.Thread):
+    """Pushes records into a live feed at ``rate`` progress batches per second (0: as fast as possible)."""
+
+    def __init__(self, feed: PushFeed, records, rate: float):
+        super().__init__(daemon=True)
+        self.feed, self.records, self.rate = feed, iter(records), rate
+        self.stop = False
+        self.pushed = 0  # progress batches
+
+    def run(self) -> None:
+        start = time.perf_counter()
+        while not self.stop:
+            if self.rate:
+                want = int((time.perf_counter() - start) * self.rate) - self.pushed
+                if want <= 0:
+                    time.sleep(0.001)
+                    continue
+            else:
+                if len(self.feed._queue) > 5000:
+                    time.sleep(0.002)
+                    continue
+                want = 500
+            chunk = []
+            while want > 0:
+                r = next(self.records, None)
+                if r is None:
+                    self.stop = True
+                    break
+                chunk.append(r)
+                if r["type"] == "progress":
+                    want -= 1
+                    self.pushed += 1
+            self.feed.push_many(chunk)
+
+
+def first_render(browser, url: str) -> float:
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(url)
+    page.wait_for_function("window.__flowscope && typeof window.__flowscope.firstRender === 'number'", timeout=120000)
+    t = page.evaluate("window.__flowscope.firstRender")
+    page.close()
+    return t / 1000
+
+
+def bench_render_and_fps(browser, srv, api, sizes, seconds):
+    rows = []
+    for n in sizes:
+        structure, batches = structure_and_batches(n, max(12, 100_000 // n), max(4, n // 25))
+        feed = PushFeed(f"bench {n}")
+        feed.push_many(structure)
+        sid = srv.call(srv.manager.add, feed, f"bench {n}", False).id
+        while api.get(f"/api/sessions/{sid}").json()["operators"] < n:
+            time.sleep(0.05)
+        url = f"{srv.url}/#/s/{sid}"
+        cold = first_render(browser, url)
+        warm = first_render(browser, url)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.goto(url)
+        page.wait_for_function("window.__flowscope && typeof window.__flowscope.firstRender === 'number'", timeout=120000)
+        pusher = Pusher(feed, batches, 0)
+        pusher.start()
+        time.sleep(0.5)
+        page.evaluate("""() => { const S = window.__flowscope; S.benchFrames = 0; S.benchStart = S.frame;
+            S.benchRunning = true; const tick = () => { if (!S.benchRunning) return; S.benchFrames++; requestAnimationFrame(tick); };
+            requestAnimationFrame(tick); }""")
+        b0 = api.get(f"/api/sessions/{sid}").json()["batches"]
+        time.sleep(seconds)
+        frames, drawn = page.evaluate("""() => { const S = window.__flowscope; S.benchRunning = false;
+            return [S.benchFrames, S.frame - S.benchStart]; }""")
+        b1 = api.get(f"/api/sessions/{sid}").json()["batches"]
+        pusher.stop = True
+        pusher.join()
+        page.close()
+        api.delete(f"/api/sessions/{sid}")
+        rows.append((n, cold, warm, frames / seconds, drawn / seconds, (b1 - b0) / seconds))
+        print(f"{n:>6} operators: first render {cold:.2f} s cold, {warm:.2f} s warm; "
+              f"{frames / seconds:.0f} fps, {drawn / seconds:.0f} updates drawn/s while {(b1 - b0) / seconds:,.0f} batches/s stream",
+              flush=True)
+    return rows
+
+
+def bench_latency(browser, srv, api, rate, seconds, operators=200):
+    need = int(rate * (seconds + 4))
+    structure, batches = structure_and_batches(operators, need // operators + 20, 40)
+    feed = PushFeed("latency")
+    feed.push_many(structure)
+    sid = srv.call(srv.manager.add, feed, "latency", False).id
+    while api.get(f"/api/sessions/{sid}").json()["operators"] < operators:
+        time.sleep(0.05)
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{srv.url}/#/s/{sid}")
+    page.wait_for_function("window.__flowscope && typeof window.__flowscope.firstRender === 'number'", timeout=60000)
+    page.wait_for_function("window.Plotly !== undefined", timeout=60000)  # the charts' one-time load is done
+    pusher = Pusher(feed, batches, rate)
+    pusher.start()
+    time.sleep(1.0)  # warm up
+    page.evaluate("window.__flowscope.latency.length = 0")
+    b0 = api.get(f"/api/sessions/{sid}").json()["batches"]
+    t0 = time.perf_counter()
+    time.sleep(seconds)
+    lat = page.evaluate("window.__flowscope.latency.slice()")
+    b1 = api.get(f"/api/sessions/{sid}").json()["batches"]
+    achieved = (b1 - b0) / (time.perf_counter() - t0)
+    pusher.stop = True
+    pusher.join()
+    page.close()
+    api.delete(f"/api/sessions/{sid}")
+    ms = [x * 1000 for x in lat]
+    print(f"latency at {rate:,} batches/s offered ({achieved:,.0f}/s applied, {operators} operators): "
+          f"p50 {pct(ms, 50):.0f} ms, p95 {pct(ms, 95):.0f} ms, max {max(ms) if ms else float('nan'):.0f} ms "
+          f"over {len(ms)} frames", flush=True)
+    return pct(ms, 50), pct(ms, 95), achieved
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="200,2000,10000")
+    ap.add_argument("--rate", type=int, default=5000)
+    ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--skip-render", action="store_true")
+    ap.add_argument("--skip-latency", action="store_true")
+    args = ap.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    with running_server(Settings(check_contracts=False)) as srv, httpx.Client(base_url=srv.url, timeout=120) as api, \
+            chromium() as browser:
+        if not args.skip_render:
+            bench_render_and_fps(browser, srv, api, sizes, args.seconds)
+        if not args.skip_latency:
+            bench_latency(browser, srv, api, args.rate, args.seconds)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+// The WebSocket client: one connection per watched scope. Keeps the live state of that scope (port rows by key)
+// from a snapshot plus deltas, and reconnects after a drop by *resuming*: it sends the last batch it has, and the
+// server answers with only the ports that changed since (backend/stream.py).
+
+export class Stream {
+  constructor(sid, handlers) {
+    this.sid = sid;
+    this.h = handlers;
+    this.scope = [];
+    this.rows = new Map();
+    this.batch = null;
+    this.ws = null;
+    this.closed = false;
+    this.retry = 250;
+    this.connected = false;
+  }
+
+  watch(scope) {
+    this.scope = scope;
+    this.rows = new Map();
+    this.batch = null;
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) {
+      this.ws.send(JSON.stringify({ type: "watch", scope, since: null }));
+    } else {
+      this.connect();
+    }
+  }
+
+  connect() {
+    if (this.ws) { this.ws.onclose = null; this.ws.close(); }
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const q = new URLSearchParams({ scope: this.scope.join(",") });
+    if (this.batch !== null) q.set("since", this.batch);
+    const ws = new WebSocket(`${proto}//${location.host}/api/sessions/${this.sid}/stream?${q}`);
+    this.ws = ws;
+    ws.onopen = () => { this.retry = 250; this.connected = true; this.h.onStatus && this.h.onStatus("connected"); };
+    ws.onmessage = (ev) => this._message(JSON.parse(ev.data));
+    ws.onclose = (ev) => {
+      this.connected = false;
+      if (this.closed || ev.code === 4404) { this.h.onStatus && this.h.onStatus("closed", ev.reason); return; }
+      this.h.onStatus && this.h.onStatus("reconnecting");
+      setTimeout(() => { if (!this.closed) this.connect(); }, this.retry);
+      this.retry = Math.min(5000, this.retry * 2);
+    };
+  }
+
+  close() {
+    this.closed = true;
+    if (this.ws) this.ws.close();
+  }
+
+  _message(msg) {
+    if (msg.type === "error") { this.h.onError && this.h.onError(msg.detail); return; }
+    if (String(msg.scope) !== String(this.scope)) return; // a message for the scope we just left
+    let keys = null;
+    if (msg.type === "snapshot") {
+      this.rows = new Map();
+      for (const r of msg.ports) this.rows.set(`${r[0]},${r[1]},${r[2]}`, r);
+    } else {
+      keys = [];
+      for (const r of msg.ports) {
+        const key = `${r[0]},${r[1]},${r[2]}`;
+        this.rows.set(key, r);
+        keys.push(key);
+      }
+    }
+    this.batch = msg.batch;
+    this.h.onState(msg, keys);
+  }
+}

@@ -1,0 +1,246 @@
+"""The REST API against a real uvicorn server on 127.0.0.1 (httpx)."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import httpx
+import pytest
+
+from backend.app import Settings
+from tests.conftest import LOOP_LOG, REPO
+from tests.e2e.logs import bad_log, growing_records, write_pipeline, write_records
+from tests.e2e.server import running_server
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("logs")
+    (d / "loop.jsonl").write_bytes(LOOP_LOG.read_bytes())
+    bad_log(d / "bad.jsonl")
+    write_pipeline(d / "pipe.jsonl", operators=12, epochs=30)
+    (d / "readme.txt").write_text("not a log\n")
+    write_records(d / "growing.jsonl", growing_records())
+    return d
+
+
+@pytest.fixture(scope="module")
+def server(logs, tmp_path_factory):
+    settings = Settings(allowed_dirs=[logs], data_dir=tmp_path_factory.mktemp("data"), upload_limit=200_000,
+                        checkpoint_every=16)
+    with running_server(settings) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def loop_sid(server, client, logs) -> str:
+    r = client.post("/api/sessions", json={"path": str(logs / "loop.jsonl")})
+    assert r.status_code == 201, r.text
+    sid = r.json()["id"]
+    server.wait_for(sid, client=client)
+    return sid
+
+
+def test_session_lifecycle(server, client, logs):
+    r = client.post("/api/sessions", json={"path": str(logs / "pipe.jsonl"), "name": "the pipe"})
+    assert r.status_code == 201
+    info = r.json()
+    assert info["name"] == "the pipe" and info["kind"] == "progress-log" and info["status"] in ("loading", "done")
+    done = server.wait_for(info["id"], client=client)
+    assert done["operators"] == 12 and done["batches"] > 300 and done["findings"] == 0 and done["errors"] == 0
+    assert info["id"] in {s["id"] for s in client.get("/api/sessions").json()}
+    assert client.delete(f"/api/sessions/{info['id']}").status_code == 204
+    assert client.get(f"/api/sessions/{info['id']}").status_code == 404
+    assert client.delete(f"/api/sessions/{info['id']}").status_code == 404
+
+
+def test_scope_tree_and_graph(client, loop_sid):
+    tree = client.get(f"/api/sessions/{loop_sid}/scopes").json()
+    assert tree["path"] == [] and tree["operators"] == 3
+    assert [s["path"] for s in tree["scopes"]] == [[3]] and tree["scopes"][0]["depth"] == 2
+    g = client.get(f"/api/sessions/{loop_sid}/graph").json()
+    assert {n["name"] for n in g["nodes"]} == {"input", "map", "loop", "sink"}
+    assert {tuple(e["from"]) + tuple(e["to"]) for e in g["edges"]} == {
+        ("out", 1, 0, "in", 2, 0), ("out", 2, 0, "in", 3, 0), ("out", 3, 0, "in", 4, 0)}
+    inner = client.get(f"/api/sessions/{loop_sid}/graph", params={"scope": "3"}).json()
+    assert inner["depth"] == 2 and len(inner["nodes"]) == 5
+    r = client.get(f"/api/sessions/{loop_sid}/graph", params={"scope": "7"})
+    assert r.status_code == 404 and "no scope [7]" in r.json()["detail"]
+    assert client.get(f"/api/sessions/{loop_sid}/graph", params={"scope": "x"}).status_code == 400
+
+
+def _port(state: dict, key: str) -> list:
+    kind, node, port = key.split(",")
+    return next(r for r in state["ports"] if r[0] == kind and r[1] == int(node) and r[2] == int(port))
+
+
+def test_state_at_batch_and_at_wall_time_match_the_cli(client, loop_sid):
+    from tracker.replay import replay_file
+
+    import orjson
+
+    expected = orjson.loads(orjson.dumps(replay_file(LOOP_LOG, at=20).state()))  # tuples -> arrays, as served
+    st = client.get(f"/api/sessions/{loop_sid}/state", params={"batch": 20, "scope": "3"}).json()
+    assert st["batch"] == 20 and st["head"] == 91
+    want = next(s for s in expected["scopes"] if s["path"] == [3])
+    got = {(r[0], r[1], r[2]): (sorted(map(str, r[3])), r[4], r[5]) for r in st["ports"]}
+    for p in want["ports"]:
+        key = tuple(p["port"])
+        assert got[key] == (sorted(map(str, p["frontier"])), p["pointstamps"], p["implications"]), key
+    head = client.get(f"/api/sessions/{loop_sid}/state").json()
+    assert head["batch"] == 91 and all(r[3] == [] for r in head["ports"])  # everything completes
+    by_time = client.get(f"/api/sessions/{loop_sid}/state", params={"at": st["at"]}).json()
+    assert by_time["batch"] == 20 and by_time["ports"] == client.get(
+        f"/api/sessions/{loop_sid}/state", params={"batch": 20}).json()["ports"]
+    early = client.get(f"/api/sessions/{loop_sid}/state", params={"batch": 0}).json()
+    assert _port(early, "out,1,0")[3] == [0]  # the input's initial capability
+
+
+def test_explain_names_the_blocking_holder_and_where_to_ask_next(client, loop_sid):
+    ans = client.get(f"/api/sessions/{loop_sid}/explain", params={"batch": 20, "port": "in,4,0"}).json()
+    assert ans["held"] and ans["time"] == 0 and ans["frontier"] == [0]
+    (h,) = ans["holders"]
+    assert h["location"] == ["out", 3, 0] and h["what"] == "nested-scope" and h["operator"] == "loop"
+    assert h["next"] == {"scope": [3], "port": ["in", 0, 0]}
+    assert h["path"] == [["out", 3, 0], ["in", 4, 0]]
+    inner = client.get(f"/api/sessions/{loop_sid}/explain",
+                       params={"batch": 20, "scope": "3", "port": "in,0,0", "time": "[0,2]"}).json()
+    assert inner["held"] and inner["holders"][0]["what"] == "message"
+    assert inner["holders"][0]["operator"] == "step" and inner["holders"][0]["path"][0] == ["in", 2, 0]
+    assert inner["holders"][0]["path"][-1] == ["in", 0, 0]
+    done = client.get(f"/api/sessions/{loop_sid}/explain", params={"port": "in,4,0"}).json()
+    assert not done["held"] and done["frontier"] == []
+    assert client.get(f"/api/sessions/{loop_sid}/explain", params={"port": "sideways,1,0"}).status_code == 400
+    assert client.get(f"/api/sessions/{loop_sid}/explain", params={"port": "in,9,0"}).status_code == 404
+    r = client.get(f"/api/sessions/{loop_sid}/explain", params={"port": "in,4,0", "time": "[1,2]"})
+    assert r.status_code == 400 and "time" in r.json()["detail"]
+
+
+def test_marks_series_search_workers_batches(client, loop_sid):
+    marks = client.get(f"/api/sessions/{loop_sid}/marks").json()
+    assert marks["total"] == 13 and marks["marks"][0]["label"] == "epoch 0 started" and marks["marks"][0]["after"] == 1
+    series = client.get(f"/api/sessions/{loop_sid}/series", params={"scope": "3"}).json()
+    concat = series["nodes"]["1"]
+    assert concat["name"] == "concat" and len(concat["t"]) > 5 and concat["v"][-1] is None
+    assert max(series["counts"]["messages"]) >= 1
+    assert client.get(f"/api/sessions/{loop_sid}/search", params={"q": "STEP"}).json() == [
+        {"scope": [3], "scope_name": "loop", "node": 2, "name": "step", "nested": False}]
+    workers = client.get(f"/api/sessions/{loop_sid}/workers").json()
+    assert workers["workers"][0]["batches"] == 91 and sum(workers["histogram"]["0"]) == 91
+    b = client.get(f"/api/sessions/{loop_sid}/batches", params={"offset": 20, "limit": 2}).json()
+    assert b["total"] == 91 and [x["batch"] for x in b["batches"]] == [21, 22]
+    assert b["batches"][0]["cause"] == {"operator": "step"} and b["batches"][0]["seq"] == 20 and b["batches"][0]["scope"] == [3]
+    assert client.get(f"/api/sessions/{loop_sid}/batches", params={"worker": 5}).json()["total"] == 0
+
+
+def test_findings_and_read_errors_of_a_broken_log(server, client, logs):
+    sid = client.post("/api/sessions", json={"path": str(logs / "bad.jsonl")}).json()["id"]
+    info = server.wait_for(sid, client=client)
+    assert info["status"] == "done" and info["findings"] >= 1 and info["errors"] == 2
+    found = client.get(f"/api/sessions/{sid}/findings").json()["findings"]
+    f = next(f for f in found if f["kind"] == "capability-without-cause")
+    assert f["port"] == ["out", 2, 0] and f["batch"]["line"] == 6
+    errs = client.get(f"/api/sessions/{sid}/errors").json()["errors"]
+    assert sorted(e["line"] for e in errs) == [7, 8]
+    assert any("no node 9" in e["reason"] for e in errs)
+
+
+def test_paths_are_confined_and_non_logs_refused(client, logs):
+    r = client.post("/api/sessions", json={"path": str(REPO / "README.md")})
+    assert r.status_code == 403 and "outside the directories" in r.json()["detail"]
+    r = client.post("/api/sessions", json={"path": str(logs / ".." / ".." / "etc")})
+    assert r.status_code == 403
+    link = logs / "escape.jsonl"
+    if not link.exists():
+        link.symlink_to(LOOP_LOG)  # inside by name, outside once resolved
+    assert client.post("/api/sessions", json={"path": str(link)}).status_code == 403
+    r = client.post("/api/sessions", json={"path": str(logs / "missing.jsonl")})
+    assert r.status_code == 404
+    r = client.post("/api/sessions", json={"path": str(logs / "readme.txt")})
+    assert r.status_code == 422 and "not a flowscope progress log" in r.json()["detail"]
+
+
+def test_uploads(server, client, logs):
+    data = gzip.compress((logs / "loop.jsonl").read_bytes())
+    r = client.post("/api/sessions/upload", params={"filename": "../../evil/loop.jsonl.gz"}, content=data)
+    assert r.status_code == 201, r.text
+    sid = r.json()["id"]
+    assert r.json()["name"] == "loop.jsonl.gz"  # the directory part is dropped
+    assert server.wait_for(sid, client=client)["batches"] == 91
+    stored = list(Path(server.app.state.settings.data_dir, "sessions", sid).iterdir())
+    assert [p.name for p in stored] == ["loop.jsonl.gz"]
+    client.delete(f"/api/sessions/{sid}")
+    assert not Path(server.app.state.settings.data_dir, "sessions", sid).exists()
+
+
+@pytest.mark.parametrize("name,body,status,reason", [
+    ("empty.jsonl", b"", 422, "empty"),
+    ("notes.jsonl", b"hello world\n", 422, "first line is not JSON"),
+    ("wrong.jsonl", b'{"type":"header","format":"other"}\n', 422, "first record must be"),
+    ("newer.jsonl", b'{"type":"header","format":"flowscope-progress","version":9}\n', 422, "version 9"),
+    ("broken.jsonl.gz", b"\x1f\x8b\x08\x00garbage", 422, "truncated"),
+    ("corrupt.jsonl.gz", b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + b"\xff" * 64, 422, "compression is broken"),
+    ("huge.jsonl", b"x" * 300_000, 413, "limit"),
+])
+def test_bad_uploads_get_a_clear_4xx(server, client, name, body, status, reason):
+    before = set(Path(server.app.state.settings.data_dir, "sessions").glob("*")) if Path(
+        server.app.state.settings.data_dir, "sessions").exists() else set()
+    r = client.post("/api/sessions/upload", params={"filename": name}, content=body)
+    assert r.status_code == status, r.text
+    assert reason in r.json()["detail"]
+    assert str(server.app.state.settings.data_dir) not in r.json()["detail"]
+    after = set(Path(server.app.state.settings.data_dir, "sessions").glob("*"))
+    assert after == before  # nothing left behind
+
+
+def test_an_upload_without_length_is_cut_at_the_limit(client):
+    def chunks():
+        for _ in range(40):
+            yield b"y" * 10_000
+    r = client.post("/api/sessions/upload", params={"filename": "stream.jsonl"}, content=chunks())
+    assert r.status_code == 413 and "exceeds the limit of 200000 bytes" in r.json()["detail"]
+
+
+def test_frontend_plotly_and_openapi_are_served(client):
+    page = client.get("/")
+    assert page.status_code == 200 and '<script type="module" src="/static/js/app.js">' in page.text
+    js = client.get("/static/js/graph.js")
+    assert js.status_code == 200 and "export class GraphView" in js.text
+    plotly = client.get("/vendor/plotly.min.js")
+    assert plotly.status_code == 200 and len(plotly.content) > 1_000_000 and b"plotly" in plotly.content[:2000].lower()
+    spec = client.get("/openapi.json").json()
+    for path in ("/api/sessions", "/api/sessions/upload", "/api/sessions/{sid}/state", "/api/sessions/{sid}/explain",
+                 "/api/sessions/{sid}/graph", "/api/sessions/{sid}/findings", "/api/sessions/{sid}/marks"):
+        assert path in spec["paths"], path
+    assert "ScopeState" in spec["components"]["schemas"] and "Explanation" in spec["components"]["schemas"]
+
+
+def test_strata_of_the_loop(client, loop_sid):
+    root = client.get(f"/api/sessions/{loop_sid}/strata").json()
+    assert root == {"scope": [], "strata": [[1], [2], [3], [4]], "feedback": []}
+    inner = client.get(f"/api/sessions/{loop_sid}/strata", params={"scope": "3"}).json()
+    assert inner["strata"] == [[1], [2], [3]] and inner["feedback"] == [["3", "1"]]
+
+
+def test_per_worker_view_and_a_dataflow_that_grows(server, client, logs):
+    sid = client.post("/api/sessions", json={"path": str(logs / "growing.jsonl")}).json()["id"]
+    info = server.wait_for(sid, client=client)
+    assert info["batches"] == 39 and info["findings"] == 0
+    workers = {w["worker"]: w for w in client.get(f"/api/sessions/{sid}/workers").json()["workers"]}
+    assert set(workers) == {0, 1} and workers[0]["batches"] + workers[1]["batches"] == 39
+    one = client.get(f"/api/sessions/{sid}/batches", params={"worker": 1, "limit": 1000}).json()
+    assert one["total"] == workers[1]["batches"] and all(b["worker"] == 1 for b in one["batches"])
+    assert one["batches"][0]["batch"] == workers[1]["first_batch"]
+    # the late sink exists at the head, not before it was declared
+    head = client.get(f"/api/sessions/{sid}/state").json()
+    assert any(r[1] == 3 for r in head["ports"])
+    early = client.get(f"/api/sessions/{sid}/state", params={"batch": 2}).json()
+    assert not any(r[1] == 3 for r in early["ports"])
+    assert {n["name"] for n in client.get(f"/api/sessions/{sid}/graph").json()["nodes"]} == {"source", "iterate", "late sink"}
