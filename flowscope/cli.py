@@ -126,6 +126,7 @@ EXTERNAL_COMMANDS = {
     "record": "backend.spark.record",
     "serve": "backend.cli_commands",
     "replay": "backend.cli_commands",
+    "demo": "backend.demo",
 }
 
 

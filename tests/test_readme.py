@@ -18,8 +18,12 @@ def test_ci_runs_the_readme_test_command_exactly():
     assert tests_cmd in ci.splitlines()
 
 
-def test_quick_start_main_job_names_a_shipped_log():
+def test_quick_start_main_job_is_the_demo_and_named_logs_exist():
     readme = (REPO / "README.md").read_text()
     main_cmd = next(line for line in code_lines(readme) if "flowscope " in line and "venv" in line)
-    logs = re.findall(r"fixtures/\S+", main_cmd)
-    assert logs and all((REPO / log).exists() for log in logs)
+    assert main_cmd.endswith("flowscope demo"), main_cmd
+    from flowscope.cli import build_parser
+
+    assert build_parser("demo").parse_args(["demo"]).func.__module__ == "backend.demo"
+    for log in re.findall(r"fixtures/[\w./-]+", readme):
+        assert (REPO / log).exists(), log

@@ -1,0 +1,100 @@
+"""``flowscope demo``: the embedded default. A real local PySpark pipeline, attached live, in the browser view.
+
+It needs nothing but the install: a local SparkSession (``local[2]``), ``flowscope.attach`` starting the server
+in the background of this driver, then a Structured Streaming query on the rate source with a stateful windowed
+aggregation. One micro-batch is deliberately slow (a Python UDF sleeps on one row), so the view shows a stage
+holding that batch id while the source has moved on, and "Why is this stuck?" names the stage, its task and its
+executor. The page keeps serving after the query has run its batches, until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import webbrowser
+from typing import Any
+
+SLOW_VALUE = 40  # the rate source's 41st row: past the first batches, so the stall stands out
+
+
+def build_query(spark: Any, checkpoint: str, rows_per_second: int, stall_seconds: float):
+    from pyspark.sql import functions as F
+
+    @F.udf("long")
+    def slow(value):
+        import time as _time
+
+        if value == SLOW_VALUE:
+            _time.sleep(stall_seconds)
+        return value
+
+    spark.range(4).select(slow("id")).collect()  # start the Python workers first: the only stall is the deliberate one
+    rate = (spark.readStream.format("rate").option("rowsPerSecond", rows_per_second).option("numPartitions", 2).load())
+    counts = (rate.withColumn("value", slow("value"))
+              .withWatermark("timestamp", "5 seconds")
+              .groupBy(F.window("timestamp", "4 seconds"), (F.col("value") % 3).alias("bucket"))
+              .count())
+    return (counts.writeStream.queryName("demo_windows").outputMode("update").format("memory")
+            .option("checkpointLocation", checkpoint).trigger(processingTime="1 second").start())
+
+
+def run(args: argparse.Namespace) -> int:
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:  # pragma: no cover - pyspark is a dependency
+        print("flowscope demo: pyspark is not installed (pip install pyspark)", file=sys.stderr)
+        return 2
+    import flowscope
+
+    workdir = tempfile.mkdtemp(prefix="flowscope-demo-")
+    print("flowscope demo: starting a local Spark session (about 10 s)...", flush=True)
+    spark = (SparkSession.builder.master("local[2]").appName("flowscope demo")
+             .config("spark.ui.showConsoleProgress", "false").config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    attachment = flowscope.attach(spark, args.url, name="flowscope demo")
+    if args.open and attachment.url.startswith("http"):
+        threading.Timer(1.0, webbrowser.open, args=(attachment.url,)).start()
+    query = build_query(spark, os.path.join(workdir, "checkpoint"), args.rows_per_second, args.stall)
+    print(f"flowscope demo: streaming query running ({args.batches} micro-batches; batch with row {SLOW_VALUE} "
+          f"stalls {args.stall:.0f} s). Open {attachment.url}", flush=True)
+    try:
+        deadline = time.monotonic() + 60 + args.batches * 3 + args.stall
+        while query.isActive and time.monotonic() < deadline:
+            progress = query.lastProgress
+            if progress and progress.get("batchId", -1) >= args.batches:
+                break
+            time.sleep(0.5)
+        query.stop()
+        attachment.flush()
+        if args.exit:
+            return 0
+        print(f"flowscope demo: the query stopped after {args.batches} batches; the session stays at "
+              f"{attachment.url} (Ctrl-C to quit)", flush=True)
+        attachment.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if query.isActive:
+            query.stop()
+        attachment.detach()
+        spark.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("demo", help="run a local PySpark streaming pipeline attached live, in the browser view")
+    p.add_argument("--batches", type=int, default=12, help="micro-batches to run (default 12)")
+    p.add_argument("--stall", type=float, default=5.0, help="seconds the slow batch sleeps (default 5)")
+    p.add_argument("--rows-per-second", type=int, default=8)
+    p.add_argument("--url", default=None, help="a running flowscope server to stream to (default: start one here)")
+    p.add_argument("--open", action="store_true", help="open the page in a browser")
+    p.add_argument("--exit", action="store_true", help="stop once the batches have run instead of serving on")
+    p.set_defaults(func=run)

@@ -1,0 +1,131 @@
+"""Spark event logs as feeds: an application's log replayed or followed while Spark writes it, and a directory of
+logs followed as applications appear (``flowscope serve --follow DIR``).
+
+:class:`SparkLogFeed` runs one application's log (a file, ``.inprogress`` or not, any codec, or a rolling
+``eventlog_v2_`` directory) through :class:`~backend.sources.EventLogFollower` and the Spark model: each ``poll``
+returns the progress records of the events Spark has flushed since the previous one. Followed, it stays live until
+Spark finalizes the log (the rename of ``.inprogress``, the rolling directory's ``appstatus_`` marker), then ends,
+so the session turns complete. Not followed, it ends at the end of what is there. Gaps in the events
+(:mod:`backend.spark.gaps`) mark the session uncertain, as for a live attachment.
+
+:class:`SparkDirectoryFollower` finds the applications that appear in a directory (by application name, so the
+rename of ``app.inprogress`` to ``app`` is the same application) and gives a followed feed for each.
+``register(registry)`` adds Spark event logs to a server's feed registry.
+
+Spark flushes task events only with job, stage and SQL events (and at its buffer size), so a followed session sees
+a task's end up to a few seconds late unless the application writes its log uncompressed with a small buffer
+(``spark.eventLog.compress=false``, ``spark.eventLog.buffer.kb=1k``); ``flowscope.attach`` has no such delay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from backend.feeds import Feed, FeedKind, FeedRegistry
+from backend.sources import EventLogFollower, LineError, LogDirectoryScanner
+from backend.sources.layout import ROLLING_PREFIX, looks_like_event_log, rolling_parts
+from tracker.progress_log import LogError
+
+from .gaps import GapDetector, uncertain_records
+from .model import SparkModel
+
+__all__ = ["SPARK_EVENT_LOG", "SparkDirectoryFollower", "SparkLogFeed", "check_spark_log", "open_spark_log",
+           "register"]
+
+Record = tuple[int | None, dict]
+
+
+class SparkLogFeed(Feed):
+    """One application's Spark event log as progress records (see the module docstring)."""
+
+    kind = "spark-event-log"
+
+    def __init__(self, path: str | os.PathLike[str], follow: bool = True, label: str | None = None,
+                 poll_interval: float = 0.25) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.live = follow
+        self.label = label or self.path.name.removesuffix(".inprogress").removeprefix(ROLLING_PREFIX)
+        if follow:
+            self.label += " (followed)"
+        self.poll_interval = poll_interval
+        self.model = SparkModel()
+        self.gaps = GapDetector()
+        self.events = 0
+        self.follower = EventLogFollower(self.path, on_error=self._error)
+        self._done = False
+        self._more = False
+
+    @property
+    def finalized(self) -> bool:
+        """Spark finished the log and every event in it has been returned."""
+        return self.follower.finalized
+
+    def poll(self, limit: int) -> list[Record] | None:
+        if self._done:
+            return None
+        out: list[Record] = []
+        model, gaps = self.model, self.gaps
+        self._more = False
+        for _ in range(16):  # read on while events make no records (bounded: the caller's slice is short)
+            if out:
+                break
+            events = self.follower.poll(limit)
+            for ev in events:
+                self.events += 1
+                reason = gaps.check(ev.event)
+                if reason is not None:
+                    out.extend((ev.line, r) for r in uncertain_records(model, reason))
+                for record in model.feed(ev.event, ev.line):
+                    out.append((ev.line, record))
+            if not events:
+                if self.follower.finalized or not self.live:
+                    self._done = True
+                    for reason in gaps.finish():
+                        out.extend((None, r) for r in uncertain_records(model, reason))
+                    return out or None
+                break
+        else:
+            self._more = not out  # more may be there: do not wait before the next poll
+        return out
+
+    async def wait(self, timeout: float) -> None:
+        await asyncio.sleep(0 if self._more else min(timeout, self.poll_interval))
+
+    def _error(self, error: LineError) -> None:
+        self.errors.append(LogError(error.path, error.line, f"{error.kind}: {error.reason}"))
+
+
+class SparkDirectoryFollower:
+    """The applications that appear in a Spark event-log directory, each as a followed :class:`SparkLogFeed`."""
+
+    def __init__(self, directory: str | os.PathLike[str], recursive: bool = False) -> None:
+        self.scanner = LogDirectoryScanner(directory, recursive=recursive)
+
+    def scan(self) -> list[SparkLogFeed]:
+        """Feeds for the applications not seen before (finished ones too: they end as soon as they are read)."""
+        return [SparkLogFeed(app.path, follow=True, label=app.name) for app in self.scanner.scan()]
+
+
+def check_spark_log(path: Path) -> str | None:
+    """None if ``path`` is one application's Spark event log (a file or a rolling directory), else why not."""
+    if path.is_dir():
+        if path.name.startswith(ROLLING_PREFIX) or rolling_parts(path):
+            return None
+        return "a directory that is not a rolling event log (eventlog_v2_<app>/events_<N>_<app>)"
+    if looks_like_event_log(path):
+        return None
+    return 'it does not start like a Spark event log ({"Event": ... or a Spark codec)'
+
+
+def open_spark_log(path: Path, follow: bool) -> Feed:
+    return SparkLogFeed(path, follow=follow)
+
+
+SPARK_EVENT_LOG = FeedKind("spark-event-log", "Spark event log", check_spark_log, open_spark_log)
+
+
+def register(registry: FeedRegistry) -> None:
+    registry.register(SPARK_EVENT_LOG)

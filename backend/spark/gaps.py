@@ -1,0 +1,117 @@
+"""Gaps: Spark events that cannot follow from the ones before unless some were lost.
+
+Spark drops events when a listener lags (its listener-bus queues are bounded), a socket can break, a log can be cut
+short. The drop counters say so when they exist; the event stream itself says so too, and that works for logs
+written by anyone. The model already notices events about things it never heard of (a task of a stage no job
+listed, a job end for a job that never started). This module adds what needs a memory of the stream:
+
+* a task of a stage attempt whose submission was never seen (the stage was listed by its job);
+* a first attempt of a stage that completes successfully with fewer successful task ends than it had tasks;
+* a successful job end while one of its submitted stage attempts never completed;
+* the end of the stream (a finalized log, a closed connection) with a job that never ended although the
+  application did.
+
+Each is reported once as a reason; what to do with it (the model's "uncertain from here" mark) is the caller's
+business (:func:`uncertain_records`). Memory: a set of task indices per running stage attempt, released at its end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["GapDetector", "uncertain_records"]
+
+
+class GapDetector:
+    """Feed it every event, in order (``check``); at the end of the stream call ``finish``."""
+
+    def __init__(self) -> None:
+        self.listed: set[int] = set()  # stage ids some job listed
+        self.jobs: dict[int, list[int]] = {}  # running job -> its stage ids
+        self.running: dict[tuple[int, int], tuple[int, set]] = {}  # (stage, attempt) -> (tasks, successful indices)
+        self.finished: set[tuple[int, int]] = set()
+        self.app_ended = False
+        self.reasons: list[str] = []
+
+    def check(self, event: dict) -> str | None:
+        """The reason this event shows a gap, or None."""
+        kind = event.get("Event")
+        if kind == "SparkListenerTaskEnd":
+            return self._task_end(event)
+        if kind == "SparkListenerStageSubmitted":
+            info = event.get("Stage Info") or {}
+            key = (info.get("Stage ID"), info.get("Stage Attempt ID", 0))
+            self.running[key] = (info.get("Number of Tasks") or 0, set())
+            self.finished.discard(key)
+        elif kind == "SparkListenerStageCompleted":
+            return self._stage_completed(event.get("Stage Info") or {})
+        elif kind == "SparkListenerJobStart":
+            ids = [i.get("Stage ID") for i in event.get("Stage Infos") or []]
+            if not ids:
+                ids = list(event.get("Stage IDs") or [])
+            self.jobs[event.get("Job ID")] = ids
+            self.listed.update(ids)
+        elif kind == "SparkListenerJobEnd":
+            return self._job_end(event)
+        elif kind == "SparkListenerApplicationEnd":
+            self.app_ended = True
+        return None
+
+    def finish(self) -> list[str]:
+        """Reasons visible only at the end of the stream."""
+        if not self.app_ended:
+            return []
+        return [self._note(f"job {j} never ended (its end event was lost)") for j in sorted(self.jobs, key=str)]
+
+    def _note(self, reason: str) -> str:
+        self.reasons.append(reason)
+        return reason
+
+    def _task_end(self, e: dict) -> str | None:
+        sid, attempt = e.get("Stage ID"), e.get("Stage Attempt ID", 0)
+        key = (sid, attempt)
+        entry = self.running.get(key)
+        if entry is None:
+            if key in self.finished or sid not in self.listed:
+                return None  # a late duplicate; or a stage no job listed, which the model reports itself
+            self.finished.add(key)  # once per attempt
+            return self._note(f"a task of stage {sid} attempt {attempt} ended, but the stage's submission was lost")
+        info = e.get("Task Info") or {}
+        reason = (e.get("Task End Reason") or {}).get("Reason", "Success")
+        if reason == "Success" and not info.get("Killed") and not info.get("Failed"):
+            entry[1].add(info.get("Index"))
+        return None
+
+    def _stage_completed(self, info: dict) -> str | None:
+        key = (info.get("Stage ID"), info.get("Stage Attempt ID", 0))
+        entry = self.running.pop(key, None)
+        self.finished.add(key)
+        if entry is None or info.get("Failure Reason") or key[1] != 0:
+            return None
+        tasks, done = entry
+        if len(done) < tasks:
+            return self._note(f"stage {key[0]} completed with {tasks - len(done)} of its {tasks} task ends lost")
+        return None
+
+    def _job_end(self, e: dict) -> str | None:
+        stages = self.jobs.pop(e.get("Job ID"), None)
+        if stages is None:
+            return None  # never started: the model reports it
+        if (e.get("Job Result") or {}).get("Result", "JobSucceeded") != "JobSucceeded":
+            return None
+        open_ = sorted(k for k in self.running if k[0] in set(stages))
+        if open_:
+            for k in open_:
+                self.running.pop(k, None)
+                self.finished.add(k)
+            sid, attempt = open_[0]
+            return self._note(f"job {e.get('Job ID')} succeeded but the completion of stage {sid} "
+                              f"attempt {attempt} was lost")
+        return None
+
+
+def uncertain_records(model: Any, reason: str) -> list[dict]:
+    """Mark ``model`` (a SparkModel) uncertain for ``reason``: the records that says (a mark the first time)."""
+    out = model._out = []
+    model._uncertain(reason)
+    return out

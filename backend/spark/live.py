@@ -1,0 +1,357 @@
+"""The live feed: Spark events arriving over a socket while the application runs, turned into progress records.
+
+A Spark driver streams its listener events here, one JSON line per event, exactly as Spark writes them to event
+logs (the JVM listener ``flowscope.FlowscopeListener``, attached at run time by ``flowscope.attach`` or by
+configuration alone, or the slower Py4J fallback). :class:`SparkIngestServer` accepts those connections on a TCP
+port, one application per connection, each starting with a hello line (protocol version, token, application);
+every accepted connection becomes a :class:`SparkLiveFeed` handed to the caller (a server adds it as a session).
+
+Threads and bounds: the socket is read on a thread of its own into the feed's bounded buffer of lines. When the
+buffer is full the reading thread waits, TCP pushes back, and the listener's own bounded queue in the driver fills
+and drops, counting what it dropped: memory stays bounded everywhere and every loss is counted in one place, the
+listener, which reports it in order (``flowscope.Dropped`` lines) with Spark's own listener-bus drop counters.
+The feed parses and models on the consumer's side (``poll``, the session's ingest loop), so the reading thread
+does no JSON work.
+
+Uncertainty: a drop counter that moves, a gap in the events themselves (:mod:`backend.spark.gaps`), or a
+connection that closes before the application ended marks the session uncertain from that point (the model's
+``uncertain`` mark), instead of showing frontiers that may be wrong.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import hmac
+import ipaddress
+import logging
+import socket
+import threading
+from typing import IO, Any, Callable
+
+import orjson
+
+from backend.feeds import Feed
+from tracker.progress_log import LogError
+
+from .gaps import GapDetector, uncertain_records
+from .model import SparkModel
+
+__all__ = ["PROTOCOL", "SparkIngestServer", "SparkLiveFeed", "IngestRefused"]
+
+log = logging.getLogger("flowscope.spark.live")
+
+PROTOCOL = 1
+Record = tuple[int | None, dict]
+
+
+class SparkLiveFeed(Feed):
+    """One application's live events (see the module docstring). Producers call ``put``/``end``; the consumer
+    calls ``poll`` (the session's ingest loop) or ``take`` (a thread)."""
+
+    kind = "spark-live"
+    live = True
+
+    def __init__(self, label: str = "spark (live)", capacity: int = 20_000, *, tee: IO[bytes] | None = None) -> None:
+        super().__init__()
+        self.label = label
+        self.capacity = max(1, capacity)
+        self.model = SparkModel()
+        self.gaps = GapDetector()
+        self.hello: dict = {}
+        self.queue_name = "shared"  # the listener-bus queue the listener sits on (told by flowscope.Queue)
+        self.events = 0  # Spark events modelled
+        self.lines = 0  # lines received, control lines included
+        self.listener_dropped = 0  # as the listener last reported
+        self.spark_dropped: dict[str, int] = {}  # Spark's counters, as last reported
+        self.detached = False
+        self.task_end_times: list[float] | None = None  # set to a list to collect TaskEnd 'Finish Time's (ms)
+        self.tee = tee  # every Spark event line received is also written here (a replayable event log)
+        self._lines: collections.deque[bytes] = collections.deque()
+        self._cond = threading.Condition()
+        self._ended = False  # no more lines will come
+        self._finished = False  # the end-of-stream records were returned
+        self._closed = False  # the consumer is gone
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._event: asyncio.Event | None = None
+        self._waiting = False
+
+    # --- producer side (the socket thread) ------------------------------------------------------------------
+
+    def put(self, lines: list[bytes]) -> bool:
+        """Append lines, waiting while the buffer is full; False once the consumer has closed the feed."""
+        i = 0
+        while i < len(lines):
+            with self._cond:
+                while len(self._lines) >= self.capacity and not self._closed:
+                    self._cond.wait(0.5)
+                if self._closed:
+                    return False
+                was_empty = not self._lines
+                room = self.capacity - len(self._lines)
+                self._lines.extend(lines[i:i + room])
+                i += room
+                self._cond.notify_all()
+            if was_empty:
+                self._wake()
+        return True
+
+    def end(self) -> None:
+        with self._cond:
+            self._ended = True
+            self._cond.notify_all()
+        self._wake()
+
+    def _wake(self) -> None:
+        loop, event = self._loop, self._event
+        if loop is None or event is None or not self._waiting:
+            return
+        try:
+            loop.call_soon_threadsafe(event.set)
+        except RuntimeError:  # the loop is closed
+            pass
+
+    # --- consumer side ---------------------------------------------------------------------------------------
+
+    def poll(self, limit: int) -> list[Record] | None:
+        """The records from the lines received so far (up to ``limit`` lines at a time, more while they make no
+        records: an empty answer means nothing to show yet); None once the stream has ended."""
+        out: list[Record] = []
+        for _ in range(16):  # read on while lines make no records (bounded: the caller's slice is short)
+            if out:
+                break
+            with self._cond:
+                n = min(limit, len(self._lines))
+                batch = [self._lines.popleft() for _ in range(n)]
+                ended = self._ended and not self._lines
+                if n:
+                    self._cond.notify_all()
+            for raw in batch:
+                self._line(raw, out)
+            if not batch:
+                if ended:
+                    if self._finished:
+                        return None
+                    self._finished = True
+                    self._finish(out)
+                break
+        if self.tee is not None:
+            self.tee.flush()
+        return out
+
+    def take(self, limit: int, timeout: float) -> list[Record] | None:
+        """``poll`` for a thread: waits up to ``timeout`` seconds for lines first."""
+        with self._cond:
+            if not self._lines and not self._ended:
+                self._cond.wait(timeout)
+        return self.poll(limit)
+
+    async def wait(self, timeout: float) -> None:
+        if self._event is None:
+            self._loop = asyncio.get_running_loop()
+            self._event = asyncio.Event()
+        self._event.clear()
+        self._waiting = True
+        try:
+            if self._lines or self._ended:
+                return
+            await asyncio.wait_for(self._event.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            self._waiting = False
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._lines.clear()
+            self._cond.notify_all()
+
+    # --- lines to records -------------------------------------------------------------------------------------
+
+    def _line(self, raw: bytes, out: list[Record]) -> None:
+        self.lines += 1
+        if not raw.strip():
+            return
+        try:
+            event = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            self.errors.append(LogError(self.label, self.lines, f"invalid JSON: {e}"))
+            return
+        if type(event) is not dict:
+            self.errors.append(LogError(self.label, self.lines, "expected a JSON object"))
+            return
+        kind = event.get("Event")
+        if isinstance(kind, str) and kind.startswith("flowscope."):
+            self._control(kind, event, out)
+            return
+        if self.tee is not None:
+            self.tee.write(raw.rstrip(b"\r\n") + b"\n")
+        self.events += 1
+        model = self.model
+        reason = self.gaps.check(event)
+        if reason is not None:
+            out.extend((None, r) for r in uncertain_records(model, reason))
+        records = model.feed(event, self.events)
+        if records:
+            out.extend((None, r) for r in records)
+        if self.task_end_times is not None and kind == "SparkListenerTaskEnd":
+            finish = (event.get("Task Info") or {}).get("Finish Time")
+            if finish:
+                self.task_end_times.append(finish)
+
+    def _control(self, kind: str, event: dict, out: list[Record]) -> None:
+        if kind == "flowscope.Hello":
+            self.hello = {k: v for k, v in event.items() if k != "token"}
+        elif kind == "flowscope.Queue":
+            self.queue_name = str(event.get("name") or "shared")
+        elif kind == "flowscope.Dropped":
+            own = int(event.get("count") or 0)
+            if own > self.listener_dropped:
+                reason = f"the listener dropped {own - self.listener_dropped} events (its queue was full)"
+                out.extend((None, r) for r in uncertain_records(self.model, reason))
+            self.listener_dropped = max(own, self.listener_dropped)
+            spark = event.get("spark") or {}
+            for key, value in spark.items():
+                before = self.spark_dropped.get(key, 0)
+                if value > before and key == f"queue.{self.queue_name}.numDroppedEvents":
+                    reason = (f"Spark dropped {value - before} events before the listener saw them "
+                              f"(spark.scheduler.listenerbus.eventqueue.{self.queue_name}.capacity is too small)")
+                    out.extend((None, r) for r in uncertain_records(self.model, reason))
+                self.spark_dropped[key] = max(value, before)
+        elif kind == "flowscope.Note":
+            label = str(event.get("label") or "")
+            if event.get("uncertain"):
+                out.extend((None, r) for r in uncertain_records(self.model, label))
+            else:
+                out.append((None, {"type": "mark", "at": self.model._at, "label": label}))
+        elif kind == "flowscope.Detach":
+            self.detached = True
+            if not self.model.ended:
+                out.append((None, {"type": "mark", "at": self.model._at, "label": "flowscope detached"}))
+
+    def _finish(self, out: list[Record]) -> None:
+        for reason in self.gaps.finish():
+            out.extend((None, r) for r in uncertain_records(self.model, reason))
+        if not self.model.ended and not self.detached and self.events:
+            reason = "the connection closed before the application ended"
+            out.extend((None, r) for r in uncertain_records(self.model, reason))
+
+    def stats(self) -> dict:
+        return {"events": self.events, "lines": self.lines, "queued": len(self._lines),
+                "listener_dropped": self.listener_dropped, "spark_dropped": dict(self.spark_dropped),
+                "uncertain": list(self.model.uncertain), "listener": self.hello.get("listener")}
+
+
+class IngestRefused(ValueError):
+    """A connection that is not a flowscope listener, or carries the wrong token."""
+
+
+def _is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class SparkIngestServer:
+    """Accepts Spark listeners on ``host:port`` (port 0: a free one; see ``address``). Each connection that says
+    hello with the right token becomes a :class:`SparkLiveFeed`, passed to ``on_feed`` on the connection's thread
+    (hop to your event loop there). Binding beyond loopback needs a token, as the HTTP server does."""
+
+    def __init__(self, on_feed: Callable[[SparkLiveFeed], Any], host: str = "127.0.0.1", port: int = 0, *,
+                 token: str | None = None, capacity: int = 20_000,
+                 feed_factory: Callable[[dict], SparkLiveFeed] | None = None) -> None:
+        if not _is_loopback(host) and not token:
+            raise ValueError(f"a Spark ingest port on {host} accepts listeners from beyond this machine: "
+                             "give a token too (spark.flowscope.token on the Spark side)")
+        self.on_feed = on_feed
+        self.token = token
+        self.capacity = capacity
+        self.feed_factory = feed_factory
+        self.feeds: list[SparkLiveFeed] = []
+        self.refused: list[str] = []
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._sock = socket.create_server((host, port), family=family, reuse_port=False)
+        self.address: tuple[str, int] = self._sock.getsockname()[:2]
+        self._closed = False
+        self._thread = threading.Thread(target=self._accept, name="flowscope-spark-ingest", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._closed = True
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                conn, peer = self._sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn, peer), name="flowscope-spark-conn", daemon=True).start()
+
+    def _serve(self, conn: socket.socket, peer: Any) -> None:
+        feed = None
+        try:
+            conn.settimeout(10)
+            buf = b""
+            while b"\n" not in buf:
+                data = conn.recv(65536)
+                if not data or len(buf) > 1 << 20:
+                    return
+                buf += data
+            first, _, rest = buf.partition(b"\n")
+            hello = self._check_hello(first)
+            conn.settimeout(None)
+            feed = self.feed_factory(hello) if self.feed_factory else SparkLiveFeed(_label(hello), self.capacity)
+            feed.put([first])
+            self.feeds.append(feed)
+            self.on_feed(feed)
+            partial = rest
+            while True:
+                parts = partial.split(b"\n")
+                partial = parts.pop()
+                if parts and not feed.put(parts):
+                    return  # the session was closed
+                data = conn.recv(1 << 20)
+                if not data:
+                    break
+                partial += data
+            if partial.strip():
+                feed.put([partial])
+        except IngestRefused as e:
+            self.refused.append(f"{peer}: {e}")
+            log.warning("refused a Spark listener from %s: %s", peer, e)
+        except OSError as e:
+            log.info("Spark listener connection from %s ended: %s", peer, e)
+        finally:
+            if feed is not None:
+                feed.end()
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+    def _check_hello(self, line: bytes) -> dict:
+        try:
+            hello = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise IngestRefused("the first line is not a flowscope hello") from None
+        if type(hello) is not dict or hello.get("Event") != "flowscope.Hello":
+            raise IngestRefused("the first line is not a flowscope hello")
+        if hello.get("protocol") != PROTOCOL:
+            raise IngestRefused(f"listener protocol {hello.get('protocol')!r}; this server speaks {PROTOCOL}")
+        if self.token and not hmac.compare_digest(str(hello.get("token") or "").encode(), self.token.encode()):
+            raise IngestRefused("wrong or missing token (spark.flowscope.token)")
+        return hello
+
+
+def _label(hello: dict) -> str:
+    name = hello.get("app") or "spark"
+    app_id = hello.get("appId")
+    return f"{name} ({app_id})" if app_id else name

@@ -1,0 +1,63 @@
+"""`flowscope demo`, the embedded default: a real local PySpark streaming pipeline attached live, served and
+looked at in headless chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+
+from .e2e.browser import chromium, shot
+
+from .conftest import REPO
+
+
+def test_demo_runs_a_live_pyspark_pipeline_and_serves_its_view():
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flowscope.cli", "demo", "--batches", "5", "--stall", "2", "--rows-per-second", "10"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 240
+        url = None
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                assert proc.poll() is None, "".join(lines[-30:])
+                continue
+            lines.append(line)
+            found = re.search(r"(http://127\.0\.0\.1:\d+/#/s/[0-9a-f]+)", line)
+            if found:
+                url = found.group(1)
+            if "the query stopped" in line:
+                break
+        assert url and "the query stopped" in "".join(lines), "".join(lines[-30:])
+        base, sid = url.split("/#/s/")
+        sessions = json.load(urllib.request.urlopen(f"{base}/api/sessions"))
+        session = next(s for s in (sessions if isinstance(sessions, list) else sessions["sessions"]) if s["id"] == sid)
+        assert session
+        scopes = json.load(urllib.request.urlopen(f"{base}/api/sessions/{sid}/scopes"))
+        text = json.dumps(scopes)
+        assert "demo_windows" in text, "the streaming query is a region of the live session"
+        marks = json.load(urllib.request.urlopen(f"{base}/api/sessions/{sid}/marks"))
+        done = [m for m in (marks if isinstance(marks, list) else marks["marks"]) if "done" in m.get("label", "")]
+        assert len(done) >= 5, "every micro-batch's progress arrived live"
+        with chromium() as browser:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(url)
+            page.wait_for_selector("#graph .node.scope")
+            assert page.locator("#graph .node.scope", has_text="demo_windows").count() == 1
+            page.locator("#graph .node.scope", has_text="demo_windows").locator("text.open").click()
+            page.wait_for_function("document.querySelectorAll('#graph .node.operator').length >= 3")
+            shot(page, "demo-query")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
