@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
-import ipaddress
 import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -25,20 +24,11 @@ from fastapi.staticfiles import StaticFiles
 from .api import scopes, sessions, stream, timeline
 from .feeds import FeedRegistry, default_registry
 from .manager import SessionManager
-from .security import TokenMiddleware
+from .security import TokenMiddleware, is_loopback
 
 __all__ = ["Settings", "create_app", "plotly_js", "FRONTEND", "is_loopback"]
 
 FRONTEND = Path(__file__).resolve().parent.parent / "frontend"
-
-
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass
@@ -55,6 +45,7 @@ class Settings:
     checkpoint_every: int = 4096
     frontend_dir: Path = FRONTEND
     registry: FeedRegistry | None = None
+    spark_port: int | None = None  # accept live Spark listeners here (0: a free port); None: no ingest
 
     def validate(self) -> None:
         if not is_loopback(self.host) and not self.token:
@@ -71,6 +62,21 @@ def plotly_js() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "package_data" / "plotly.min.js"
 
 
+def _start_spark_ingest(settings: Settings, manager: SessionManager):
+    """Accept Spark listeners (flowscope.attach(spark, url), or spark.extraListeners by configuration): each
+    application that connects becomes a live session. Listeners must send the server's token if it has one."""
+    import asyncio
+
+    from .spark.live import SparkIngestServer
+
+    loop = asyncio.get_running_loop()
+
+    def on_feed(feed) -> None:  # on the connection's thread: hop to the server's loop
+        loop.call_soon_threadsafe(manager.add, feed, feed.label)
+
+    return SparkIngestServer(on_feed, settings.host, settings.spark_port, token=settings.token)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     settings.validate()
@@ -81,15 +87,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     registry = settings.registry or default_registry()
     manager = SessionManager(settings, registry)
 
+    ingest_holder: dict = {}
+
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         for path in settings.open_paths:
             manager.open_path(path)
         for d in settings.follow_dirs:
             manager.follow_directory(d)
+        if settings.spark_port is not None:
+            ingest_holder["server"] = _start_spark_ingest(settings, manager)
         try:
             yield
         finally:
+            if "server" in ingest_holder:
+                ingest_holder.pop("server").close()
             await manager.close()
             if owned_tmp is not None:
                 owned_tmp.cleanup()
@@ -108,9 +120,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in (sessions.router, scopes.router, timeline.router, stream.router):
         app.include_router(router)
 
-    @app.get("/api/health", tags=["server"], summary="Liveness")
+    @app.get("/api/health", tags=["server"], summary="Liveness, and where live Spark listeners connect")
     async def health() -> dict:
-        return {"ok": True, "sessions": len(manager.sessions)}
+        out: dict = {"ok": True, "sessions": len(manager.sessions)}
+        ingest = ingest_holder.get("server")
+        if ingest is not None:
+            out["spark_ingest"] = {"host": ingest.address[0], "port": ingest.address[1]}
+        return out
 
     frontend = Path(settings.frontend_dir)
     no_cache = {"Cache-Control": "no-cache"}

@@ -38,6 +38,9 @@ def register(subparsers) -> None:
                               description="Start the flowscope server. Open logs from the page or the API; "
                                           "--follow DIR opens every log that appears in DIR, live.")
     p.add_argument("logs", nargs="*", metavar="LOG", help="logs to open at startup")
+    p.add_argument("--spark-port", type=int, metavar="PORT",
+                   help="accept live Spark applications here: flowscope.attach(spark, URL), or by configuration "
+                        "spark.extraListeners=flowscope.FlowscopeListener with spark.flowscope.port=PORT")
     p.add_argument("--follow", action="append", default=[], metavar="DIR",
                    help="follow a directory: each log in it (now or later) becomes a live session")
     _common(p, 8765)
@@ -170,6 +173,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return 2
     extra = follow + [Path(log).resolve().parent for log in args.logs]
     settings = _settings(args, extra)
+    settings.spark_port = args.spark_port
     try:
         return asyncio.run(_run(args, settings, [str(Path(log).resolve()) for log in args.logs], follow, False))
     except KeyboardInterrupt:

@@ -10,6 +10,7 @@ handshake refused with 403 (WebSocket), before any route runs. Tokens are compar
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import os
 from http.cookies import SimpleCookie
 from pathlib import Path
@@ -100,3 +101,13 @@ class TokenMiddleware:
                 await send(message)
             return await self.app(scope, receive, send_with_cookie)
         return await self.app(scope, receive, send)
+
+
+def is_loopback(host: str) -> bool:
+    """Does binding this host keep a server on this machine? (Anything else needs a token.)"""
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -127,6 +127,7 @@ EXTERNAL_COMMANDS = {
     "serve": "backend.cli_commands",
     "replay": "backend.cli_commands",
     "demo": "backend.demo",
+    "listener-jar": "backend.spark.listener.cli",
 }
 
 

@@ -299,7 +299,7 @@ def test_attach_to_a_server_asks_it_for_its_spark_port():
 # --- the JVM listener's jar ------------------------------------------------------------------------------------
 
 
-def test_the_listener_jar_is_built_once_and_cached(tmp_path, monkeypatch):
+def test_the_listener_jar_is_built_once_and_cached(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FLOWSCOPE_CACHE", str(tmp_path))
     jar = listener_jar()
     import zipfile
@@ -307,6 +307,14 @@ def test_the_listener_jar_is_built_once_and_cached(tmp_path, monkeypatch):
     assert "flowscope/FlowscopeListener.class" in zipfile.ZipFile(jar).namelist()
     mtime = jar.stat().st_mtime_ns
     assert listener_jar() == jar and jar.stat().st_mtime_ns == mtime
+    import argparse
+
+    from backend.spark.listener.cli import register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["listener-jar"])
+    assert args.func(args) == 0 and capsys.readouterr().out.strip() == str(jar)  # `flowscope listener-jar`
     with pytest.raises(ListenerBuildError, match="could not compile|failed to run"):
         listener_jar(rebuild=True, javac="/bin/false")
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import hmac
-import ipaddress
 import logging
 import socket
 import threading
@@ -32,6 +31,7 @@ from typing import IO, Any, Callable
 import orjson
 
 from backend.feeds import Feed
+from backend.security import is_loopback
 from tracker.progress_log import LogError
 
 from .gaps import GapDetector, uncertain_records
@@ -73,7 +73,7 @@ class SparkLiveFeed(Feed):
         self._finished = False  # the end-of-stream records were returned
         self._closed = False  # the consumer is gone
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._event: asyncio.Event | None = None
+        self._event: asyncio.Future | None = None
         self._waiting = False
 
     # --- producer side (the socket thread) ------------------------------------------------------------------
@@ -103,11 +103,11 @@ class SparkLiveFeed(Feed):
         self._wake()
 
     def _wake(self) -> None:
-        loop, event = self._loop, self._event
-        if loop is None or event is None or not self._waiting:
+        loop, waiter = self._loop, self._event
+        if loop is None or waiter is None or not self._waiting:
             return
         try:
-            loop.call_soon_threadsafe(event.set)
+            loop.call_soon_threadsafe(_resolve, waiter)
         except RuntimeError:  # the loop is closed
             pass
 
@@ -147,19 +147,21 @@ class SparkLiveFeed(Feed):
         return self.poll(limit)
 
     async def wait(self, timeout: float) -> None:
-        if self._event is None:
-            self._loop = asyncio.get_running_loop()
-            self._event = asyncio.Event()
-        self._event.clear()
+        """Until lines arrive (or the stream ends), at most ``timeout`` seconds. A bare future and a timer, not
+        ``asyncio.wait_for`` (a task per call): a live session waits once per burst of events."""
+        if self._lines or self._ended:
+            return
+        loop = self._loop = asyncio.get_running_loop()
+        waiter = loop.create_future()
+        self._event = waiter
+        timer = loop.call_later(timeout, _resolve, waiter)
         self._waiting = True
         try:
-            if self._lines or self._ended:
-                return
-            await asyncio.wait_for(self._event.wait(), timeout)
-        except asyncio.TimeoutError:
-            pass
+            if not (self._lines or self._ended):
+                await waiter
         finally:
             self._waiting = False
+            timer.cancel()
 
     def close(self) -> None:
         with self._cond:
@@ -243,17 +245,14 @@ class SparkLiveFeed(Feed):
                 "uncertain": list(self.model.uncertain), "listener": self.hello.get("listener")}
 
 
+def _resolve(waiter: asyncio.Future) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class IngestRefused(ValueError):
     """A connection that is not a flowscope listener, or carries the wrong token."""
 
-
-def _is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class SparkIngestServer:
@@ -264,7 +263,7 @@ class SparkIngestServer:
     def __init__(self, on_feed: Callable[[SparkLiveFeed], Any], host: str = "127.0.0.1", port: int = 0, *,
                  token: str | None = None, capacity: int = 20_000,
                  feed_factory: Callable[[dict], SparkLiveFeed] | None = None) -> None:
-        if not _is_loopback(host) and not token:
+        if not is_loopback(host) and not token:
             raise ValueError(f"a Spark ingest port on {host} accepts listeners from beyond this machine: "
                              "give a token too (spark.flowscope.token on the Spark side)")
         self.on_feed = on_feed

@@ -6,7 +6,8 @@ from its source with the JDK on the machine (`build`), put into a running driver
 Spark calls through Py4J (`py4j_listener`): the same protocol, slower. Both send the event-log JSON lines Spark
 itself writes to a flowscope server's Spark ingest socket (``backend.spark.live``).
 
-``python -m backend.spark.listener`` builds the jar if needed and prints its path (for ``spark.jars``).
+``flowscope listener-jar`` (or ``python -m backend.spark.listener``) builds the jar if needed and prints its path
+(for ``spark.jars``).
 """
 
 from .build import LISTENER_CLASS, ListenerBuildError, cache_dir, find_javac, listener_jar

@@ -1,11 +1,11 @@
-"""Print the path of the JVM listener's jar, building it first if needed (for spark.jars / spark-submit --jars)."""
+"""``python -m backend.spark.listener [--rebuild]``: the same as ``flowscope listener-jar``."""
 
+import argparse
 import sys
 
-from .build import ListenerBuildError, listener_jar
+from .cli import register
 
-try:
-    print(listener_jar(rebuild="--rebuild" in sys.argv[1:]))
-except ListenerBuildError as e:
-    print(f"flowscope: {e}", file=sys.stderr)
-    sys.exit(1)
+parser = argparse.ArgumentParser(prog="python -m backend.spark.listener")
+register(parser.add_subparsers(dest="command"))
+args = parser.parse_args(["listener-jar", *sys.argv[1:]])
+sys.exit(args.func(args))
