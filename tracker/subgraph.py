@@ -61,6 +61,9 @@ class Subgraph(Operate):
         self.domain: TimeDomain = domain(depth)
         self.parent = parent
         self.refinement: Refinement | None = Refinement(parent.domain, self.domain) if parent else None
+        identity = lambda t: t  # noqa: E731  (the root has no parent: nothing crosses its boundary)
+        self._to_inner = self.refinement.to_inner if self.refinement else identity
+        self._to_outer = self.refinement.to_outer if self.refinement else identity
         outer = parent.domain if parent else self.domain
         self.outer_domain = outer
         self.children: dict[int, OperatorNode] = {}
@@ -292,7 +295,7 @@ class Subgraph(Operate):
     def _replace_output_capabilities(self) -> None:
         """After a rebuild: report the difference between the old and the new internal capabilities."""
         tracker = self.tracker
-        to_outer = self.refinement.to_outer if self.refinement else (lambda t: t)
+        to_outer = self._to_outer
         ole, total = self.outer_domain.le, self.outer_domain.total
         for j, batch in enumerate(tracker.output_changes):
             fresh = MutableAntichain(ole, total)
@@ -326,7 +329,7 @@ class Subgraph(Operate):
             tracker = self.tracker
             if self._has_external:
                 self._has_external = False
-                to_inner = self.refinement.to_inner if self.refinement else (lambda t: t)
+                to_inner = self._to_inner
                 for i, batch in enumerate(self._external):
                     if batch:
                         k = tracker.index[Source(0, i)]
@@ -338,7 +341,7 @@ class Subgraph(Operate):
                 pending = tracker._pending
                 for loc, t, d in incoming:
                     if loc.node == 0:
-                        to_outer = self.refinement.to_outer if self.refinement else (lambda t: t)
+                        to_outer = self._to_outer
                         if loc.kind == OUT:
                             self._consumed[loc.port].update(to_outer(t), -d)
                         else:
@@ -391,7 +394,7 @@ class Subgraph(Operate):
                     self._active_children.add(op.node)
 
     def _dispatch_output_changes(self) -> None:
-        to_outer = self.refinement.to_outer if self.refinement else (lambda t: t)
+        to_outer = self._to_outer
         for j, batch in enumerate(self.tracker.output_changes):
             if batch:
                 changes = self._output_capabilities[j].update_iter([(to_outer(t), d) for t, d in batch.drain()])
