@@ -134,8 +134,7 @@ class OperatorContext:
         target = Target(self.node, port)
         while queue:
             time, records = queue.popleft()
-            key = (target, time)
-            batch[key] = batch.get(key, 0) - len(records)
+            batch.update((target, time), -len(records))
             self._consumed_now.append((port, time))
             yield time, records
 
@@ -165,12 +164,7 @@ class OperatorContext:
         if self.spec.outputs:
             batch = self.worker._local_batch(self.path)
             for o in range(self.spec.outputs):
-                key = (Source(self.node, o), time)
-                v = batch.get(key, 0) + delta
-                if v:
-                    batch[key] = v
-                else:
-                    del batch[key]
+                batch.update((Source(self.node, o), time), delta)
 
     def _can_send(self, port: int, time: Any) -> bool:
         le, add = self.domain.le, self.domain.results_in

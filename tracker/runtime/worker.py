@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..change_batch import ChangeBatch
 from ..progress_log import ProgressLogWriter
 from ..reachability import Location, Source, Target
 from ..subgraph import Subgraph
@@ -39,7 +40,7 @@ class Worker:
         self._ops_at: dict[tuple[tuple, int], OperatorContext] = {}
         self._scopes: dict[tuple, ScopeBuilder] = {}
         self._edges: dict[tuple[tuple, Location], list[tuple[Location, Any]]] = {}
-        self._local: dict[tuple, dict] = {}
+        self._local: dict[tuple, ChangeBatch] = {}  # scope path -> this step's progress, ((location, time), delta)
         self._seq = 0
         self._stash: list[tuple] = []
         self._next_seq: dict[int, int] = {}  # sender -> the seq of its next batch to apply
@@ -109,10 +110,10 @@ class Worker:
 
     # --- progress ------------------------------------------------------------------------------------
 
-    def _local_batch(self, path: tuple) -> dict:
+    def _local_batch(self, path: tuple) -> ChangeBatch:
         batch = self._local.get(path)
         if batch is None:
-            batch = self._local[path] = {}
+            batch = self._local[path] = ChangeBatch()
         return batch
 
     def _flush(self) -> bool:
@@ -120,7 +121,7 @@ class Worker:
         if self._local:
             local, self._local = self._local, {}
             for path, batch in local.items():
-                updates = [(loc, t, d) for (loc, t), d in batch.items() if d]
+                updates = [(loc, t, d) for (loc, t), d in batch.drain()]
                 if updates:
                     self._seq += 1
                     self.fabric.broadcast(self.index, ("progress", path, self.index, self._seq, updates))
@@ -144,13 +145,7 @@ class Worker:
         n = len(records)
         for target, pact in self._edges.get((path, source), ()):
             if not counted:
-                batch = self._local_batch(path)
-                key = (target, time)
-                v = batch.get(key, 0) + n
-                if v:
-                    batch[key] = v
-                else:
-                    del batch[key]
+                self._local_batch(path).update((target, time), n)
             if target.node == 0:
                 # Leaving the scope: the replicas report it to the parent as produced there.
                 sb = self._scopes[path]
@@ -176,13 +171,7 @@ class Worker:
         if spec is not None and spec.scope is not None:
             child = spec.scope
             inner = (time, 0) if child.depth > sb.depth else time
-            batch = self._local_batch(child.path)
-            key = (Source(0, target.port), inner)
-            v = batch.get(key, 0) - len(records)
-            if v:
-                batch[key] = v
-            else:
-                del batch[key]
+            self._local_batch(child.path).update((Source(0, target.port), inner), -len(records))
             self._send_from(child.path, Source(0, target.port), inner, records)
         else:
             self._ops_at[(path, target.node)].queues[target.port].append((time, records))
