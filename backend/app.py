@@ -18,8 +18,8 @@ from pathlib import Path
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, Response
-from starlette.concurrency import run_in_threadpool
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
 
 from .api import scopes, sessions, stream, timeline
 from .feeds import FeedRegistry, default_registry

@@ -13,8 +13,8 @@ import os
 import sys
 import time
 import webbrowser
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 __all__ = ["register", "main"]
 

@@ -22,9 +22,10 @@ import collections
 import itertools
 import os
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import orjson
 
@@ -256,7 +257,7 @@ class PushFeed(Feed):
         self._event.clear()
         try:
             await asyncio.wait_for(self._event.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
 

@@ -35,9 +35,10 @@ from __future__ import annotations
 import bisect
 import threading
 from array import array
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 import zstandard

@@ -13,8 +13,8 @@ import logging
 import re
 import secrets
 import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import AsyncIterator
 
 from .feeds import Feed, FeedError, FeedRegistry
 from .security import confine

@@ -12,9 +12,9 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
+from collections.abc import Iterable
 from http.cookies import SimpleCookie
 from pathlib import Path
-from typing import Iterable
 from urllib.parse import parse_qs
 
 import orjson

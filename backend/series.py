@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from tracker.reachability import IN, Location
 from tracker.subgraph import Subgraph

@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-
-import orjson
 import secrets
 import shutil
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
+
+import orjson
 
 from tracker.contracts import BatchInfo
 from tracker.reachability import IN, OUT, Location
@@ -115,7 +116,7 @@ class Session:
         self.last_changed: dict[tuple, dict[Location, int]] = {}
         self.structure_version = 0
         self.applied_wall: float | None = None  # time.time() when the last batch was applied
-        self.listeners: list[Callable[["Session"], None]] = []  # called at each slice end
+        self.listeners: list[Callable[[Session], None]] = []  # called at each slice end
         self.cache: dict[Any, Any] = {}  # per structure version: layouts, port graphs
         self._touched: dict[Subgraph, set[Location]] = {}
         self._slice_first: float | None = None
@@ -299,7 +300,7 @@ class Session:
             return
         self.graph_json(())
 
-    def graph_json(self, path: tuple) -> "asyncio.Future[bytes]":
+    def graph_json(self, path: tuple) -> asyncio.Future[bytes]:
         """The laid-out graph of a scope as JSON bytes, computed once per structure version (off the loop)."""
         key = ("graph", path, self.structure_version)
         fut = self.cache.get(key)

@@ -25,8 +25,9 @@ does I/O or uses threads. A transport (or a simulation) moves the batches.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from .reachability import Builder, Location, Tracker
 

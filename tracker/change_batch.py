@@ -7,7 +7,8 @@ and every read returns entries sorted by key with unique keys and non-zero delta
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 __all__ = ["ChangeBatch"]
 
@@ -22,7 +23,7 @@ class ChangeBatch:
         self.extend(updates)
 
     @classmethod
-    def new_from(cls, key: Any, delta: int) -> "ChangeBatch":
+    def new_from(cls, key: Any, delta: int) -> ChangeBatch:
         batch = cls()
         batch.update(key, delta)
         return batch
@@ -64,7 +65,7 @@ class ChangeBatch:
         self._counts = {}
         return items
 
-    def drain_into(self, other: "ChangeBatch") -> None:
+    def drain_into(self, other: ChangeBatch) -> None:
         if not other._counts:
             other._counts, self._counts = self._counts, {}
         else:

@@ -14,7 +14,8 @@ frontier, not the number of updates.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from .timestamp import less_equal
 
@@ -61,7 +62,7 @@ class Antichain:
         le = self._le
         return any(le(x, time) for x in self._elements)
 
-    def dominates(self, other: "Antichain") -> bool:
+    def dominates(self, other: Antichain) -> bool:
         """The antichain partial order: every element of ``other`` is ``>=`` some element of ``self``."""
         return all(self.less_equal(b) for b in other._elements)
 
@@ -108,7 +109,7 @@ class MutableAntichain:
         self._total = total
 
     @classmethod
-    def from_elem(cls, time: Any, le: Order = less_equal, total: bool = False) -> "MutableAntichain":
+    def from_elem(cls, time: Any, le: Order = less_equal, total: bool = False) -> MutableAntichain:
         m = cls(le, total)
         m._counts[time] = 1
         m._frontier = [time]

@@ -11,7 +11,7 @@ outputs). A nested scope is itself such a child: that is how a subgraph is prese
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Sequence
+from collections.abc import Sequence
 
 from .change_batch import ChangeBatch
 from .frontier import Antichain

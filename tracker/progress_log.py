@@ -17,8 +17,9 @@ import io
 import json
 import os
 import time as _time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, Any
 
 try:  # orjson is optional here (tracker/ needs only the standard library) but much faster when present
     import orjson as _orjson
@@ -240,7 +241,7 @@ class ProgressLogWriter:
         else:
             self._file.flush()
 
-    def __enter__(self) -> "ProgressLogWriter":
+    def __enter__(self) -> ProgressLogWriter:
         return self
 
     def __exit__(self, *exc: Any) -> None:

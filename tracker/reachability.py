@@ -24,8 +24,9 @@ summaries, the changes to what the scope may still produce at its outputs (``out
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from heapq import heappop, heappush
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 from .change_batch import ChangeBatch
 from .frontier import Antichain, MutableAntichain
@@ -60,7 +61,7 @@ class Location(NamedTuple):
         return [_KIND_NAMES[self.kind], self.node, self.port]
 
     @classmethod
-    def from_json(cls, value: Any) -> "Location":
+    def from_json(cls, value: Any) -> Location:
         try:
             kind, node, port = value
             k = _KIND_NAMES.index(kind)
@@ -213,7 +214,7 @@ class Builder:
         """For every port, the minimal summaries of paths from it to ``location`` (itself: the identity)."""
         return _summaries_to(self, [location])[location]
 
-    def build(self) -> tuple["Tracker", list[dict[int, Antichain]]]:
+    def build(self) -> tuple[Tracker, list[dict[int, Antichain]]]:
         """Check the graph and allocate a tracker; also returns the scope summary (scope input -> output)."""
         self.check_acyclic()
         tracker = Tracker(self)

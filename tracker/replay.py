@@ -11,13 +11,14 @@ session history is one).
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .contracts import BatchInfo, ContractChecker, Finding
 from .progress_log import LogError, read_records
 from .reachability import Location
 from .subgraph import Subgraph
-from .timestamp import time_from_json, depth_of
+from .timestamp import depth_of, time_from_json
 
 __all__ = ["Replay", "replay_file", "BatchObserver"]
 

@@ -17,8 +17,9 @@ tracker, carrying every pointstamp count over and reporting only the frontier ch
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from .change_batch import ChangeBatch
 from .frontier import Antichain, MutableAntichain
@@ -39,7 +40,7 @@ class OperatorNode:
     outputs: int
     summary: list | None = None  # summary[i][o]: summaries from input i to output o; None: identity everywhere
     attrs: dict = field(default_factory=dict)
-    scope: "Subgraph | None" = None
+    scope: Subgraph | None = None
 
 
 class Subgraph(Operate):
@@ -52,7 +53,7 @@ class Subgraph(Operate):
         inputs: int = 0,
         outputs: int = 0,
         depth: int = 1,
-        parent: "Subgraph | None" = None,
+        parent: Subgraph | None = None,
     ):
         self.path = tuple(path)
         self.name = name
@@ -131,7 +132,7 @@ class Subgraph(Operate):
         return op
 
     def add_scope(self, node: int, name: str = "", inputs: int = 0, outputs: int = 0, depth: int | None = None,
-                  attrs: dict | None = None) -> "Subgraph":
+                  attrs: dict | None = None) -> Subgraph:
         """Declare nested scope ``node``: a region (same depth) or an iterative scope (one level deeper)."""
         self._check_new_node(node)
         child = Subgraph(self.path + (node,), name, inputs, outputs, depth or self.domain.depth, parent=self)
@@ -183,7 +184,7 @@ class Subgraph(Operate):
             p._active_children.add(s.node)
             s = p
 
-    def find(self, path: Sequence[int]) -> "Subgraph":
+    def find(self, path: Sequence[int]) -> Subgraph:
         """The nested scope at ``path`` (absolute, from the root)."""
         scope = self
         for k in tuple(path)[len(self.path):]:
@@ -193,7 +194,7 @@ class Subgraph(Operate):
             scope = child.scope
         return scope
 
-    def scopes(self) -> Iterable["Subgraph"]:
+    def scopes(self) -> Iterable[Subgraph]:
         """This scope and every nested scope, parents before children."""
         yield self
         for node in sorted(self.children):
@@ -401,7 +402,7 @@ class Subgraph(Operate):
                 for t, d in changes:
                     self._internal[j].update(t, d)
 
-    def _pull_from(self, node: int, child: "Subgraph") -> None:
+    def _pull_from(self, node: int, child: Subgraph) -> None:
         """The parent half of extract_progress for a nested scope (its reports are already global)."""
         consumed = [ChangeBatch() for _ in range(child.inputs)]
         internal = [ChangeBatch() for _ in range(child.outputs)]

@@ -25,7 +25,8 @@ an iterative scope, the identity for a *region* whose times are its parent's.
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = [
     "Product",
@@ -46,7 +47,7 @@ class Product(tuple):
 
     __slots__ = ()
 
-    def __new__(cls, outer: Any, inner: Any) -> "Product":
+    def __new__(cls, outer: Any, inner: Any) -> Product:
         return tuple.__new__(cls, (outer, inner))
 
     @property

@@ -8,7 +8,7 @@ lists ``[[time, count], ...]``.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -23,7 +23,7 @@ class SessionCreate(BaseModel):
     path: str = Field(description="a log file (or directory) inside the directories the server was started with")
     follow: bool = Field(False, description="follow the file as it grows (a live session)")
     check: bool = Field(True, description="check every batch against the progress contract")
-    name: Optional[str] = Field(None, description="display name (default: the file name)")
+    name: str | None = Field(None, description="display name (default: the file name)")
 
 
 class SessionInfo(BaseModel):
@@ -33,12 +33,12 @@ class SessionInfo(BaseModel):
     source: str
     live: bool = Field(description="the source may still grow; the view follows its head")
     status: Literal["loading", "live", "done", "failed", "stopped"]
-    error: Optional[str] = None
+    error: str | None = None
     created: float
     records: int
     batches: int = Field(description="batches applied so far: the head of the timeline")
-    first_at: Optional[float] = None
-    last_at: Optional[float] = None
+    first_at: float | None = None
+    last_at: float | None = None
     errors: int = Field(description="corrupt lines and rejected batches")
     findings: int
     marks: int
@@ -54,7 +54,7 @@ class ScopeTree(BaseModel):
     operators: int
     inputs: int
     outputs: int
-    scopes: list["ScopeTree"]
+    scopes: list[ScopeTree]
 
 
 class GraphNode(BaseModel):
@@ -71,8 +71,8 @@ class GraphNode(BaseModel):
     layer: int
     band: int
     attrs: dict[str, Any] = {}
-    scope: Optional[list[int]] = Field(None, description="for a folded nested scope: its path, to open it")
-    contains: Optional[int] = Field(None, description="for a folded nested scope: operators inside, at any depth")
+    scope: list[int] | None = Field(None, description="for a folded nested scope: its path, to open it")
+    contains: int | None = Field(None, description="for a folded nested scope: operators inside, at any depth")
 
 
 class GraphEdge(BaseModel):
@@ -102,7 +102,7 @@ class ScopeState(BaseModel):
     scope: list[int]
     batch: int = Field(description="the state after this many batches")
     head: int
-    at: Optional[float] = Field(None, description="wall clock of that batch")
+    at: float | None = Field(None, description="wall clock of that batch")
     version: int
     ports: list[PortRow] = Field(description="[kind, node, port, frontier, pointstamps, implications]")
 
@@ -118,7 +118,7 @@ class HolderOut(BaseModel):
     operator: str = Field(description="name of the operator (or nested scope) holding it")
     attrs: dict[str, Any] = Field({}, description="the operator's metadata: Spark stage, tasks, executors, ...")
     path: list[list[Any]] = Field(description="ports from the holder to the asked port, for highlighting")
-    next: Optional[dict[str, Any]] = Field(None, description="where to ask next: {scope, port} (nested or parent)")
+    next: dict[str, Any] | None = Field(None, description="where to ask next: {scope, port} (nested or parent)")
 
 
 class Explanation(BaseModel):
@@ -154,9 +154,9 @@ class Findings(BaseModel):
 
 class Mark(BaseModel):
     label: str
-    at: Optional[float] = None
+    at: float | None = None
     after: int = Field(description="batches applied before the mark")
-    scope: Optional[list[int]] = None
+    scope: list[int] | None = None
 
 
 class Marks(BaseModel):
@@ -186,7 +186,7 @@ class SearchHit(BaseModel):
 class StepSeries(BaseModel):
     name: str
     t: list[float]
-    v: list[Optional[float]]
+    v: list[float | None]
 
 
 class CountSeries(BaseModel):
@@ -218,8 +218,8 @@ class Workers(BaseModel):
 
 class BatchRow(BaseModel):
     batch: int
-    at: Optional[float]
-    worker: Optional[int]
+    at: float | None
+    worker: int | None
     scope: list[int]
     seq: Any = None
     cause: Any = None

@@ -6,8 +6,6 @@ past restore a replay from the history in a worker thread, so a seek never stall
 
 from __future__ import annotations
 
-from typing import Optional
-
 import orjson
 from fastapi import APIRouter, Depends, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
@@ -16,7 +14,8 @@ from tracker.explain import explain as tracker_explain
 from tracker.reachability import OUT, Location
 from tracker.replay import Replay
 
-from ..layout import scope_graph, strata as stratify
+from ..layout import scope_graph
+from ..layout import strata as stratify
 from ..paths import holder_path, port_graph
 from ..session import Session, port_rows
 from . import deps
@@ -56,7 +55,7 @@ async def strata(session: Session = Depends(deps.session), path: tuple = Depends
     return deps.JSON(out)
 
 
-def _time(scope, value: Optional[str]):
+def _time(scope, value: str | None):
     if value is None or value == "":
         return None
     try:
@@ -73,7 +72,7 @@ def _port(text: str) -> Location:
         raise HTTPException(400, f"port {text!r}: give in,NODE,PORT or out,NODE,PORT") from None
 
 
-def _batch(session: Session, batch: Optional[int], at: Optional[float]) -> int:
+def _batch(session: Session, batch: int | None, at: float | None) -> int:
     head = session.head
     if at is not None:
         return session.history.batch_at_time(at)
@@ -90,8 +89,8 @@ def _batch(session: Session, batch: Optional[int], at: Optional[float]) -> int:
 async def state(
     session: Session = Depends(deps.session),
     path: tuple = Depends(deps.scope_path),
-    batch: Optional[int] = Query(None, description="state after this many batches (negative: from the head)"),
-    at: Optional[float] = Query(None, description="state at this wall-clock time (seconds)"),
+    batch: int | None = Query(None, description="state after this many batches (negative: from the head)"),
+    at: float | None = Query(None, description="state at this wall-clock time (seconds)"),
 ):
     k = _batch(session, batch, at)
     version = session.structure_version
@@ -116,7 +115,7 @@ async def state(
                       "version": version, "ports": rows})
 
 
-def _explain(session: Session, replay: Replay, path: tuple, loc: Location, time_text: Optional[str],
+def _explain(session: Session, replay: Replay, path: tuple, loc: Location, time_text: str | None,
              batch: int, live: bool) -> dict:
     scope = _find(replay.root, path, batch)
     scope._ensure_built()
@@ -169,9 +168,9 @@ async def explain(
     session: Session = Depends(deps.session),
     path: tuple = Depends(deps.scope_path),
     port: str = Query(..., description="in,NODE,PORT or out,NODE,PORT"),
-    time: Optional[str] = Query(None, description="JSON time (default: the least time in the port's frontier)"),
-    batch: Optional[int] = Query(None, description="after this many batches (default: the head)"),
-    at: Optional[float] = Query(None, description="at this wall-clock time"),
+    time: str | None = Query(None, description="JSON time (default: the least time in the port's frontier)"),
+    batch: int | None = Query(None, description="after this many batches (default: the head)"),
+    at: float | None = Query(None, description="at this wall-clock time"),
 ):
     loc = _port(port)
     k = _batch(session, batch, at)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Optional
 
 import orjson
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
@@ -15,7 +14,7 @@ router = APIRouter(tags=["stream"])
 
 
 @router.websocket("/api/sessions/{sid}/stream")
-async def stream(ws: WebSocket, sid: str, scope: str = "", since: Optional[int] = None,
+async def stream(ws: WebSocket, sid: str, scope: str = "", since: int | None = None,
                  interval: float = 0.03):
     session = ws.app.state.manager.get(sid)
     await ws.accept()

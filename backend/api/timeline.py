@@ -4,7 +4,6 @@ and their batches."""
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
@@ -51,7 +50,7 @@ async def errors(session: Session = Depends(deps.session), offset: int = Query(0
 @router.get("/series", response_model=Series, responses=_ERRORS,
             summary="Chart data: each operator's frontier over wall time, counts in flight")
 async def series(session: Session = Depends(deps.session), path: tuple = Depends(deps.scope_path),
-                 nodes: Optional[str] = Query(None, description="comma-separated operator indices (default: all)")):
+                 nodes: str | None = Query(None, description="comma-separated operator indices (default: all)")):
     try:
         scope = session.replay.root.find(path)
     except KeyError:
@@ -108,7 +107,7 @@ async def workers(session: Session = Depends(deps.session), buckets: int = Query
 @router.get("/batches", response_model=Batches, responses=_ERRORS,
             summary="The batches in order (optionally one worker's), with seq, cause and size")
 async def batches(session: Session = Depends(deps.session), offset: int = Query(0, ge=0),
-                  limit: int = Query(100, ge=1, le=1000), worker: Optional[int] = Query(None)):
+                  limit: int = Query(100, ge=1, le=1000), worker: int | None = Query(None)):
     h = session.history
 
     def rows() -> dict:

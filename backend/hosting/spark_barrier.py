@@ -12,7 +12,8 @@ connection a peer is still sending on. This is the only module of the runtime th
 from __future__ import annotations
 
 import pickle
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["run_on_spark"]
 

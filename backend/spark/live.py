@@ -26,7 +26,8 @@ import hmac
 import logging
 import socket
 import threading
-from typing import IO, Any, Callable
+from collections.abc import Callable
+from typing import IO, Any
 
 import orjson
 

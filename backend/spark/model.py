@@ -47,7 +47,7 @@ class Attempt:
 class StageState:
     stage_id: int
     name: str
-    region: "Region"
+    region: Region
     node: int
     job_id: int
     epoch: int

@@ -17,10 +17,10 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from backend.sources import AppLog, EventLogReader, LineError, MissingCodecError, describe_log, find_logs
 from backend.sources.layout import looks_like_event_log

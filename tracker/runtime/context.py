@@ -12,7 +12,8 @@ call (taken through the operator's summary). Capabilities cover all of the opera
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..reachability import Source, Target
 
@@ -32,7 +33,7 @@ class Capability:
 
     __slots__ = ("_ctx", "time", "_live", "_keep")
 
-    def __init__(self, ctx: "OperatorContext", time: Any, counted: bool = True):
+    def __init__(self, ctx: OperatorContext, time: Any, counted: bool = True):
         self._ctx = ctx
         self.time = time
         self._live = True
@@ -44,7 +45,7 @@ class Capability:
     def valid(self) -> bool:
         return self._live
 
-    def delayed(self, time: Any) -> "Capability":
+    def delayed(self, time: Any) -> Capability:
         """A new capability at a later (or equal) time."""
         self._check(time)
         return Capability(self._ctx, time)
@@ -62,7 +63,7 @@ class Capability:
             self._live = False
             self._ctx._hold(self.time, -1)
 
-    def retain(self) -> "Capability":
+    def retain(self) -> Capability:
         """Keep a capability handed out by a notification beyond the call that received it."""
         self._keep = True
         return self
@@ -80,7 +81,7 @@ class Capability:
 class OutputHandle:
     __slots__ = ("_ctx", "port")
 
-    def __init__(self, ctx: "OperatorContext", port: int):
+    def __init__(self, ctx: OperatorContext, port: int):
         self._ctx = ctx
         self.port = port
 
@@ -94,7 +95,7 @@ class OutputHandle:
 class OperatorContext:
     """One operator instance on one worker."""
 
-    def __init__(self, worker: "Worker", path: tuple, spec: "OpSpec", domain: Any):
+    def __init__(self, worker: Worker, path: tuple, spec: OpSpec, domain: Any):
         self.worker = worker
         self.path = path
         self.spec = spec

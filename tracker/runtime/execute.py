@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .fabric import Chaos, GlobalView, ThreadFabric
 from .worker import Worker

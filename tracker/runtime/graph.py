@@ -9,8 +9,9 @@ it lives in; operator methods on it add operators and edges.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..reachability import Location, Source, Target
 from ..timestamp import domain
@@ -47,18 +48,18 @@ class OpSpec:
     name: str
     inputs: int
     outputs: int
-    logic: "Logic | None"  # None for a nested scope
+    logic: Logic | None  # None for a nested scope
     summary: list | None = None  # summary[i][o] list of summaries; None: identity
     initial_capability: bool = False
     pacts: list = field(default_factory=list)  # per input
     attrs: dict = field(default_factory=dict)
-    scope: "ScopeBuilder | None" = None
+    scope: ScopeBuilder | None = None
 
 
 class ScopeBuilder:
     """One scope of a dataflow under construction."""
 
-    def __init__(self, worker: Any, path: tuple, name: str, depth: int, parent: "ScopeBuilder | None" = None):
+    def __init__(self, worker: Any, path: tuple, name: str, depth: int, parent: ScopeBuilder | None = None):
         self.worker = worker
         self.path = path
         self.name = name
@@ -69,7 +70,7 @@ class ScopeBuilder:
         self.inputs = 0
         self.outputs = 0
         self._next = 1
-        self._entered: dict[Location, "Stream"] = {}
+        self._entered: dict[Location, Stream] = {}
 
     @property
     def index(self) -> int:
@@ -83,8 +84,8 @@ class ScopeBuilder:
     def domain(self):
         return domain(self.depth)
 
-    def add_operator(self, name: str, inputs: list["Stream"], outputs: int, logic: "Logic", *, summary=None,
-                     initial_capability: bool = False, pacts: list | None = None, attrs: dict | None = None) -> list["Stream"]:
+    def add_operator(self, name: str, inputs: list[Stream], outputs: int, logic: Logic, *, summary=None,
+                     initial_capability: bool = False, pacts: list | None = None, attrs: dict | None = None) -> list[Stream]:
         """Add an operator reading ``inputs`` (one input port each); returns its output streams."""
         node = self._next
         self._next += 1
@@ -96,14 +97,14 @@ class ScopeBuilder:
         logic.attach(spec, self)
         return [Stream(self, Source(node, o)) for o in range(outputs)]
 
-    def connect(self, stream: "Stream", target: Location) -> None:
+    def connect(self, stream: Stream, target: Location) -> None:
         if stream.scope is not self:
             raise ValueError(f"stream of scope {list(stream.scope.path)} used in scope {list(self.path)}: enter or leave it first")
         self.edges.append((stream.source, target))
 
     # --- nesting ---------------------------------------------------------------------------------------
 
-    def scoped(self, name: str, build: Callable[["ScopeBuilder"], Any], iterative: bool = True) -> Any:
+    def scoped(self, name: str, build: Callable[[ScopeBuilder], Any], iterative: bool = True) -> Any:
         """Build a nested scope: iterative (times gain a loop coordinate) or a region (same times)."""
         node = self._next
         self._next += 1
@@ -115,13 +116,13 @@ class ScopeBuilder:
         spec.pacts = [PIPELINE] * child.inputs
         return result
 
-    def iterative(self, name: str, build: Callable[["ScopeBuilder"], Any]) -> Any:
+    def iterative(self, name: str, build: Callable[[ScopeBuilder], Any]) -> Any:
         return self.scoped(name, build, iterative=True)
 
-    def region(self, name: str, build: Callable[["ScopeBuilder"], Any]) -> Any:
+    def region(self, name: str, build: Callable[[ScopeBuilder], Any]) -> Any:
         return self.scoped(name, build, iterative=False)
 
-    def enter(self, stream: "Stream") -> "Stream":
+    def enter(self, stream: Stream) -> Stream:
         """Bring a stream of the parent scope into this scope (times gain a coordinate 0 if iterative)."""
         parent = self.parent
         if parent is None or stream.scope is not parent:
@@ -131,7 +132,7 @@ class ScopeBuilder:
         parent.edges.append((stream.source, Target(self.path[-1], i)))
         return Stream(self, Source(0, i))
 
-    def leave(self, stream: "Stream") -> "Stream":
+    def leave(self, stream: Stream) -> Stream:
         """Send a stream of this scope out to the parent (times lose their loop coordinate)."""
         if stream.scope is not self or self.parent is None:
             raise ValueError("leave takes a stream of this (nested) scope")
@@ -140,7 +141,7 @@ class ScopeBuilder:
         self.edges.append((stream.source, Target(0, j)))
         return Stream(self.parent, Source(self.path[-1], j))
 
-    def feedback(self, summary: Any = None, name: str = "feedback") -> tuple["LoopHandle", "Stream"]:
+    def feedback(self, summary: Any = None, name: str = "feedback") -> tuple[LoopHandle, Stream]:
         """A loop variable: a stream that carries what is later connected to the handle, times advanced by ``summary``."""
         from .operators import Feedback
 
@@ -155,14 +156,14 @@ class ScopeBuilder:
 
     # --- inputs --------------------------------------------------------------------------------------
 
-    def new_input(self, name: str = "input") -> tuple[Any, "Stream"]:
+    def new_input(self, name: str = "input") -> tuple[Any, Stream]:
         from .operators import Input
 
         logic = Input()
         (stream,) = self.add_operator(name, [], 1, logic, initial_capability=True)
         return logic.handle, stream
 
-    def source(self, name: str, logic: "Logic", outputs: int = 1) -> list["Stream"]:
+    def source(self, name: str, logic: Logic, outputs: int = 1) -> list[Stream]:
         """An operator with no inputs that starts with a capability at the minimum time."""
         return self.add_operator(name, [], outputs, logic, initial_capability=True)
 
@@ -172,7 +173,7 @@ class LoopHandle:
     scope: ScopeBuilder
     node: int
 
-    def connect(self, stream: "Stream") -> None:
+    def connect(self, stream: Stream) -> None:
         self.scope.connect(stream, Target(self.node, 0))
 
 

@@ -8,7 +8,8 @@ outputs, input frontiers, capabilities (retain, downgrade, drop) and notificatio
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .context import Capability, OperatorContext
 from .graph import PIPELINE, Exchange, LoopHandle, OpSpec, ScopeBuilder, Stream

@@ -18,10 +18,10 @@ recorded in the worker's progress log (operator ``attrs`` and ``mark`` records).
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
-from ..reachability import Source
 from .context import OperatorContext
 from .graph import Exchange, ScopeBuilder, Stream
 from .operators import Operator

@@ -13,7 +13,6 @@ import pickle
 import socket
 import struct
 import threading
-from typing import Any
 
 __all__ = ["TcpFabric"]
 

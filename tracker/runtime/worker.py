@@ -18,11 +18,12 @@ replica applied it, with ``worker`` naming the sender: replaying it shows exactl
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..change_batch import ChangeBatch
 from ..progress_log import ProgressLogWriter
-from ..reachability import Location, Source, Target
+from ..reachability import Location, Source
 from ..subgraph import Subgraph
 from .context import Capability, OperatorContext
 from .graph import PIPELINE, Exchange, ScopeBuilder
