@@ -74,6 +74,7 @@ class Region:
     next_epoch: int = 0
     source_time: int | None = 0
     messages: dict[tuple[int, int, int], int] = field(default_factory=dict)  # (node, port, epoch) -> tokens waiting
+    stage_ids: dict[int, None] = field(default_factory=dict)  # the stages created in it, in order (an ordered set)
 
     @property
     def path(self) -> list[int]:
@@ -120,6 +121,7 @@ class SparkModel:
         self._queries: dict[str, str] = {}  # query id -> name
         # (stage id, attempt) -> PENDING/ACTIVE/COMPLETE/FAILED/SKIPPED, as Spark's own status listener keeps it
         self.stage_status: dict[tuple[int, int], str] = {}
+        self._attempts_of: dict[int, list[int]] = {}  # stage id -> its attempts in stage_status: O(1) per job end
 
     # --- driving -----------------------------------------------------------------------------------------
 
@@ -287,7 +289,7 @@ class SparkModel:
             if not children[sid]:
                 self._edge(region, node, 2, 0)
         for sid in sorted(by_id):
-            self.stage_status.setdefault((sid, by_id[sid].get("Stage Attempt ID", 0)), "PENDING")
+            self._set_stage_status(sid, by_id[sid].get("Stage Attempt ID", 0), "PENDING", if_absent=True)
             node = region.ops[sigs[sid]]
             previous = self.stages.get(sid)
             if previous is not None and previous.completed_ok:
@@ -298,6 +300,7 @@ class SparkModel:
                     updates.append(self._message(region, cnode, port, epoch, 1))
                 continue
             targets = [(region.ops[sigs[c]], region.op_ports[region.ops[sigs[c]]].get(sigs[sid], 1)) for c in children[sid]]
+            region.stage_ids[sid] = None
             self.stages[sid] = StageState(sid, by_id[sid].get("Stage Name", ""), region, node, job_id, epoch,
                                           parents[sid], children[sid], targets=targets or [(2, 0)],
                                           num_tasks=by_id[sid].get("Number of Tasks", 0))
@@ -352,7 +355,7 @@ class SparkModel:
         updates = self._take_messages(region, st.node, st.epoch)
         updates.append([_port("out", st.node, 0), st.epoch, n])
         st.attempts[attempt] = Attempt(caps=n)
-        self.stage_status[(sid, attempt)] = "ACTIVE"
+        self._set_stage_status(sid, attempt, "ACTIVE")
         self._batch(region, updates, "StageSubmitted", stage=sid, attempt=attempt, job=st.job_id)
 
     def _on_task_start(self, e: dict) -> None:
@@ -407,11 +410,19 @@ class SparkModel:
         if st is None:
             return
         failed = bool(info.get("Failure Reason"))
-        self.stage_status[(sid, attempt)] = "FAILED" if failed else "COMPLETE"
+        self._set_stage_status(sid, attempt, "FAILED" if failed else "COMPLETE")
         if not failed:
             st.completed_ok = True
         updates = self._release_stage(st, attempt)
         self._batch(st.region, updates, "StageCompleted", stage=sid, attempt=attempt, failed=failed)
+
+    def _set_stage_status(self, sid: int, attempt: int, status: str, *, if_absent: bool = False) -> None:
+        key = (sid, attempt)
+        if key not in self.stage_status:
+            self._attempts_of.setdefault(sid, []).append(attempt)
+        elif if_absent:
+            return
+        self.stage_status[key] = status
 
     def _on_job_end(self, e: dict) -> None:
         self._time(e.get("Completion Time"))
@@ -431,9 +442,9 @@ class SparkModel:
             updates += self._take_messages(region, st.node, job.epoch)
             updates += self._release_stage(st)
         for sid in job.stages:
-            for (s_id, a), status in list(self.stage_status.items()):
-                if s_id == sid and status == "PENDING":  # never submitted: Spark reports it skipped
-                    self.stage_status[(s_id, a)] = "SKIPPED"
+            for a in self._attempts_of.get(sid, ()):
+                if self.stage_status[(sid, a)] == "PENDING":  # never submitted: Spark reports it skipped
+                    self.stage_status[(sid, a)] = "SKIPPED"
         updates += self._take_messages(region, 2, job.epoch)
         self._batch(region, updates, "JobEnd", job=job_id)
         self._mark(f"job {job_id} {job.status.lower()} (epoch {job.epoch})", region, job=job_id, epoch=job.epoch,
@@ -481,8 +492,9 @@ class SparkModel:
         for (node, port, t), count in list(region.messages.items()):
             if count:
                 updates.append(self._message(region, node, port, t, -count))
-        for st in self.stages.values():
-            if st.region is region:
+        for sid in region.stage_ids:
+            st = self.stages.get(sid)
+            if st is not None and st.region is region:
                 updates += self._release_stage(st)
         self._batch(region, updates, event)
 
