@@ -29,7 +29,8 @@ from typing import Any
 
 import orjson
 
-from tracker.progress_log import FORMAT, VERSION, LogError, ProgressLogError, open_binary, read_records
+from tracker.log_records import header_problem
+from tracker.progress_log import LogError, ProgressLogError, open_binary, read_records
 
 __all__ = [
     "Feed",
@@ -180,7 +181,7 @@ class FollowProgressLog(Feed):
                 self.errors.append(LogError(self.path, self._lineno, "expected a JSON object"))
                 continue
             if not self._header:
-                reason = _header_problem(record)
+                reason = header_problem(record)
                 if reason:
                     self.errors.append(LogError(self.path, self._lineno, reason))
                     self._closed = True
@@ -333,14 +334,6 @@ def _broken_compression(path: Path, growing: bool = False) -> str | None:
     return None
 
 
-def _header_problem(record: Any) -> str | None:
-    if not isinstance(record, dict) or record.get("type") != "header" or record.get("format") != FORMAT:
-        return f'the first record must be {{"type":"header","format":"{FORMAT}","version":{VERSION}}}'
-    if record.get("version") != VERSION:
-        return f"progress-log version {record.get('version')!r} is not supported (this reader knows {VERSION})"
-    return None
-
-
 def check_progress_log(path: Path) -> str | None:
     """None if ``path`` starts with a flowscope progress-log header (after decompression), else why not."""
     if path.is_dir():
@@ -364,7 +357,7 @@ def check_progress_log(path: Path) -> str | None:
         record = orjson.loads(first)
     except orjson.JSONDecodeError:
         return "the first line is not JSON"
-    return _header_problem(record)
+    return header_problem(record)
 
 
 def _open_progress_log(path: Path, follow: bool) -> Feed:

@@ -21,6 +21,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+from . import log_records
+from .log_records import FORMAT, VERSION
+
 try:  # orjson is optional here (tracker/ needs only the standard library) but much faster when present
     import orjson as _orjson
 
@@ -47,9 +50,6 @@ __all__ = [
     "read_records",
     "ProgressLogWriter",
 ]
-
-FORMAT = "flowscope-progress"
-VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -126,13 +126,9 @@ def read_records(
                 report(lineno, f"expected a JSON object, found {type(record).__name__}")
                 continue
             if not header_seen:
-                if record.get("type") != "header" or record.get("format") != FORMAT:
-                    raise ProgressLogError(
-                        f"{p}:{lineno}: not a flowscope progress log (the first record must be "
-                        f'{{"type":"header","format":"{FORMAT}","version":1}})'
-                    )
-                if record.get("version") != VERSION:
-                    raise ProgressLogError(f"{p}:{lineno}: progress-log version {record.get('version')!r} is not supported (this reader knows {VERSION})")
+                problem = log_records.header_problem(record)
+                if problem is not None:
+                    raise ProgressLogError(f"{p}:{lineno}: {_not_a_log(record, problem)}")
                 header_seen = True
                 yield lineno, record
                 continue
@@ -141,40 +137,42 @@ def read_records(
             raise ProgressLogError(f"{p}: empty file, not a flowscope progress log")
 
 
-def _port(loc: Any) -> Any:
-    return loc.to_json() if hasattr(loc, "to_json") else list(loc)
+def _not_a_log(record: dict, problem: str) -> str:
+    """The header problem as said to a user: a header of another version is a progress log all the same."""
+    return problem if record.get("format") == FORMAT else f"not a flowscope progress log ({problem})"
 
 
 class ProgressLogWriter:
-    """Writes a progress log (v1). Compression by suffix (.gz, .zst); ``seq`` is numbered per worker if omitted."""
+    """Writes a progress log (v1). Compression by suffix (.gz, .zst); ``seq`` is numbered per worker if omitted.
+
+    Each method builds its record with :mod:`tracker.log_records` and writes it as one line."""
 
     def __init__(self, target: str | os.PathLike | IO[bytes], source: str | None = None, created: str | None = None):
-        self._owns = not hasattr(target, "write")
-        if self._owns:
+        self._file: IO[bytes] | Any
+        if isinstance(target, (str, os.PathLike)):
+            self._owns = True
             p = os.fspath(target)
             self.path = p
             if p.endswith(".gz"):
-                self._file: IO[bytes] = gzip.open(p, "wb", compresslevel=6)
+                self._file = gzip.open(p, "wb", compresslevel=6)
             elif p.endswith((".zst", ".zstd")):
                 raw = open(p, "wb")
                 self._file = _zstd().ZstdCompressor(level=6).stream_writer(raw, closefd=True)
             else:
                 self._file = open(p, "wb", buffering=1 << 20)
         else:
+            self._owns = False
             self.path = getattr(target, "name", "<stream>")
-            self._file = target  # type: ignore[assignment]
-        self._seq: dict[int, int] = {}
-        header: dict[str, Any] = {"type": "header", "format": FORMAT, "version": VERSION}
-        if source is not None:
-            header["source"] = source
-        header["created"] = created or _time.strftime("%Y-%m-%dT%H:%M:%SZ", _time.gmtime())
-        self.write(header)
+            self._file = target
+        self._seq: dict[Any, int] = {}
+        self.write(log_records.header(source, created or _time.strftime("%Y-%m-%dT%H:%M:%SZ", _time.gmtime())))
 
     def write(self, record: dict) -> None:
         self._file.write(_dumps(record) + b"\n")
 
-    def scope(self, path: Iterable[int], name: str = "", inputs: int = 0, outputs: int = 0, depth: int = 1, **extra: Any) -> None:
-        self.write({"type": "scope", "path": list(path), "name": name, "inputs": inputs, "outputs": outputs, "depth": depth, **extra})
+    def scope(self, path: Iterable[int], name: str = "", inputs: int = 0, outputs: int = 0, depth: int = 1,
+              **extra: Any) -> None:
+        self.write(log_records.scope(path, name, inputs, outputs, depth, **extra))
 
     def operator(
         self,
@@ -187,17 +185,10 @@ class ProgressLogWriter:
         capabilities: list | None = None,
         attrs: dict | None = None,
     ) -> None:
-        rec: dict[str, Any] = {"type": "operator", "scope": list(scope), "node": node, "name": name, "inputs": inputs, "outputs": outputs}
-        if summary is not None:
-            rec["summary"] = summary
-        if capabilities is not None:
-            rec["capabilities"] = capabilities
-        if attrs:
-            rec["attrs"] = attrs
-        self.write(rec)
+        self.write(log_records.operator(scope, node, name, inputs, outputs, summary, capabilities, attrs))
 
     def edge(self, scope: Iterable[int], source: Any, target: Any) -> None:
-        self.write({"type": "edge", "scope": list(scope), "from": _port(source), "to": _port(target)})
+        self.write(log_records.edge(scope, source, target))
 
     def progress(
         self,
@@ -208,29 +199,17 @@ class ProgressLogWriter:
         at: float | None = None,
         cause: dict | None = None,
     ) -> int:
-        """Write one atomic batch; returns its ``seq``."""
+        """Write one atomic batch (updates are ``(port, time, delta)``, ports as Locations or JSON); its ``seq``."""
         if seq is None:
             seq = self._seq.get(worker, 0)
         self._seq[worker] = seq + 1
-        rec: dict[str, Any] = {
-            "type": "progress",
-            "scope": list(scope),
-            "worker": worker,
-            "seq": seq,
-            "at": _time.time() if at is None else at,
-            "updates": [[_port(loc), t, d] for loc, t, d in updates],
-        }
-        if cause is not None:
-            rec["cause"] = cause
-        self.write(rec)
+        port_json = log_records.port_json
+        batch = [[port_json(loc), t, d] for loc, t, d in updates]
+        self.write(log_records.progress(scope, worker, seq, _time.time() if at is None else at, batch, cause))
         return seq
 
     def mark(self, label: str, at: float | None = None, scope: Iterable[int] | None = None, **extra: Any) -> None:
-        rec: dict[str, Any] = {"type": "mark", "at": _time.time() if at is None else at, "label": label}
-        if scope is not None:
-            rec["scope"] = list(scope)
-        rec.update(extra)
-        self.write(rec)
+        self.write(log_records.mark(label, _time.time() if at is None else at, scope, **extra))
 
     def flush(self) -> None:
         self._file.flush()

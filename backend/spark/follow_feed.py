@@ -28,7 +28,7 @@ from backend.sources import EventLogFollower, LineError, LogDirectoryScanner
 from backend.sources.layout import ROLLING_PREFIX, looks_like_event_log, rolling_parts
 from tracker.progress_log import LogError
 
-from .gaps import GapDetector, uncertain_records
+from .gaps import GapDetector
 from .model import SparkModel
 
 __all__ = ["SPARK_EVENT_LOG", "SparkDirectoryFollower", "SparkLogFeed", "check_spark_log", "open_spark_log",
@@ -77,14 +77,14 @@ class SparkLogFeed(Feed):
                 self.events += 1
                 reason = gaps.check(ev.event)
                 if reason is not None:
-                    out.extend((ev.line, r) for r in uncertain_records(model, reason))
+                    out.extend((ev.line, r) for r in model.note_gap(reason))
                 for record in model.feed(ev.event, ev.line):
                     out.append((ev.line, record))
             if not events:
                 if self.follower.finalized or not self.live:
                     self._done = True
                     for reason in gaps.finish():
-                        out.extend((None, r) for r in uncertain_records(model, reason))
+                        out.extend((None, r) for r in model.note_gap(reason))
                     return out or None
                 break
         else:

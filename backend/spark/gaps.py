@@ -12,14 +12,14 @@ listed, a job end for a job that never started). This module adds what needs a m
   application did.
 
 Each is reported once as a reason; what to do with it (the model's "uncertain from here" mark) is the caller's
-business (:func:`uncertain_records`). Memory: a set of task indices per running stage attempt, released at its end.
+business (the model's ``note_gap``). Memory: a set of task indices per running stage attempt, released at its end.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["GapDetector", "uncertain_records"]
+__all__ = ["GapDetector"]
 
 
 class GapDetector:
@@ -108,10 +108,3 @@ class GapDetector:
             return self._note(f"job {e.get('Job ID')} succeeded but the completion of stage {sid} "
                               f"attempt {attempt} was lost")
         return None
-
-
-def uncertain_records(model: Any, reason: str) -> list[dict]:
-    """Mark ``model`` (a SparkModel) uncertain for ``reason``: the records that says (a mark the first time)."""
-    out = model._out = []
-    model._uncertain(reason)
-    return out

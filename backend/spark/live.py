@@ -35,7 +35,7 @@ from backend.feeds import Feed
 from backend.security import is_loopback
 from tracker.progress_log import LogError
 
-from .gaps import GapDetector, uncertain_records
+from .gaps import GapDetector
 from .model import SparkModel
 
 __all__ = ["PROTOCOL", "SparkIngestServer", "SparkLiveFeed", "IngestRefused"]
@@ -194,7 +194,7 @@ class SparkLiveFeed(Feed):
         model = self.model
         reason = self.gaps.check(event)
         if reason is not None:
-            out.extend((None, r) for r in uncertain_records(model, reason))
+            out.extend((None, r) for r in model.note_gap(reason))
         records = model.feed(event, self.events)
         if records:
             out.extend((None, r) for r in records)
@@ -212,7 +212,7 @@ class SparkLiveFeed(Feed):
             own = int(event.get("count") or 0)
             if own > self.listener_dropped:
                 reason = f"the listener dropped {own - self.listener_dropped} events (its queue was full)"
-                out.extend((None, r) for r in uncertain_records(self.model, reason))
+                out.extend((None, r) for r in self.model.note_gap(reason))
             self.listener_dropped = max(own, self.listener_dropped)
             spark = event.get("spark") or {}
             for key, value in spark.items():
@@ -220,25 +220,25 @@ class SparkLiveFeed(Feed):
                 if value > before and key == f"queue.{self.queue_name}.numDroppedEvents":
                     reason = (f"Spark dropped {value - before} events before the listener saw them "
                               f"(spark.scheduler.listenerbus.eventqueue.{self.queue_name}.capacity is too small)")
-                    out.extend((None, r) for r in uncertain_records(self.model, reason))
+                    out.extend((None, r) for r in self.model.note_gap(reason))
                 self.spark_dropped[key] = max(value, before)
         elif kind == "flowscope.Note":
             label = str(event.get("label") or "")
             if event.get("uncertain"):
-                out.extend((None, r) for r in uncertain_records(self.model, label))
+                out.extend((None, r) for r in self.model.note_gap(label))
             else:
-                out.append((None, {"type": "mark", "at": self.model._at, "label": label}))
+                out.append((None, self.model.note(label)))
         elif kind == "flowscope.Detach":
             self.detached = True
             if not self.model.ended:
-                out.append((None, {"type": "mark", "at": self.model._at, "label": "flowscope detached"}))
+                out.append((None, self.model.note("flowscope detached")))
 
     def _finish(self, out: list[Record]) -> None:
         for reason in self.gaps.finish():
-            out.extend((None, r) for r in uncertain_records(self.model, reason))
+            out.extend((None, r) for r in self.model.note_gap(reason))
         if not self.model.ended and not self.detached and self.events:
             reason = "the connection closed before the application ended"
-            out.extend((None, r) for r in uncertain_records(self.model, reason))
+            out.extend((None, r) for r in self.model.note_gap(reason))
 
     def stats(self) -> dict:
         return {"events": self.events, "lines": self.lines, "queued": len(self._lines),

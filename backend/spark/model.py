@@ -27,6 +27,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracker import log_records
+
 __all__ = ["SparkModel", "SparkSummary"]
 
 STREAMING_PREFIX = "org.apache.spark.sql.streaming.StreamingQueryListener$"
@@ -139,6 +141,22 @@ class SparkModel:
         handler(self, event)
         return self._out
 
+    @property
+    def at(self) -> float:
+        """Wall-clock seconds of the latest event that carried a time: what the model's records are stamped with."""
+        return self._at
+
+    def note_gap(self, reason: str) -> list[dict]:
+        """A gap found outside the model (lost events, a dropped connection): mark the model uncertain from here
+        for ``reason``. Returns the records that say so (a mark, the first time)."""
+        self._out = []
+        self._uncertain(reason)
+        return self._out
+
+    def note(self, label: str) -> dict:
+        """A timeline mark at the model's current time, for something that happened outside the events."""
+        return log_records.mark(label, self._at)
+
     def summary(self) -> SparkSummary:
         return SparkSummary({j: job.status for j, job in self.jobs.items()}, dict(self.stage_status), self.task_ends,
                             bool(self.uncertain))
@@ -157,15 +175,10 @@ class SparkModel:
         cause = {"event": event, **ids}
         if self._line is not None:
             cause["line"] = self._line
-        self._emit({"type": "progress", "scope": region.path, "worker": worker, "seq": seq, "at": self._at,
-                    "updates": updates, "cause": cause})
+        self._emit(log_records.progress(region.path, worker, seq, self._at, updates, cause))
 
     def _mark(self, label: str, region: Region | None = None, **extra: Any) -> None:
-        rec = {"type": "mark", "at": self._at, "label": label}
-        if region is not None:
-            rec["scope"] = region.path
-        rec.update(extra)
-        self._emit(rec)
+        self._emit(log_records.mark(label, self._at, None if region is None else region.path, **extra))
 
     def _time(self, ms: Any) -> None:
         if isinstance(ms, (int, float)) and ms > 0:
@@ -185,19 +198,17 @@ class SparkModel:
         region = Region(key, self._next_region, name, kind, source_time=start)
         self._next_region += 1
         self.regions[key] = region
-        self._emit({"type": "scope", "path": region.path, "name": name, "inputs": 0, "outputs": 0, "depth": 1,
-                    "attrs": {"kind": kind}})
-        self._emit({"type": "operator", "scope": region.path, "node": 1, "name": "driver (new work)", "inputs": 0,
-                    "outputs": 1, "capabilities": [[start]], "attrs": {"role": "source"}})
-        self._emit({"type": "operator", "scope": region.path, "node": 2, "name": "driver (results)", "inputs": 1,
-                    "outputs": 0, "attrs": {"role": "sink"}})
+        self._emit(log_records.scope(region.path, name, 0, 0, 1, attrs={"kind": kind}))
+        self._emit(log_records.operator(region.path, 1, "driver (new work)", 0, 1, capabilities=[[start]],
+                                        attrs={"role": "source"}))
+        self._emit(log_records.operator(region.path, 2, "driver (results)", 1, 0, attrs={"role": "sink"}))
         return region
 
     def _edge(self, region: Region, src: int, tgt: int, port: int) -> None:
         key = (src, tgt, port)
         if key not in region.edges:
             region.edges.add(key)
-            self._emit({"type": "edge", "scope": region.path, "from": _port("out", src, 0), "to": _port("in", tgt, port)})
+            self._emit(log_records.edge(region.path, _port("out", src, 0), _port("in", tgt, port)))
 
     def _stage_operator(self, region: Region, info: dict, signature: Any, parent_sigs: list, streaming: bool) -> int:
         node = region.ops.get(signature)
@@ -219,8 +230,7 @@ class SparkModel:
             "callsite": (info.get("Details") or "").split("\n", 1)[0][:300],
         }
         name = _stage_label(info, attrs["scopes"], streaming)
-        self._emit({"type": "operator", "scope": region.path, "node": node, "name": name,
-                    "inputs": 1 + len(parent_sigs), "outputs": 1, "attrs": attrs})
+        self._emit(log_records.operator(region.path, node, name, 1 + len(parent_sigs), 1, attrs=attrs))
         self._edge(region, 1, node, 0)
         return node
 

@@ -1,0 +1,295 @@
+"""Progress-log records (format v1): the one place that builds them and the one place that checks their shape.
+
+Whoever produces records (the log writer, the Spark model, a live attachment) builds them with the constructors
+here, so every record of a type has the same fields in the same order (``type`` first). Whoever consumes them (the
+replay, for the CLI and the server alike) asks :func:`record_problem` first: a record whose shape is wrong (a field
+of the wrong type, an integer beyond 64 bits, values nested deeper than any real log needs, more capability lists
+than outputs) is rejected whole with a reason, before anything else sees it. What a well-shaped record *means*
+(does the scope exist, has the time the scope's depth) is the replay's business. ``docs/progress-log.md`` is the
+format's specification; :class:`Limits` says what one record may cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "Limits",
+    "DEFAULT_LIMITS",
+    "header",
+    "header_problem",
+    "scope",
+    "operator",
+    "edge",
+    "progress",
+    "mark",
+    "port_json",
+    "record_problem",
+]
+
+FORMAT = "flowscope-progress"
+VERSION = 1
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one record may cost. A record over a limit is rejected with a reason naming the limit.
+
+    The defaults are far beyond what real logs use (the largest shipped fixture's biggest node number is in the
+    hundreds) and small enough that one hostile line cannot make the tracker allocate gigabytes: the tracker's
+    memory for an operator grows with its node number's scope size and its port counts.
+    """
+
+    max_depth: int = 64  # nesting of arrays and objects in one record (timestamps nest one level per scope)
+    max_node: int = 1_000_000  # largest child index in a scope (a scope keeps a slot per index up to it)
+    max_ports: int = 10_000  # inputs or outputs of one operator or scope
+    max_updates: int = 1_000_000  # updates in one progress batch
+
+
+DEFAULT_LIMITS = Limits()
+
+
+# --- building records ---------------------------------------------------------------------------------------------
+
+
+def port_json(loc: Any) -> list:
+    """A port as JSON: ``["in", node, port]`` / ``["out", node, port]``, from a Location or such a list."""
+    return loc.to_json() if hasattr(loc, "to_json") else list(loc)
+
+
+def header(source: str | None = None, created: str | None = None) -> dict[str, Any]:
+    """The first record of every log."""
+    rec: dict[str, Any] = {"type": "header", "format": FORMAT, "version": VERSION}
+    if source is not None:
+        rec["source"] = source
+    if created is not None:
+        rec["created"] = created
+    return rec
+
+
+def scope(path: Iterable[int], name: str = "", inputs: int = 0, outputs: int = 0, depth: int = 1,
+          **extra: Any) -> dict[str, Any]:
+    """A nested scope at ``path`` with ``depth`` timestamp levels; ``extra`` fields follow (``attrs``)."""
+    return {"type": "scope", "path": list(path), "name": name, "inputs": inputs, "outputs": outputs, "depth": depth,
+            **extra}
+
+
+def operator(scope: Iterable[int], node: int, name: str = "", inputs: int = 1, outputs: int = 1,
+             summary: list | None = None, capabilities: list | None = None,
+             attrs: dict | None = None) -> dict[str, Any]:
+    """A leaf operator; ``summary``, ``capabilities`` and (non-empty) ``attrs`` only when given."""
+    rec: dict[str, Any] = {"type": "operator", "scope": list(scope), "node": node, "name": name, "inputs": inputs,
+                           "outputs": outputs}
+    if summary is not None:
+        rec["summary"] = summary
+    if capabilities is not None:
+        rec["capabilities"] = capabilities
+    if attrs:
+        rec["attrs"] = attrs
+    return rec
+
+
+def edge(scope: Iterable[int], source: Any, target: Any) -> dict[str, Any]:
+    """A channel from output port ``source`` to input port ``target`` (Locations or JSON ports)."""
+    return {"type": "edge", "scope": list(scope), "from": port_json(source), "to": port_json(target)}
+
+
+def progress(scope: Iterable[int], worker: Any, seq: int, at: float, updates: list,
+             cause: dict | None = None) -> dict[str, Any]:
+    """One atomic batch. ``updates`` are ``[port, time, delta]`` in JSON shape (see :func:`port_json`)."""
+    rec: dict[str, Any] = {"type": "progress", "scope": list(scope), "worker": worker, "seq": seq, "at": at,
+                           "updates": updates}
+    if cause is not None:
+        rec["cause"] = cause
+    return rec
+
+
+def mark(label: str, at: float, scope: Iterable[int] | None = None, **extra: Any) -> dict[str, Any]:
+    """A timeline annotation; ``extra`` fields follow (``uncertain``, ``job``, ...)."""
+    rec: dict[str, Any] = {"type": "mark", "at": at, "label": label}
+    if scope is not None:
+        rec["scope"] = list(scope)
+    rec.update(extra)
+    return rec
+
+
+# --- checking records ---------------------------------------------------------------------------------------------
+
+
+def header_problem(record: Any) -> str | None:
+    """None if ``record`` is a progress-log header this reader knows, else why it is not."""
+    if type(record) is not dict or record.get("type") != "header" or record.get("format") != FORMAT:
+        return f'the first record must be {{"type":"header","format":"{FORMAT}","version":{VERSION}}}'
+    if record.get("version") != VERSION:
+        return f"progress-log version {record.get('version')!r} is not supported (this reader knows {VERSION})"
+    return None
+
+
+class _Reject(Exception):
+    pass
+
+
+def _depth_within(value: Any, limit: int) -> bool:
+    """True if ``value`` nests arrays and objects at most ``limit`` levels deep (iteratively: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if type(v) is list:
+            children: Iterable[Any] = v
+        elif type(v) is dict:
+            children = v.values()
+        else:
+            continue
+        if d > limit:
+            return False
+        stack.extend((c, d + 1) for c in children if type(c) is list or type(c) is dict)
+    return True
+
+
+def _int64s_within(value: Any) -> bool:
+    """True if every integer in ``value`` fits in 64 signed bits (what every consumer can store and send on)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is int:
+            if not INT64_MIN <= v <= INT64_MAX:
+                return False
+        elif t is list:
+            stack.extend(v)
+        elif t is dict:
+            stack.extend(v.values())
+    return True
+
+
+def _int(record: dict, key: str, low: int, high: int, default: int | None = None) -> int:
+    v = record.get(key, default)
+    if type(v) is not int or not low <= v <= high:
+        raise _Reject(f"{key} must be an integer from {low} to {high}, not {_short(v)}")
+    return v
+
+
+def _path(v: Any, key: str, limits: Limits) -> None:
+    if type(v) is not list or not all(type(k) is int and 0 <= k <= limits.max_node for k in v):
+        raise _Reject(f"{key} {_short(v)} is not a list of child indices (0 to {limits.max_node})")
+
+
+def _port(v: Any, key: str, limits: Limits) -> None:
+    if (type(v) is not list or len(v) != 3 or v[0] not in ("in", "out") or type(v[1]) is not int
+            or type(v[2]) is not int or not 0 <= v[1] <= limits.max_node or not 0 <= v[2] < limits.max_ports):
+        raise _Reject(f'{key} {_short(v)} is not a port ["in"|"out", node, port]')
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_operator(record: dict, limits: Limits) -> None:
+    _path(record.get("scope"), "scope", limits)
+    _int(record, "node", 1, limits.max_node)
+    inputs = _int(record, "inputs", 0, limits.max_ports, 1)
+    outputs = _int(record, "outputs", 0, limits.max_ports, 1)
+    summary = record.get("summary")
+    if summary is not None:
+        if type(summary) is not list or len(summary) != inputs:
+            raise _Reject(f"summary must be a list of {inputs} rows (one per input)")
+        for row in summary:
+            if type(row) is not list or len(row) != outputs:
+                raise _Reject(f"each summary row must list {outputs} antichains (one per output)")
+            if not all(type(ac) is list for ac in row):
+                raise _Reject("each summary entry must be a list of path summaries")
+    caps = record.get("capabilities")
+    if caps is not None:
+        if type(caps) is not list or len(caps) > outputs:
+            raise _Reject(f"capabilities must be a list of at most {outputs} lists (one per output)")
+        if not all(type(times) is list for times in caps):
+            raise _Reject("each capabilities entry must be a list of times")
+    attrs = record.get("attrs")
+    if attrs is not None and type(attrs) is not dict:
+        raise _Reject("attrs must be a JSON object")
+
+
+def _check_scope(record: dict, limits: Limits) -> None:
+    path = record.get("path")
+    _path(path, "path", limits)
+    if not path:
+        raise _Reject("path must name a child scope (the root needs no record)")
+    _int(record, "inputs", 0, limits.max_ports, 0)
+    _int(record, "outputs", 0, limits.max_ports, 0)
+    if "depth" in record:
+        _int(record, "depth", 1, limits.max_depth)
+
+
+def _check_edge(record: dict, limits: Limits) -> None:
+    _path(record.get("scope"), "scope", limits)
+    _port(record.get("from"), "from", limits)
+    _port(record.get("to"), "to", limits)
+
+
+def _check_progress(record: dict, limits: Limits) -> None:
+    _path(record.get("scope", []), "scope", limits)
+    updates = record.get("updates")
+    if type(updates) is not list:
+        raise _Reject("updates must be a list of [port, time, delta]")
+    if len(updates) > limits.max_updates:
+        raise _Reject(f"{len(updates)} updates in one batch (limit {limits.max_updates})")
+    for u in updates:
+        if type(u) is not list or len(u) != 3 or type(u[2]) is not int:
+            raise _Reject(f"update {_short(u)} is not [port, time, integer delta]")
+        _port(u[0], "update port", limits)
+    worker = record.get("worker", 0)
+    if worker is not None and type(worker) not in (int, str):
+        raise _Reject(f"worker must be an integer or a string, not {_short(worker)}")
+    at = record.get("at")
+    if at is not None and type(at) not in (int, float):
+        raise _Reject(f"at must be a number of seconds, not {_short(at)}")
+
+
+def _check_mark(record: dict, limits: Limits) -> None:
+    at = record.get("at")
+    if at is not None and type(at) not in (int, float):
+        raise _Reject(f"at must be a number of seconds, not {_short(at)}")
+    if "scope" in record:
+        _path(record.get("scope"), "scope", limits)
+
+
+_CHECKS = {
+    "operator": _check_operator,
+    "scope": _check_scope,
+    "edge": _check_edge,
+    "progress": _check_progress,
+    "mark": _check_mark,
+}
+
+
+def record_problem(record: Any, limits: Limits = DEFAULT_LIMITS) -> str | None:
+    """None if ``record`` is well shaped, else the reason to reject it whole (see the module docstring).
+
+    Checks shape and cost only: field types, 64-bit integers, nesting depth, port and node numbers within
+    ``limits``, summary and capability lists that match the port counts. Unknown record types are well shaped
+    (readers ignore them) as long as ``type`` is a string.
+    """
+    if type(record) is not dict:
+        return f"a record must be a JSON object, not {type(record).__name__}"
+    kind = record.get("type")
+    if type(kind) is not str:
+        return f"type must be a string, not {_short(kind)}"
+    if not _depth_within(record, limits.max_depth):
+        return f"values nested more than {limits.max_depth} levels deep"
+    if not _int64s_within(record):
+        return "an integer does not fit in 64 bits"
+    check = _CHECKS.get(kind)
+    if check is None:
+        return None
+    try:
+        check(record, limits)
+    except _Reject as e:
+        return str(e)
+    return None
