@@ -136,6 +136,7 @@ EXTERNAL_COMMANDS = {
     "replay": "backend.cli_commands",
     "demo": "backend.demo",
     "listener-jar": "backend.spark.listener.cli",
+    "blame": "backend.blame_command",
 }
 
 

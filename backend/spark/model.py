@@ -464,6 +464,9 @@ class SparkModel:
     def _on_query_progress(self, e: dict) -> None:
         p = e.get("progress") or {}
         qid, batch = p.get("id"), p.get("batchId")
+        trigger = _iso_seconds(p.get("timestamp"))  # the event carries no time of its own: it is the trigger's end
+        if trigger is not None and isinstance((p.get("durationMs") or {}).get("triggerExecution"), (int, float)):
+            self._time(max(self._at * 1000, trigger * 1000 + p["durationMs"]["triggerExecution"]))
         region = self.regions.get(("query", qid))
         if region is None or batch is None:
             return
@@ -478,7 +481,7 @@ class SparkModel:
         self._mark(f"batch {batch} done", region, query=qid, batch=batch, duration_ms=duration,
                    input_rows=_progress_total(p, "numInputRows"), rate=_progress_total(p, "inputRowsPerSecond"),
                    processed_rate=_progress_total(p, "processedRowsPerSecond"), watermark=watermark,
-                   trigger_start=_iso_seconds(p.get("timestamp")), phases_ms=p.get("durationMs"))
+                   trigger_start=trigger, phases_ms=p.get("durationMs"))
 
     def _on_query_terminated(self, e: dict) -> None:
         region = self.regions.get(("query", e.get("id")))
