@@ -34,6 +34,7 @@ from tracker.reachability import IN, OUT, Location
 from tracker.replay import Replay
 from tracker.subgraph import Subgraph
 
+from .blame import BlameTracker
 from .feeds import Feed
 from .history import History
 from .layout import layout_graph, scope_graph
@@ -108,6 +109,7 @@ class Session:
         self.created = time.time()
         self.replay = Replay(feed.label, check_contracts=self.options.check_contracts, observer=self._observe)
         self.history = History(self.options.checkpoint_every)
+        self.blame = BlameTracker(self.replay)  # where each completed time's seconds went, kept current
         self.series = SeriesRecorder()
         self.status = "loading"  # loading | live | done | failed | stopped
         self.error: str | None = None
@@ -217,7 +219,8 @@ class Session:
         if self._slice_first is None and kind == "progress":
             self._slice_first = time.time()
         self.history.record(record)
-        self.replay.apply(record, line)
+        if self.replay.apply(record, line):
+            self.blame.record(record)
 
     def _observe(self, info: BatchInfo, scope: Subgraph, updates: list, pushed: list) -> None:
         replay = self.replay

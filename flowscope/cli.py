@@ -107,12 +107,19 @@ def cmd_explain(args: argparse.Namespace) -> int:
             return 0
         time = frontier[0]
     answer = explain(scope, loc, time)
+    from tracker.details import late_json
+
+    late = late_json(answer, scope, replay.details, replay.last_at)
     if args.json:
-        sys.stdout.write(_dump_json(answer.to_json()) + "\n")
+        sys.stdout.write(_dump_json({**answer.to_json(), "late": late}) + "\n")
         return 0
     print(f"scope {list(scope.path)} port {loc} time {_fmt_time(time)}: frontier [{', '.join(_fmt_time(t) for t in answer.frontier)}]")
     if not answer.held:
         print("  not held: no pointstamp could result in this time here")
+    from .holders import late_lines
+
+    for text in late_lines(late):
+        print(text)
     for h in answer.holders:
         who = "parent scope's frontier" if h.from_parent else scope.children[h.location.node].name
         print(f"  held by {h.location} ({who}) at {_fmt_time(h.time)} x{h.count} via summary {_fmt_time(h.summary)} -> {_fmt_time(h.results_in)}")
@@ -129,6 +136,7 @@ EXTERNAL_COMMANDS = {
     "replay": "backend.cli_commands",
     "demo": "backend.demo",
     "listener-jar": "backend.spark.listener.cli",
+    "blame": "backend.blame_command",
 }
 
 

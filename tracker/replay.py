@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .contracts import BatchInfo, ContractChecker, Finding
+from .details import HolderDetails
 from .progress_log import LogError, read_records
 from .reachability import Location
 from .subgraph import Subgraph
@@ -56,6 +57,7 @@ class Replay:
         self.observer = observer
         self.errors: list[LogError] = []
         self.marks: list[dict] = []
+        self.details = HolderDetails()  # what `detail` records say pointstamps are made of (running tasks)
         self.header: dict | None = None
         self.progress_records = 0  # progress records seen, applied or rejected
         self.batches_applied = 0
@@ -94,6 +96,8 @@ class Replay:
                 mark = dict(record)
                 mark["after"] = self.batches_applied
                 self.marks.append(mark)
+            elif kind == "detail":
+                self.details.apply(record, self.batches_applied)
             elif kind == "header":
                 self.header = record
             else:

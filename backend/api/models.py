@@ -130,6 +130,10 @@ class Explanation(BaseModel):
     holders: list[HolderOut]
     implied: list[HolderOut]
     held: bool
+    late: list[dict[str, Any]] = Field(default_factory=list, description=(
+        "the pointstamps that are actually late, first those with running work (a driver holder waits on them), "
+        "each with `running` tasks (id, partition index, attempt, executor, host, launched, running_s, "
+        "speculative) and `pending` {count, since}"))
 
 
 class Strata(BaseModel):

@@ -10,6 +10,7 @@ import orjson
 from fastapi import APIRouter, Depends, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
+from tracker.details import late_json
 from tracker.explain import explain as tracker_explain
 from tracker.reachability import OUT, Location
 from tracker.replay import Replay
@@ -155,10 +156,13 @@ def _explain(session: Session, replay: Replay, path: tuple, loc: Location, time_
                    path=[p.to_json() for p in holder_path(g, h.location, loc)])
         return out
 
+    # detail records live at the head only; for the past, those set by then and still present (a lower bound)
+    now = session.history.time_of(batch)
+    late = late_json(answer, scope, session.replay.details, now, None if live else batch)
     return {
         "scope": list(path), "port": loc.to_json(), "time": t, "frontier": frontier, "batch": batch,
         "holders": [holder(h) for h in answer.holders], "implied": [holder(h) for h in answer.implied],
-        "held": answer.held,
+        "held": answer.held, "late": late,
     }
 
 

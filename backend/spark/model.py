@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracker import log_records
+from .tasks import TaskLedger
 
 __all__ = ["SparkModel", "SparkSummary"]
 
@@ -120,10 +121,12 @@ class SparkModel:
         self._at = 0.0
         self._line: int | None = None
         self._out: list[dict] = []
+        self._after: list[dict] = []  # records that follow the event's progress batch
         self._queries: dict[str, str] = {}  # query id -> name
         # (stage id, attempt) -> PENDING/ACTIVE/COMPLETE/FAILED/SKIPPED, as Spark's own status listener keeps it
         self.stage_status: dict[tuple[int, int], str] = {}
         self._attempts_of: dict[int, list[int]] = {}  # stage id -> its attempts in stage_status: O(1) per job end
+        self.tasks = TaskLedger()  # which tasks make up each stage's capabilities (detail records)
 
     # --- driving -----------------------------------------------------------------------------------------
 
@@ -139,6 +142,9 @@ class SparkModel:
             self.unknown_events[str(kind)] = self.unknown_events.get(str(kind), 0) + 1
             return []
         handler(self, event)
+        if self._after:
+            self._out += self._after
+            self._after = []
         return self._out
 
     @property
@@ -367,6 +373,7 @@ class SparkModel:
         st.attempts[attempt] = Attempt(caps=n)
         self._set_stage_status(sid, attempt, "ACTIVE")
         self._batch(region, updates, "StageSubmitted", stage=sid, attempt=attempt, job=st.job_id)
+        self._out += self.tasks.stage_submitted(region.path, st.node, st.epoch, sid, attempt, n, st.job_id, self._at)
 
     def _on_task_start(self, e: dict) -> None:
         info = e.get("Task Info") or {}
@@ -378,6 +385,7 @@ class SparkModel:
                 "executor": info.get("Executor ID"), "host": info.get("Host"), "launched": info.get("Launch Time"),
                 "speculative": info.get("Speculative", False),
             }
+            self._out += self.tasks.task_started(e, self._at)
 
     def _on_task_end(self, e: dict) -> None:
         info = e.get("Task Info") or {}
@@ -389,6 +397,7 @@ class SparkModel:
             self._uncertain(f"task of stage {sid}, which was never submitted")
             return
         st.running.pop(info.get("Task ID"), None)
+        self._after = self.tasks.task_ended(e, self._at)  # after the batch: the task held until it was applied
         reason = (e.get("Task End Reason") or {}).get("Reason", "Success")
         index = info.get("Index")
         att = st.attempts.get(attempt)
@@ -405,7 +414,7 @@ class SparkModel:
         for node, port in st.targets:
             updates.append(self._message(region, node, port, st.epoch, 1))
         self._batch(region, updates, "TaskEnd", worker=str(info.get("Executor ID", "driver")), stage=sid,
-                    attempt=attempt, task=info.get("Task ID"), index=index)
+                    attempt=attempt, task=info.get("Task ID"), index=index, launched=_seconds(info.get("Launch Time")))
 
     def _release_stage(self, st: StageState, attempt: int | None = None) -> list:
         updates = []
@@ -425,6 +434,7 @@ class SparkModel:
             st.completed_ok = True
         updates = self._release_stage(st, attempt)
         self._batch(st.region, updates, "StageCompleted", stage=sid, attempt=attempt, failed=failed)
+        self._out += self.tasks.stage_completed(sid, attempt, self._at)
 
     def _set_stage_status(self, sid: int, attempt: int, status: str, *, if_absent: bool = False) -> None:
         key = (sid, attempt)
@@ -457,6 +467,8 @@ class SparkModel:
                     self.stage_status[(sid, a)] = "SKIPPED"
         updates += self._take_messages(region, 2, job.epoch)
         self._batch(region, updates, "JobEnd", job=job_id)
+        for sid in job.stages:
+            self._out += self.tasks.release_stage(sid, self._at)
         self._mark(f"job {job_id} {job.status.lower()} (epoch {job.epoch})", region, job=job_id, epoch=job.epoch,
                    status=job.status)
 
@@ -472,6 +484,9 @@ class SparkModel:
     def _on_query_progress(self, e: dict) -> None:
         p = e.get("progress") or {}
         qid, batch = p.get("id"), p.get("batchId")
+        trigger = _iso_seconds(p.get("timestamp"))  # the event carries no time of its own: it is the trigger's end
+        if trigger is not None and isinstance((p.get("durationMs") or {}).get("triggerExecution"), (int, float)):
+            self._time(max(self._at * 1000, trigger * 1000 + p["durationMs"]["triggerExecution"]))
         region = self.regions.get(("query", qid))
         if region is None or batch is None:
             return
@@ -485,7 +500,8 @@ class SparkModel:
             duration = (p.get("durationMs") or {}).get("triggerExecution")
         self._mark(f"batch {batch} done", region, query=qid, batch=batch, duration_ms=duration,
                    input_rows=_progress_total(p, "numInputRows"), rate=_progress_total(p, "inputRowsPerSecond"),
-                   processed_rate=_progress_total(p, "processedRowsPerSecond"), watermark=watermark)
+                   processed_rate=_progress_total(p, "processedRowsPerSecond"), watermark=watermark,
+                   trigger_start=trigger, phases_ms=p.get("durationMs"))
 
     def _on_query_terminated(self, e: dict) -> None:
         region = self.regions.get(("query", e.get("id")))
@@ -507,6 +523,9 @@ class SparkModel:
             if st is not None and st.region is region:
                 updates += self._release_stage(st)
         self._batch(region, updates, event)
+        for sid, st in self.stages.items():
+            if st.region is region:
+                self._out += self.tasks.release_stage(sid, self._at)
 
     def _on_app_end(self, e: dict) -> None:
         self._time(e.get("Timestamp"))
@@ -515,8 +534,32 @@ class SparkModel:
             self._release_region(region, "ApplicationEnd")
         self._mark("application ended")
 
+    def _on_executor_added(self, e: dict) -> None:
+        self._time(e.get("Timestamp"))
+        self._out += self.tasks.executor_added(e, self._at)
+
+    def _on_executor_removed(self, e: dict) -> None:
+        self._time(e.get("Timestamp"))
+        self._out += self.tasks.executor_removed(e, self._at)
+
     def _on_log_start(self, e: dict) -> None:
         self.spark_version = e.get("Spark Version")
+
+
+def _seconds(ms: Any) -> float | None:
+    return ms / 1000.0 if isinstance(ms, (int, float)) else None
+
+
+def _iso_seconds(text: Any) -> float | None:
+    """A progress event's ISO 8601 UTC timestamp (``2026-11-21T19:52:15.005Z``) as epoch seconds."""
+    if not isinstance(text, str):
+        return None
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def _progress_total(progress: dict, key: str) -> Any:
@@ -567,6 +610,8 @@ _HANDLERS = {
     "SparkListenerTaskStart": SparkModel._on_task_start,
     "SparkListenerTaskEnd": SparkModel._on_task_end,
     "SparkListenerLogStart": SparkModel._on_log_start,
+    "SparkListenerExecutorAdded": SparkModel._on_executor_added,
+    "SparkListenerExecutorRemoved": SparkModel._on_executor_removed,
     "QueryStartedEvent": SparkModel._on_query_started,
     "QueryProgressEvent": SparkModel._on_query_progress,
     "QueryTerminatedEvent": SparkModel._on_query_terminated,

@@ -2,6 +2,7 @@
 // the holders' paths highlighted on the graph and a way to follow a hold into a nested scope or out to the parent).
 
 import { fmt, fmtFrontier, fmtCounts, status, parseTime } from "./times.js";
+import { lateHtml } from "./late.js";
 
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 const LABEL = { behind: "behind t", at: "holds t", passed: "passed t", done: "complete", none: "no state" };
@@ -81,6 +82,7 @@ export class SidePanel {
     let html = ans.held
       ? `<div class="verdict held" data-held="1">Time <b class="t">${esc(fmt(ans.time))}</b> is held by ${ans.holders.length} pointstamp${ans.holders.length > 1 ? "s" : ""} (batch ${ans.batch}).</div>`
       : `<div class="verdict free" data-held="0">Nothing holds time <b class="t">${esc(fmt(ans.time))}</b> here: it has passed or cannot arrive.</div>`;
+    html += lateHtml(ans);
     ans.holders.forEach((h, i) => {
       const key = h.location.join(",");
       const what = { capability: "capability held", message: "messages in flight", "parent-frontier": "held outside this scope", "nested-scope": "held inside a nested scope" }[h.what];

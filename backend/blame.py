@@ -1,0 +1,498 @@
+"""Blame: where the seconds of a completed time went (the contract is ``../shared/design/blame.md``).
+
+For each time ``t`` that completes at a scope's sink (an operator with ``attrs.role == "sink"``, or with no outputs)
+the interval from its start to the batch after which the sink's input frontier passed ``t`` is split along the
+critical path of holders, walked backwards. The walk follows the pointstamps the batches put in the scope (their
+positive intervals, kept per scope while some time that may need them is open):
+
+* at the end, the holder ``h`` that the completing batch released (the one held longest, if several);
+* ``h`` is blamed from the latest release, after ``h`` began, of a pointstamp that could result in ``h`` (it was
+  waiting on that one until then) and the walk goes on from that pointstamp; a *driver* holder (an operator with
+  ``attrs.role == "source"``: the ability to start new work) also waits on what it could result in, so it is
+  blamed only for the time nothing downstream of it held ``t``;
+* with no such release, ``h`` is blamed from its start, and the walk goes on from what the batch that created it
+  released (the one held longest), or else from the capability that backed it.
+
+The segments tile ``[start, end]``: where the walk runs out before the start, the rest is the driver's.
+
+The Spark model's conventions turn holders into what a Spark user reads: a stage operator's capability released
+by a task's end is that task (from its launch; before it, the task was pending: *waiting-for-slots* when every
+executor core ran other tasks, naming their stages and jobs, else *scheduler*), a retried stage attempt is
+*recompute*, tokens waiting at a stage's input are *scheduler*, the driver's operators are *driver* with what
+Spark's progress says it was doing. Other logs get ``capability`` / ``message`` segments. Starts: a micro-batch's
+trigger (the ``batch N done`` mark's ``trigger_start``), else its first job's submission (``job J started`` marks),
+else the first batch that put the time in the scope.
+
+What-if (a task segment): had the task run for the median of its stage attempt's other tasks, the stage would
+have released the time when the later of that and its other tasks' ends came (another straggler takes over), so
+the time ends ``ends_earlier_s`` earlier, if the rest of the path shifts with it.
+
+:class:`BlameTracker` is fed every record after the replay applied it (``record``); ``times()`` lists the blamed
+times. It works live (a session keeps one) and on a whole log (``blame_log``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracker.reachability import IN, OUT, Location
+from tracker.replay import Replay
+from tracker.subgraph import Subgraph
+from tracker.timestamp import time_from_json
+
+__all__ = ["BlameTracker", "TimeBlame", "blame_log", "select", "KEEP_TIMES"]
+
+KEEP_TIMES = 10_000  # blamed times kept per tracker (the oldest are dropped first)
+_PRUNE_EVERY = 256  # completions between prunes of intervals no open time can need
+
+
+@dataclass(eq=False)
+class Interval:
+    """A pointstamp's positive stretch: from the batch that made its count positive to the one that zeroed it."""
+
+    loc: Location
+    time: Any
+    start_seq: int
+    start_at: float
+    end_seq: int | None = None
+    end_at: float | None = None
+    end_cause: dict | None = None
+    end_worker: Any = None
+    task_ends: list[tuple[float, Any, Any]] = field(default_factory=list)  # (at, task, launched) while it held
+
+
+@dataclass
+class TimeBlame:
+    scope: list
+    name: str
+    time: Any
+    job_ids: list
+    batch_id: Any
+    start: float
+    end: float
+    blame: list[dict]
+
+    @property
+    def latency_s(self) -> float:
+        return round(self.end - self.start, 6)
+
+    def to_json(self) -> dict:
+        return {"scope": self.scope, "name": self.name, "time": self.time, "job_ids": self.job_ids,
+                "batch_id": self.batch_id, "start": self.start, "end": self.end, "latency_s": self.latency_s,
+                "blame": self.blame}
+
+
+@dataclass
+class _Scope:
+    path: tuple
+    counts: dict[tuple[Location, Any], int] = field(default_factory=dict)
+    open_iv: dict[tuple[Location, Any], Interval] = field(default_factory=dict)
+    closed: list[Interval] = field(default_factory=list)
+    first_seen: dict[Any, tuple[int, float]] = field(default_factory=dict)  # open time -> (seq, at) first held
+    done: set = field(default_factory=set)
+    jobs: dict[Any, list] = field(default_factory=dict)
+    job_start: dict[Any, float] = field(default_factory=dict)
+    job_end: dict[Any, float] = field(default_factory=dict)
+    batch_marks: dict[Any, dict] = field(default_factory=dict)
+
+
+def _median(values: list[float]) -> float | None:
+    s = sorted(values)
+    n = len(s)
+    if not n:
+        return None
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+class BlameTracker:
+    """Blames every time that completes at a sink (see the module docstring); fed records after ``replay``."""
+
+    def __init__(self, replay: Replay) -> None:
+        self.replay = replay
+        self.scopes: dict[tuple, _Scope] = {}
+        self.results: deque[TimeBlame] = deque(maxlen=KEEP_TIMES)
+        self.seq = 0
+        self._pending: list[tuple[_Scope, Any, int, float]] = []
+        self._ports: dict[tuple, Location] = {}
+        self._reach: dict[tuple, dict] = {}
+        self._sinks: dict[tuple, list[Location]] = {}
+        self._executors: dict[str, int] = {}
+        self._max_running = 0
+        self._spans: dict[Any, list] = {}  # task id -> [launched, ended or None, stage, job, host]
+        self._completions = 0
+        self._last_at = 0.0
+        self._stage_job: dict[Any, Any] = {}  # stage id -> job id (from stage details)
+
+    # --- feeding -------------------------------------------------------------------------------------------
+
+    def record(self, rec: dict) -> None:
+        kind = rec.get("type")
+        if kind == "progress":
+            if self._pending:
+                self.flush()
+            self._progress(rec)
+        elif kind == "mark":
+            self._mark(rec)
+        elif kind == "detail":
+            self._detail(rec)
+        elif kind in ("scope", "operator", "edge"):
+            self._reach.clear()
+            self._sinks.clear()
+            if kind == "operator" and rec.get("capabilities"):
+                self._initial(rec)
+
+    def _initial(self, rec: dict) -> None:
+        """An operator's initial capabilities: positive from now (the last batch's time) on."""
+        node = rec.get("node")
+        updates = [[["out", node, o], t, 1] for o, times in enumerate(rec["capabilities"]) for t in times]
+        self._progress({"scope": rec.get("scope", []), "at": self._last_at, "updates": updates}, advance=False)
+
+    def times(self) -> list[TimeBlame]:
+        """Every blamed time still kept, in completion order (pending completions are blamed first)."""
+        self.flush()
+        return list(self.results)
+
+    def _scope(self, path: Any) -> _Scope:
+        key = tuple(path)
+        sb = self.scopes.get(key)
+        if sb is None:
+            sb = self.scopes[key] = _Scope(key)
+        return sb
+
+    def _progress(self, rec: dict, advance: bool = True) -> None:
+        path = rec.get("scope", [])
+        at = rec.get("at")
+        if not isinstance(at, (int, float)) or not isinstance(path, list):
+            return
+        self._last_at = at
+        self.seq += 1
+        seq = self.seq
+        sb = self._scope(path)
+        cause = rec.get("cause") or {}
+        task = cause.get("task") if cause.get("event") == "TaskEnd" else None
+        ports = self._ports
+        for port, t, delta in rec.get("updates") or ():
+            pkey = tuple(port)
+            loc = ports.get(pkey)
+            if loc is None:
+                loc = ports[pkey] = Location.from_json(port)
+            if type(t) is not int:
+                t = time_from_json(t)
+            key = (loc, t)
+            before = sb.counts.get(key, 0)
+            after = before + delta
+            if after:
+                sb.counts[key] = after
+            else:
+                sb.counts.pop(key, None)
+            if before <= 0 < after:
+                sb.open_iv[key] = Interval(loc, t, seq, at)
+                if t not in sb.done and t not in sb.first_seen:
+                    sb.first_seen[t] = (seq, at)
+            elif after <= 0 < before:
+                iv = sb.open_iv.pop(key, None)
+                if iv is not None:
+                    iv.end_seq, iv.end_at, iv.end_cause, iv.end_worker = seq, at, cause, rec.get("worker")
+                    if task is not None and delta < 0:
+                        iv.task_ends.append((at, task, cause.get("launched")))
+                    sb.closed.append(iv)
+            elif task is not None and delta < 0 and before > 0:
+                iv = sb.open_iv.get(key)
+                if iv is not None:
+                    iv.task_ends.append((at, task, cause.get("launched")))
+        if sb.first_seen and advance:
+            self._completed(sb, seq, at)
+
+    def _completed(self, sb: _Scope, seq: int, at: float) -> None:
+        try:
+            scope = self.replay.root.find(sb.path)
+        except KeyError:
+            return
+        sinks = self._sink_ports(scope)
+        if not sinks or scope.tracker is None:
+            return
+        le = scope.domain.le
+        frontiers = [scope.tracker.frontier(loc) for loc in sinks]
+        for t in sorted(sb.first_seen, key=repr) if len(sb.first_seen) > 1 else list(sb.first_seen):
+            if any(any(le(f, t) for f in fr) for fr in frontiers):
+                continue
+            sb.done.add(t)
+            del sb.first_seen[t]
+            self._pending.append((sb, t, seq, at))
+
+    def _sink_ports(self, scope: Subgraph) -> list[Location]:
+        sinks = self._sinks.get(scope.path)
+        if sinks is None:
+            sinks = []
+            for node, op in scope.children.items():
+                if op.scope is None and (op.attrs.get("role") == "sink" or op.outputs == 0):
+                    sinks += [Location(node, IN, p) for p in range(op.inputs)]
+            self._sinks[scope.path] = sinks
+        return sinks
+
+    def _mark(self, rec: dict) -> None:
+        ex = rec.get("executor_event")
+        if ex == "added" and isinstance(rec.get("cores"), int):
+            self._executors[str(rec.get("executor"))] = rec["cores"]
+        elif ex == "removed":
+            self._executors.pop(str(rec.get("executor")), None)
+        path = rec.get("scope")
+        if not isinstance(path, list):
+            return
+        sb = self._scope(path)
+        at = rec.get("at")
+        label = str(rec.get("label", ""))
+        if "job" in rec and "epoch" in rec and isinstance(at, (int, float)):
+            t = rec["epoch"]
+            if label.endswith(")") and " started " in label:
+                sb.jobs.setdefault(t, []).append(rec["job"])
+                sb.job_start[t] = min(at, sb.job_start.get(t, at))
+            else:
+                sb.job_end[t] = max(at, sb.job_end.get(t, at))
+        elif "batch" in rec and "trigger_start" in rec:
+            sb.batch_marks[rec["batch"]] = rec
+
+    def _detail(self, rec: dict) -> None:
+        value = rec.get("value")
+        key = str(rec.get("key", ""))
+        if isinstance(value, dict) and value.get("kind") == "stage":
+            self._stage_job[value.get("stage")] = value.get("job")
+        if not key.startswith("task "):
+            return
+        tid = key[5:]
+        if isinstance(value, dict) and value.get("kind") == "task":
+            stage = value.get("stage")
+            self._spans[tid] = [value.get("launched"), None, stage, self._stage_job.get(stage), value.get("host")]
+            running = sum(1 for s in self._spans.values() if s[1] is None)
+            self._max_running = max(self._max_running, running) if running < 4096 else self._max_running
+        elif value is None and tid in self._spans:
+            self._spans[tid][1] = rec.get("at")
+
+    # --- blaming ---------------------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        pending, self._pending = self._pending, []
+        for sb, t, seq, at in pending:
+            result = self._blame(sb, t, seq, at)
+            if result is not None:
+                self.results.append(result)
+            self._completions += 1
+            if self._completions % _PRUNE_EVERY == 0:
+                self._prune()
+
+    def _prune(self) -> None:
+        """Drop what no open time can need: intervals and task spans that ended before every open time began."""
+        cut = None
+        for sb in self.scopes.values():
+            opened = min((at for _, at in sb.first_seen.values()), default=None)
+            if opened is not None:
+                cut = opened if cut is None else min(cut, opened)
+            if opened is None:
+                sb.closed = [iv for iv in sb.closed if iv.end_seq is None]
+            else:
+                sb.closed = [iv for iv in sb.closed if (iv.end_at or 0) >= opened]
+            for t in [t for t in sb.jobs if t in sb.done and t not in sb.first_seen]:
+                sb.jobs.pop(t, None)
+                sb.job_start.pop(t, None)
+                sb.job_end.pop(t, None)
+                sb.batch_marks.pop(t, None)
+        if cut is None:
+            self._spans = {k: s for k, s in self._spans.items() if s[1] is None}
+        else:
+            self._spans = {k: s for k, s in self._spans.items() if s[1] is None or s[1] >= cut}
+
+    def _reach_to(self, scope: Subgraph, loc: Location) -> dict:
+        key = (scope.path, loc)
+        got = self._reach.get(key)
+        if got is None:
+            got = self._reach[key] = scope.path_summaries_to(loc)
+        return got
+
+    def _blame(self, sb: _Scope, t: Any, end_seq: int, end_at: float) -> TimeBlame | None:
+        try:
+            scope = self.replay.root.find(sb.path)
+        except KeyError:
+            return None
+        d = scope.domain
+        le, results_in = d.le, d.results_in
+        sink_reach = [self._reach_to(scope, s) for s in self._sink_ports(scope)]
+
+        def holds(iv: Interval) -> bool:
+            if not le(iv.time, t):
+                return False
+            for reach in sink_reach:
+                if any(le(results_in(s, iv.time), t) for s in reach.get(iv.loc, ())):
+                    return True
+            return False
+
+        ivs = [iv for iv in sb.closed if holds(iv)]
+        role = {node: op.attrs.get("role") for node, op in scope.children.items()}
+        if all(role.get(iv.loc.node) == "source" for iv in ivs if iv.time == t):
+            return None  # nothing but the driver's promise ever held it: no work ran at this time
+        mark = sb.batch_marks.get(t)
+        start = None
+        if mark is not None and isinstance(mark.get("trigger_start"), (int, float)):
+            start = mark["trigger_start"]
+        if start is None:
+            start = sb.job_start.get(t)
+        if start is None:
+            start = min((iv.start_at for iv in ivs if iv.time == t), default=end_at)
+        start = min(start, end_at)
+
+        def upstream(p: Interval, h: Interval) -> bool:
+            return any(le(results_in(s, p.time), h.time) for s in self._reach_to(scope, h.loc).get(p.loc, ()))
+
+        final = [iv for iv in ivs if iv.end_seq == end_seq]
+        segments: list[dict] = []
+        cut = end_at
+        if final:
+            h = min(final, key=lambda iv: iv.start_seq)
+            s_seq = end_seq
+            for _ in range(100_000):
+                if cut <= start:
+                    break
+                is_driver = role.get(h.loc.node) == "source"
+                related = [iv for iv in ivs if iv is not h and h.start_seq < (iv.end_seq or 0) < s_seq
+                           and (upstream(iv, h) or (is_driver and upstream(h, iv)))]
+                if related:
+                    nxt = max(related, key=lambda iv: (iv.end_seq, -iv.start_seq))
+                    frm = max(start, min(nxt.end_at or start, cut))
+                    segments += self._segments(scope, sb, t, h, frm, cut)
+                    cut, h, s_seq = frm, nxt, nxt.end_seq or 0
+                    continue
+                frm = max(start, min(h.start_at, cut))
+                segments += self._segments(scope, sb, t, h, frm, cut)
+                cut = frm
+                if cut <= start:
+                    break
+                made = [iv for iv in ivs if iv is not h and iv.end_seq == h.start_seq]
+                made = [iv for iv in made if upstream(iv, h)] or made
+                if not made:
+                    made = [iv for iv in ivs if iv is not h and iv.start_seq < h.start_seq < (iv.end_seq or 0)
+                            and upstream(iv, h)]
+                if not made:
+                    break
+                s_seq = h.start_seq
+
+                def unblocked(c: Interval, before: int = s_seq) -> tuple[int, int]:
+                    # the last of what it waited on: the latest release upstream of it before it was consumed
+                    last = max((iv.end_seq or 0 for iv in ivs if iv is not c
+                                and c.start_seq < (iv.end_seq or 0) < before and upstream(iv, c)), default=0)
+                    return max(last, c.start_seq), -c.start_seq
+
+                h = max(made, key=unblocked)
+        if cut > start:
+            segments.append({"kind": "driver", "seconds": round(cut - start, 6), "from": start, "to": cut,
+                             "holder": {"operator": "driver", "doing": "nothing in the scope held this time"}})
+        segments.reverse()
+        segments = [s for s in segments if s["seconds"] > 0]
+        self._driver_doing(sb, t, segments)
+        return TimeBlame(list(sb.path), scope.name, t, sorted(sb.jobs.get(t, [])),
+                         mark.get("batch") if mark is not None else None, start, end_at, segments)
+
+    # --- what a segment names ----------------------------------------------------------------------------------
+
+    def _segments(self, scope: Subgraph, sb: _Scope, t: Any, h: Interval, frm: float, to: float) -> list[dict]:
+        """The segment(s) for holder ``h`` over ``[frm, to)``, latest first (a task splits into task and pending)."""
+        op = scope.children.get(h.loc.node)
+        attrs = op.attrs if op is not None else {}
+        holder: dict = {"operator": op.name if op is not None else "scope boundary", "node": h.loc.node,
+                        "port": h.loc.to_json(), "time": h.time}
+
+        def seg(kind: str, a: float, b: float, hold: dict) -> dict:
+            return {"kind": kind, "seconds": round(b - a, 6), "from": a, "to": b, "holder": hold}
+
+        role = attrs.get("role")
+        if role == "source":
+            return [seg("driver", frm, to, holder)]
+        if role == "sink":
+            return [seg("driver", frm, to, {**holder, "doing": "receiving results"})]
+        if "stage_ids" not in attrs:
+            return [seg("capability" if h.loc.kind == OUT else "message", frm, to, holder)]
+        if h.loc.kind != OUT:
+            return [seg("scheduler", frm, to, {**holder, "doing": "waiting to be submitted"})]
+        cause = h.end_cause or {}
+        attempt = cause.get("attempt", 0)
+        if cause.get("event") != "TaskEnd" or h.end_at is None or to < h.end_at - 1e-9:
+            kind = "recompute" if attempt else "capability"
+            return [seg(kind, frm, to, {**holder, "stage": cause.get("stage"), "attempt": attempt})]
+        task, launched = cause.get("task"), cause.get("launched")
+        span = self._spans.get(str(task))
+        others = [at - la for at, tk, la in h.task_ends if tk != task and isinstance(la, (int, float))]
+        med = _median(others)
+        info = {**holder, "stage": cause.get("stage"), "attempt": attempt, "task": task, "index": cause.get("index"),
+                "executor": h.end_worker, "host": span[4] if span else None, "launched": launched,
+                "duration_s": round(h.end_at - launched, 6) if isinstance(launched, (int, float)) else None,
+                "median_task_s": round(med, 6) if med is not None else None}
+        if med is not None and isinstance(launched, (int, float)):
+            second = max((at for at, tk, _ in h.task_ends if tk != task), default=launched)
+            released = max(launched + med, second)
+            info["what_if"] = {"task_at_median_s": round(med, 6),
+                               "ends_earlier_s": round(max(0.0, min(h.end_at - released, to - frm + 1e-12)), 6)}
+        kind = "recompute" if attempt else "task"
+        if not isinstance(launched, (int, float)) or launched <= frm:
+            return [seg(kind, frm, to, info)]
+        out = [seg(kind, launched, to, info)]
+        out.append(self._pending_segment(frm, launched, holder, cause, task))
+        return out
+
+    def _pending_segment(self, frm: float, launched: float, holder: dict, cause: dict, task: Any) -> dict:
+        """Before its launch the task was pending: were the slots all taken (by whom), or was it the scheduler?"""
+        slots = sum(self._executors.values()) or self._max_running or 1
+        busy: dict[tuple, int] = {}
+        for tid, (la, end, stage, job, _host) in self._spans.items():
+            if tid == str(task) or not isinstance(la, (int, float)):
+                continue
+            if la < launched and (end is None or end >= launched):
+                busy[(stage, job)] = busy.get((stage, job), 0) + 1
+        hold = {**holder, "stage": cause.get("stage"), "attempt": cause.get("attempt", 0), "task": task,
+                "slots": slots}
+        if sum(busy.values()) >= slots:
+            hold["held_by"] = [{"stage": s, "job": j, "tasks": n}
+                               for (s, j), n in sorted(busy.items(), key=lambda kv: -kv[1])]
+            kind = "waiting-for-slots"
+        else:
+            kind = "scheduler"
+        return {"kind": kind, "seconds": round(launched - frm, 6), "from": frm, "to": launched, "holder": hold}
+
+    @staticmethod
+    def _driver_doing(sb: _Scope, t: Any, segments: list[dict]) -> None:
+        """Name what the driver did where Spark says: a micro-batch's phases before its first job and after its
+        last (``phases_ms`` of its progress), its own code between jobs."""
+        mark = sb.batch_marks.get(t)
+        phases = (mark or {}).get("phases_ms") or {}
+        first, last = sb.job_start.get(t), sb.job_end.get(t)
+        for s in segments:
+            if s["kind"] != "driver" or "doing" in s["holder"]:
+                continue
+            if first is not None and s["to"] <= first + 1e-6:
+                names = [p for p in ("latestOffset", "walCommit", "getBatch", "queryPlanning") if p in phases]
+                s["holder"]["doing"] = "before the first job: " + ", ".join(f"{p} {phases[p]} ms" for p in names) \
+                    if names else "before the first job"
+            elif last is not None and s["from"] >= last - 1e-6:
+                s["holder"]["doing"] = "after the last job" + (
+                    f": commitOffsets {phases['commitOffsets']} ms" if "commitOffsets" in phases else "")
+            else:
+                s["holder"]["doing"] = "between jobs (addBatch, driver-side)" if mark is not None else "driver"
+
+
+def blame_log(records: Any) -> list[TimeBlame]:
+    """Replay ``records`` (an iterable of records or ``(line, record)`` pairs) and blame every completed time."""
+    replay = Replay("<blame>", observer=lambda *_: None)
+    tracker = BlameTracker(replay)
+    for item in records:
+        line, rec = item if isinstance(item, tuple) else (None, item)
+        if replay.apply(rec, line):
+            tracker.record(rec)
+    replay.finish()
+    return tracker.times()
+
+
+def select(times: list[TimeBlame], scope: list | None = None, time: Any = None, top: int | None = None) -> list:
+    """The times a query asks for: one scope, one time, the ``top`` slowest (slowest first), else all in order."""
+    out = [b for b in times if (scope is None or b.scope == scope) and (time is None or b.time == time)]
+    if top is not None:
+        out = sorted(out, key=lambda b: -b.latency_s)[:max(0, top)]
+    return out

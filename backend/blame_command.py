@@ -1,0 +1,97 @@
+"""``flowscope blame LOG``: where the seconds of each completed time went (``backend/blame.py``), printed.
+
+LOG is anything the server can open (a Spark event log, a progress log made by ``flowscope record``); ``--json``
+prints exactly the contract of ``../shared/design/blame.md``: ``{"times": [...]}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .blame import blame_log, select
+
+__all__ = ["register", "segment_text"]
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("blame", help="where the seconds of each completed job or micro-batch went",
+                              description="For every time that completed at a region's sink (a Spark job, a "
+                                          "micro-batch), split its latency along the critical path of holders: "
+                                          "tasks, waiting for slots, scheduler, recompute, driver.")
+    p.add_argument("log", help="a Spark event log or a flowscope progress log")
+    p.add_argument("--json", action="store_true", help="print one JSON object (the blame contract)")
+    p.add_argument("--scope", help="only this scope, as a JSON path such as [2]")
+    p.add_argument("--time", help="only this time, as JSON (a job's epoch, a micro-batch id)")
+    p.add_argument("--top", type=int, metavar="N", help="only the N slowest times")
+    p.set_defaults(func=cmd_blame)
+
+
+def segment_text(seg: dict, latency: float) -> str:
+    h = seg["holder"]
+    share = f"{100 * seg['seconds'] / latency:3.0f}%" if latency > 0 else "   -"
+    kind = seg["kind"]
+    if kind in ("task", "recompute") and "task" in h:
+        text = (f"task {h['task']} (stage {h.get('stage')}.{h.get('attempt')}, partition {h.get('index')}) "
+                f"on executor {h.get('executor')}")
+        med = h.get("median_task_s")
+        if med:
+            text += f", {h.get('duration_s') or 0:.2f} s against a median of {med:.2f} s"
+        gain = (h.get("what_if") or {}).get("ends_earlier_s")
+        if gain and gain >= 0.01:
+            text += f"; at the median this time would have ended {gain:.2f} s earlier"
+    elif kind == "waiting-for-slots":
+        held = ", ".join(f"stage {x['stage']} (job {x['job']}) x{x['tasks']}" for x in h.get("held_by", []))
+        text = f"task {h.get('task')} of stage {h.get('stage')} waited for a slot ({h.get('slots')} slots: {held})"
+    elif kind == "scheduler":
+        text = f"{h.get('operator')}: " + (h.get("doing") or f"task {h.get('task')} pending with free slots")
+    elif kind == "driver":
+        text = f"{h.get('operator')}: {h.get('doing', 'driver')}"
+    else:
+        text = f"{h.get('operator')} {h.get('port')} at {json.dumps(h.get('time'))}"
+    return f"    {seg['seconds']:8.3f} s {share}  {kind:<17} {text}"
+
+
+def cmd_blame(args: argparse.Namespace) -> int:
+    from .feeds import FeedError, default_registry
+    from .security import PathNotAllowed
+
+    try:
+        scope = json.loads(args.scope) if args.scope else None
+        time = json.loads(args.time) if args.time else None
+    except ValueError as e:
+        print(f"flowscope: --scope/--time must be JSON: {e}", file=sys.stderr)
+        return 2
+    try:
+        feed = default_registry().open(args.log)
+    except FileNotFoundError:
+        print(f"flowscope: {args.log}: no such file", file=sys.stderr)
+        return 2
+    except (FeedError, PathNotAllowed) as e:
+        print(f"flowscope: {e}", file=sys.stderr)
+        return 2
+
+    def records():
+        while True:
+            chunk = feed.poll(4096)
+            if not chunk:
+                return
+            yield from chunk
+
+    times = select(blame_log(records()), scope, time, args.top)
+    for err in feed.errors:
+        print(f"flowscope: {err}", file=sys.stderr)
+    if args.json:
+        sys.stdout.write(json.dumps({"times": [b.to_json() for b in times]}) + "\n")
+        return 0
+    for b in times:
+        what = f"batch {b.batch_id}" if b.batch_id is not None else f"time {json.dumps(b.time)}"
+        jobs = f" (job{'s' if len(b.job_ids) > 1 else ''} {', '.join(map(str, b.job_ids))})" if b.job_ids else ""
+        print(f"scope {b.scope} {b.name}: {what}{jobs} took {b.latency_s:.3f} s")
+        for seg in b.blame:
+            print(segment_text(seg, b.latency_s))
+    if not times:
+        print("no completed time matches")
+    return 0

@@ -1,0 +1,37 @@
+"""Text for `flowscope explain`: the pointstamps that are actually late, with the tasks they are made of."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["late_lines"]
+
+MAX_TASKS = 5
+
+
+def _t(value: Any) -> str:
+    return json.dumps(value, separators=(",", ""))
+
+
+def late_lines(late: list[dict]) -> list[str]:
+    """One line per late pointstamp that has running or pending work, then its running tasks (longest first)."""
+    out: list[str] = []
+    for h in late:
+        running, pending = h.get("running") or [], h.get("pending")
+        if not running and not pending:
+            continue
+        kind, node, port = h["location"]
+        why = " (implied by the driver's capability, but this is what the time waits for)" if h["implied"] else ""
+        waiting = f", {pending['count']} pending" if pending and pending["count"] else ""
+        out.append(f"  late: {kind}({node},{port}) ({h['operator']}) at {_t(h['time'])}: {len(running)} running"
+                   f"{waiting}{why}")
+        for t in sorted(running, key=lambda t: -(t.get("running_s") or 0))[:MAX_TASKS]:
+            spec = ", speculative" if t.get("speculative") else ""
+            secs = f" for {t['running_s']:.2f} s" if t.get("running_s") is not None else ""
+            out.append(f"    task {t.get('task')} (stage {t.get('stage')}.{t.get('stage_attempt')}, partition "
+                       f"{t.get('index')}, attempt {t.get('attempt')}) on executor {t.get('executor')} "
+                       f"({t.get('host')}){secs}{spec}")
+        if len(running) > MAX_TASKS:
+            out.append(f"    ... {len(running) - MAX_TASKS} more running")
+    return out

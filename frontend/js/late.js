@@ -1,0 +1,37 @@
+// "Who is actually late": the explain answer's `late` list (pointstamps with running work first, even when a
+// driver capability is the formal holder), with the tasks each is made of. Used by the "Why is this stuck?" panel.
+
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+const MAX_TASKS = 8;
+
+function secs(s) {
+  return s == null ? "" : s >= 10 ? `${s.toFixed(0)} s` : `${s.toFixed(2)} s`;
+}
+
+function clock(at) {
+  return at == null ? "?" : new Date(at * 1000).toISOString().slice(11, 23);
+}
+
+export function lateHtml(ans) {
+  const late = (ans.late || []).filter((h) => (h.running && h.running.length) || (h.pending && h.pending.count));
+  if (!late.length) return "";
+  let html = `<div class="late">`;
+  for (const h of late) {
+    const running = [...(h.running || [])].sort((a, b) => (b.running_s || 0) - (a.running_s || 0));
+    const pend = h.pending && h.pending.count ? `, ${h.pending.count} pending since ${clock(h.pending.since)}` : "";
+    const why = h.implied ? ` <span class="muted">(the driver's capability implies it; this is what the time waits for)</span>` : "";
+    html += `<div class="late-holder" data-late="${esc(h.location.join(","))}">
+      <div class="what">actually late</div>
+      <div class="who">${esc(h.operator)} <span class="muted t">${esc(h.location.join(","))} @ ${esc(JSON.stringify(h.time))}</span>${why}</div>
+      <div class="t">${running.length} running${esc(pend)}</div>`;
+    html += `<table class="tasks"><tr><th>task</th><th>partition</th><th>attempt</th><th>executor</th><th>launched</th><th>running</th></tr>`;
+    for (const t of running.slice(0, MAX_TASKS)) {
+      html += `<tr data-task="${esc(t.task)}"><td>${esc(t.task)}${t.speculative ? " (spec.)" : ""}</td><td>${esc(t.index)}</td><td>${esc(t.attempt)}</td>
+        <td>${esc(t.executor)} <span class="muted">${esc(t.host || "")}</span></td><td>${clock(t.launched)}</td><td>${secs(t.running_s)}</td></tr>`;
+    }
+    html += `</table>`;
+    if (running.length > MAX_TASKS) html += `<div class="muted">… ${running.length - MAX_TASKS} more running</div>`;
+    html += `</div>`;
+  }
+  return html + `</div>`;
+}

@@ -1,0 +1,154 @@
+"""Blame (backend/blame.py, the contract of ../shared/design/blame.md) on the real Spark fixtures, through the CLI,
+the REST API and a live (followed) session."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from backend.app import Settings
+from backend.blame import blame_log, select
+from backend.sources import find_logs
+from backend.spark.record import SparkLogConversion
+from flowscope.cli import main as cli
+from tests.e2e.logs import pipeline_records
+from tests.e2e.server import running_server
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures" / "spark"
+NAMES = ("batch_shuffle", "streaming_stateful", "iterative_pagerank", "skewed_straggler", "task_retries",
+         "streaming_stall")
+KINDS = {"task", "waiting-for-slots", "scheduler", "recompute", "driver", "capability", "message"}
+
+
+def fixture_log(name: str):
+    (log,) = find_logs(FIXTURES / name)
+    return log
+
+
+_blamed: dict[str, list] = {}
+
+
+def blamed(name: str) -> list:
+    if name not in _blamed:
+        _blamed[name] = blame_log(SparkLogConversion(fixture_log(name)))
+    return _blamed[name]
+
+
+def check_tiling(b) -> None:
+    """Segments are in time order, contiguous from start to end, and their seconds sum to the latency."""
+    assert b.blame, b
+    assert b.blame[0]["from"] == pytest.approx(b.start) and b.blame[-1]["to"] == pytest.approx(b.end)
+    for a, c in zip(b.blame, b.blame[1:], strict=False):
+        assert a["to"] == pytest.approx(c["from"]), b.blame
+    assert sum(s["seconds"] for s in b.blame) == pytest.approx(b.latency_s, abs=1e-4)
+    assert all(s["kind"] in KINDS and s["seconds"] > 0 for s in b.blame)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_completed_job_or_batch_is_blamed_and_tiled(name):
+    times = blamed(name)
+    assert times
+    for b in times:
+        check_tiling(b)
+        assert b.job_ids, b  # every Spark time is a job or a micro-batch that ran jobs
+    jobs = {j for b in times for j in b.job_ids}
+    status = json.loads((FIXTURES / name / "spark-status.json").read_text())
+    spark_jobs = {j["jobId"] for j in status["jobs"]}
+    assert jobs <= spark_jobs and jobs  # every job blamed is one Spark reported
+
+
+def test_skewed_straggler_blames_the_straggler_task():
+    slowest = select(blamed("skewed_straggler"), top=1)[0]
+    task = max(slowest.blame, key=lambda s: s["seconds"])
+    assert task["kind"] == "task"
+    h = task["holder"]
+    assert h["index"] == 0 and h["executor"] == "driver" and h["median_task_s"] > 0
+    assert task["seconds"] / slowest.latency_s > 0.6
+    assert h["duration_s"] > 4 * h["median_task_s"]
+    # what-if: at the median, the job ends earlier by the straggler's excess (bounded by the next task's end)
+    assert 0 < h["what_if"]["ends_earlier_s"] <= h["duration_s"] - h["median_task_s"] + 1e-6
+    # its map stage had tasks waiting for the two slots, held by its own other tasks
+    waits = [s for s in slowest.blame if s["kind"] == "waiting-for-slots"]
+    assert waits and all(x["job"] in slowest.job_ids for s in waits for x in s["holder"]["held_by"])
+
+
+def test_streaming_stall_blames_the_slow_udf_partition():
+    (b,) = [b for b in blamed("streaming_stall") if b.batch_id == 4]
+    assert b.name == "query slow_udf (streaming)" and b.time == 4 and len(b.job_ids) == 1
+    assert 4.0 < b.latency_s < 5.0
+    task = max(b.blame, key=lambda s: s["seconds"])
+    h = task["holder"]
+    assert task["kind"] == "task" and "BatchEvalPython" in h["operator"] and h["index"] == 0
+    assert task["seconds"] / b.latency_s > 0.85 and h["median_task_s"] < 0.5
+    assert h["what_if"]["ends_earlier_s"] > 3.5
+    first = b.blame[0]
+    assert first["kind"] == "driver" and "queryPlanning" in first["holder"]["doing"]
+    # the start is the trigger (progress.timestamp), and the latency is the one Spark reported for the batch
+    status = json.loads((FIXTURES / "streaming_stall" / "spark-status.json").read_text())
+    (reported,) = [p for p in status["query"]["batches"] if p["batchId"] == 4]
+    assert b.latency_s == pytest.approx(reported["triggerMs"] / 1000, abs=0.002)
+    others = [x for x in blamed("streaming_stall") if x.batch_id not in (None, 4, 0)]
+    assert all(x.latency_s < 2.5 for x in others)
+
+
+def test_a_log_without_spark_conventions_gets_capability_and_message_segments():
+    times = blame_log(pipeline_records(4, 5))
+    assert times
+    for b in times:
+        check_tiling(b)
+        assert b.job_ids == [] and b.batch_id is None
+        assert {s["kind"] for s in b.blame} <= {"capability", "message", "driver"}
+
+
+def test_cli_blame_on_the_event_log_and_its_recording_agree(tmp_path, capsys):
+    log = fixture_log("streaming_stall").path
+    rec = tmp_path / "stall.jsonl"
+    assert cli(["record", "-q", str(log), "-o", str(rec)]) == 0
+    capsys.readouterr()
+    assert cli(["blame", str(log), "--json"]) == 0
+    direct = json.loads(capsys.readouterr().out)
+    assert cli(["blame", str(rec), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == direct
+    (b4,) = [t for t in direct["times"] if t["batch_id"] == 4]
+    assert set(b4) >= {"scope", "name", "time", "job_ids", "batch_id", "start", "end", "latency_s", "blame"}
+    assert cli(["blame", str(rec), "--scope", "[2]", "--top", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "batch 4" in text and "task 9" in text and "partition 0" in text and "3.9" in text
+    assert cli(["blame", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_rest_blame_follows_a_live_session(tmp_path):
+    rec = tmp_path / "stall.jsonl"
+    full = tmp_path / "full.jsonl"
+    assert cli(["record", "-q", str(fixture_log("streaming_stall").path), "-o", str(full)]) == 0
+    lines = full.read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if '"label":"batch 2 done"' in line) + 1
+    rec.write_text("".join(lines[:cut]))
+    settings = Settings(allowed_dirs=[tmp_path], data_dir=tmp_path / "data")
+    with running_server(settings) as srv, httpx.Client(base_url=srv.url, timeout=20) as c:
+        r = c.post("/api/sessions", json={"path": str(rec), "follow": True})
+        assert r.status_code == 201, r.text
+        sid = r.json()["id"]
+
+        def batches() -> set:
+            r = c.get(f"/api/sessions/{sid}/blame", params={"scope": "2"})
+            assert r.status_code == 200, r.text
+            return {t["batch_id"] for t in r.json()["times"]}
+
+        deadline = time.monotonic() + 15
+        while 2 not in batches() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert {0, 1, 2} <= batches() and 4 not in batches()
+        with rec.open("a") as f:
+            f.write("".join(lines[cut:]))
+        while 8 not in batches() and time.monotonic() < deadline + 15:
+            time.sleep(0.1)
+        r = c.get(f"/api/sessions/{sid}/blame", params={"scope": "2", "top": 1})
+        (slowest,) = r.json()["times"]
+        assert slowest["batch_id"] == 4 and max(s["seconds"] for s in slowest["blame"]) > 3.5
+        assert c.get(f"/api/sessions/{sid}/blame", params={"time": "{"}).status_code == 400

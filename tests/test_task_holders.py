@@ -1,0 +1,151 @@
+"""Task-level holders: the Spark model's `detail` records name the tasks behind a stage's capabilities, and explain
+(CLI, REST) says which pointstamp is actually late, on the real fixtures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from backend.app import Settings
+from backend.sources import find_logs
+from backend.spark.record import SparkLogConversion
+from backend.spark.tasks import TaskLedger, skew_score, stragglers
+from flowscope.cli import main as cli
+from tests.e2e.server import running_server
+from tracker.details import describe
+from tracker.reachability import Location
+from tracker.replay import Replay
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures" / "spark"
+
+
+def fixture_log(name: str):
+    (log,) = find_logs(FIXTURES / name)
+    return log
+
+
+@pytest.fixture(scope="module")
+def stall_log(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("stall") / "stall.jsonl"
+    assert cli(["record", "-q", str(fixture_log("streaming_stall").path), "-o", str(out)]) == 0
+    return out
+
+
+def progress_index(log: Path, pred) -> int:
+    """The number of progress records up to and including the first that satisfies ``pred``."""
+    n = 0
+    for line in log.open():
+        rec = json.loads(line)
+        if rec["type"] == "progress":
+            n += 1
+            if pred(rec):
+                return n
+    raise AssertionError("no such progress record")
+
+
+def stall_point(log: Path) -> int:
+    """Mid-stall: the batch count just before the slow UDF task's end (its sibling has ended)."""
+    slow = progress_index(log, lambda r: r["cause"].get("event") == "TaskEnd" and r["cause"].get("task") == 9)
+    return slow - 1
+
+
+def test_mid_stall_explain_names_the_running_task_before_the_driver(stall_log, capsys):
+    at = stall_point(stall_log)
+    assert cli(["explain", str(stall_log), "--scope", "[2]", "--port", "in,2,0", "--at", str(at)]) == 0
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    late = next(i for i, s in enumerate(lines) if s.strip().startswith("late:"))
+    held = next(i for i, s in enumerate(lines) if "held by out(1,0)" in s)
+    assert late < held, text  # the stage is named first, the driver's formal hold after
+    assert "task 9 " in lines[late + 1] and "partition 0" in lines[late + 1] and "executor driver" in lines[late + 1]
+
+    assert cli(["explain", str(stall_log), "--scope", "[2]", "--port", "in,2,0", "--at", str(at), "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    first = answer["late"][0]
+    assert first["implied"] is True and first["location"][0] == "out" and first["time"] == 4
+    (task,) = first["running"]
+    assert task["task"] == 9 and task["index"] == 0 and task["attempt"] == 0 and task["speculative"] is False
+    assert task["executor"] == "driver" and task["host"] and task["running_s"] >= 0
+    assert first["pending"]["count"] == 0 and first["pending"]["since"] <= task["launched"]
+    assert answer["late"][-1]["location"] == ["out", 1, 0]  # the driver's capability, last
+
+
+def test_no_task_details_are_left_once_the_application_ended():
+    for name in ("streaming_stall", "skewed_straggler", "task_retries", "iterative_pagerank"):
+        conv = SparkLogConversion(fixture_log(name))
+        replay = Replay(name)
+        for rec in conv:
+            assert replay.apply(rec), replay.errors
+        assert len(replay.details) == 0, name
+        ledger = conv.model.tasks
+        assert not ledger.attempts, name  # bounded: completed attempts are aggregates only
+        assert all(len(a.stragglers) <= 5 for a in ledger.completed.values())
+
+
+def test_pending_tasks_are_counted_while_a_stage_waits_for_slots():
+    """skewed_straggler runs 4-task stages on 2 cores: while the first tasks run, the others are pending."""
+    conv = SparkLogConversion(fixture_log("skewed_straggler"))
+    replay = Replay("skew")
+    pending_seen = []
+    for rec in conv:
+        replay.apply(rec)
+        if rec["type"] == "detail" and rec["value"] and rec["value"]["kind"] == "task":
+            path, loc, t = tuple(rec["scope"]), Location.from_json(rec["port"]), rec["time"]
+            replay.settle()
+            count = dict(replay.root.find(path).tracker.pointstamps_at(loc).updates()).get(t, 0)
+            got = describe(replay.details.of(path, loc, t), count, rec["at"])
+            assert got["running"] and got["running"][-1]["task"] == rec["value"]["task"]
+            assert got["pending"]["count"] == max(0, count - len(got["running"]))
+            pending_seen.append(got["pending"]["count"])
+    assert max(pending_seen) >= 1 and min(pending_seen) == 0
+
+
+def test_the_straggler_and_the_skew_are_findings():
+    marks = [r for r in SparkLogConversion(fixture_log("skewed_straggler")) if r["type"] == "mark" and "finding" in r]
+    (straggler,) = [m for m in marks if m["finding"] == "straggler"]
+    assert straggler["index"] == 0 and straggler["duration_s"] > 4 * straggler["median_task_s"]
+    assert any(m["finding"] == "skew" and m["stage"] == straggler["stage"] for m in marks)
+    marks = [r for r in SparkLogConversion(fixture_log("streaming_stall")) if r["type"] == "mark" and "finding" in r]
+    (straggler,) = [m for m in marks if m["finding"] == "straggler"]
+    assert straggler["time"] == 4 and straggler["index"] == 0 and straggler["duration_s"] > 3.5
+
+
+def test_skew_score_and_stragglers():
+    assert skew_score([1, 1, 1, 1]) == 0
+    assert skew_score([0, 0, 0, 4]) == pytest.approx(1.5)  # MAD 1.5 over mean 1
+    tasks = [{"task": i, "duration": d} for i, d in enumerate([0.1, 0.12, 0.11, 5.0])]
+    assert [t["task"] for t in stragglers(tasks)] == [3]
+    assert stragglers([{"task": 0, "duration": 0.1}, {"task": 1, "duration": 0.4}]) == []  # too small to matter
+    assert TaskLedger().task_started({"Stage ID": 1, "Task Info": {"Task ID": 1}}, 0.0) == []  # unknown stage
+
+
+def test_a_bad_detail_record_is_reported_with_its_line():
+    replay = Replay("bad")
+    assert not replay.apply({"type": "detail", "scope": [], "port": ["sideways", 1, 0], "time": 0, "key": "k",
+                             "value": {}}, 7)
+    assert replay.errors[0].line == 7 and "sideways" in str(replay.errors[0])
+    assert not replay.apply({"type": "detail", "scope": [], "port": ["out", 1, 0], "time": 0, "key": "k",
+                             "value": 3}, 8)
+
+
+def test_rest_explain_has_the_late_tasks(stall_log, tmp_path):
+    at = stall_point(stall_log)
+    settings = Settings(allowed_dirs=[stall_log.parent], data_dir=tmp_path, checkpoint_every=16)
+    with running_server(settings) as srv, httpx.Client(base_url=srv.url, timeout=20) as c:
+        r = c.post("/api/sessions", json={"path": str(stall_log)})
+        assert r.status_code == 201, r.text
+        sid = r.json()["id"]
+        srv.wait_for(sid, client=c)
+        r = c.get(f"/api/sessions/{sid}/explain", params={"scope": "2", "port": "in,2,0", "batch": at})
+        assert r.status_code == 200, r.text
+        ans = r.json()
+        assert ans["time"] == 4 and ans["holders"][0]["operator"] == "driver (new work)"
+        # the past: details are a lower bound (the head's), so the slow task that ended later is not listed, but
+        # the answer still carries the late list (the driver only)
+        assert ans["late"][-1]["location"] == ["out", 1, 0]
+        r = c.get(f"/api/sessions/{sid}/explain", params={"scope": "2", "port": "in,2,0"})
+        assert r.status_code == 200 and r.json()["time"] is None  # the finished session: complete

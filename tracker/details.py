@@ -1,0 +1,133 @@
+"""Holder details: what a pointstamp is made of, as the log says it (``detail`` records).
+
+The tracker counts pointstamps; it does not know that the 3 capabilities a Spark stage holds at batch 4 are tasks
+9, 10 and 11, or that task 9 has run for 4 s on executor 2. A producer that knows says so with ``detail`` records
+(format v1, ``docs/progress-log.md``): ``{"type": "detail", "scope", "port", "time", "key", "value", "at"}`` sets
+(``value`` an object) or clears (``value`` null) one keyed entry of the pointstamp ``(port, time)`` in ``scope``.
+This module keeps them and answers "which entries does this holder have", and orders an explanation's holders by
+who is actually late: a capability at a *driver* operator (``attrs.role == "source"``: it stands for the ability
+to start new work) holds every time downstream of it, but while downstream pointstamps it implies have running
+work (entries of kind ``task``), those are what the time waits for, so they come first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .reachability import OUT, Location
+from .timestamp import time_from_json
+
+__all__ = ["HolderDetails", "Entry", "late_holders", "describe"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    key: str
+    value: dict
+    batch: int  # batches applied when it was set
+    at: float | None
+
+
+class HolderDetails:
+    """The entries ``detail`` records set, per scope path and pointstamp; only the present ones are kept."""
+
+    def __init__(self) -> None:
+        self._by_scope: dict[tuple, dict[tuple[Location, Any], dict[str, Entry]]] = {}
+
+    def apply(self, record: dict, batch: int) -> None:
+        """Set or clear one entry; a malformed record raises ``ValueError`` naming the field."""
+        path = record.get("scope", [])
+        if not isinstance(path, list) or not all(type(k) is int for k in path):
+            raise ValueError(f"scope path {path!r} is not a list of child indices")
+        loc = Location.from_json(record.get("port"))
+        time = time_from_json(record.get("time"))
+        key = record.get("key")
+        if not isinstance(key, str):
+            raise ValueError(f"detail key {key!r} is not a string")
+        value = record.get("value")
+        pointstamps = self._by_scope.setdefault(tuple(path), {})
+        if value is None:
+            entries = pointstamps.get((loc, time))
+            if entries is not None:
+                entries.pop(key, None)
+                if not entries:
+                    del pointstamps[(loc, time)]
+            return
+        if not isinstance(value, dict):
+            raise ValueError("detail value must be a JSON object or null")
+        pointstamps.setdefault((loc, time), {})[key] = Entry(key, value, batch, record.get("at"))
+
+    def of(self, path: tuple, location: Location, time: Any, batch: int | None = None) -> list[Entry]:
+        """The entries of a pointstamp (with ``batch``: only those set at or before it, a lower bound for the
+        past, since entries cleared since are gone)."""
+        entries = self._by_scope.get(tuple(path), {}).get((location, time))
+        if not entries:
+            return []
+        return [e for e in entries.values() if batch is None or e.batch <= batch]
+
+    def busy(self, path: tuple, location: Location, time: Any) -> bool:
+        """Does this pointstamp have running work (an entry of kind ``task``)?"""
+        return any(e.value.get("kind") == "task" for e in self.of(path, location, time))
+
+    def __len__(self) -> int:
+        return sum(len(v) for p in self._by_scope.values() for v in p.values())
+
+
+def describe(entries: list[Entry], count: int, now: float | None) -> dict:
+    """A holder's entries for a person: running tasks (longest first, with ``running_s``), pending tasks (how many,
+    since when: the count held minus those running, since the latest stage attempt's submission), anything else."""
+    running, stages, other = [], [], []
+    for e in entries:
+        kind = e.value.get("kind")
+        if kind == "task":
+            t = dict(e.value)
+            launched = t.get("launched")
+            if now is not None and isinstance(launched, (int, float)):
+                t["running_s"] = round(max(0.0, now - launched), 3)
+            running.append(t)
+        elif kind == "stage":
+            stages.append(e.value)
+        else:
+            other.append({"key": e.key, **e.value})
+    running.sort(key=lambda t: (t.get("launched") or 0, t.get("task") or 0))
+    out: dict = {"running": running}
+    if stages or running:
+        since = max((s.get("submitted") or 0 for s in stages), default=None)
+        out["pending"] = {"count": max(0, count - len(running)), "since": since}
+    if stages:
+        out["stages"] = stages
+    if other:
+        out["other"] = other
+    return out
+
+
+def late_holders(explanation: Any, scope: Any, details: HolderDetails) -> list:
+    """The explanation's pointstamps ordered by who is actually late (see the module docstring): pointstamps with
+    running work first (holders, then implied ones a driver holder waits on), then the other holders."""
+    path = tuple(explanation.scope)
+
+    def is_driver(h: Any) -> bool:
+        child = scope.children.get(h.location.node)
+        return h.location.kind == OUT and child is not None and child.attrs.get("role") == "source"
+
+    busy = [h for h in explanation.holders if details.busy(path, h.location, h.time)]
+    if any(is_driver(h) for h in explanation.holders):
+        busy += [h for h in explanation.implied if details.busy(path, h.location, h.time)]
+    rest = [h for h in explanation.holders if h not in busy]
+    return busy + rest
+
+
+def late_json(explanation: Any, scope: Any, details: HolderDetails, now: float | None,
+              batch: int | None = None) -> list[dict]:
+    """:func:`late_holders` as JSON: each pointstamp with its operator's name and :func:`describe`'s details."""
+    path = tuple(explanation.scope)
+    implied = set(map(id, explanation.implied))
+    out = []
+    for h in late_holders(explanation, scope, details):
+        child = scope.children.get(h.location.node)
+        entry = {"location": h.location.to_json(), "time": h.time, "count": h.count,
+                 "operator": child.name if child is not None else "", "implied": id(h) in implied}
+        entry.update(describe(details.of(path, h.location, h.time, batch), h.count, now))
+        out.append(entry)
+    return out
