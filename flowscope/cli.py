@@ -129,6 +129,7 @@ EXTERNAL_COMMANDS = {
     "replay": "backend.cli_commands",
     "demo": "backend.demo",
     "listener-jar": "backend.spark.listener.cli",
+    "fleet": "backend.fleet.job",
 }
 
 

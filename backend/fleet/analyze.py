@@ -138,7 +138,7 @@ def signature_key(kind: str, name: str, attrs: dict) -> str:
 def blame_columns(entry: dict) -> dict:
     """blame.md's answer for one time -> `{blame_<kind>_s: seconds}` for every kind (0.0 where none), plus the
     culprit: the segment that held the time longest."""
-    cols = {blame_column(k): 0.0 for k in BLAME_KINDS}
+    cols: dict[str, Any] = {blame_column(k): 0.0 for k in BLAME_KINDS}
     worst: dict | None = None
     for seg in entry.get("blame") or []:
         col = blame_column(str(seg.get("kind")))
@@ -148,7 +148,8 @@ def blame_columns(entry: dict) -> dict:
             worst = seg
     if worst is not None:
         holder = worst.get("holder") or {}
-        cols["culprit"] = f"{worst.get('kind')}: {holder.get('operator', '?')} ({float(worst.get('seconds') or 0):.2f} s)"
+        seconds = float(worst.get("seconds") or 0.0)
+        cols["culprit"] = f"{worst.get('kind')}: {holder.get('operator', '?')} ({seconds:.2f} s)"
     return cols
 
 
@@ -270,7 +271,8 @@ class _Analysis:
             elif "batch" in rec and "query" in rec:
                 self.batches[(scope, rec["batch"])] = rec["query"]
         elif kind == "scope":
-            self.regions[tuple(rec["path"])] = {"name": rec.get("name", ""), "kind": (rec.get("attrs") or {}).get("kind")}
+            kind_of_region = (rec.get("attrs") or {}).get("kind")
+            self.regions[tuple(rec["path"])] = {"name": rec.get("name", ""), "kind": kind_of_region}
         elif kind == "operator":
             self.operators[(tuple(rec["scope"]), rec["node"])] = rec
 
@@ -302,7 +304,8 @@ class _Analysis:
                 changed.add(sc.path)
         for path in changed:
             frontier = self.sink[path]
-            self.advances[path].append((self.replay.last_at or 0.0, info.index or 0, min(frontier) if frontier else None))
+            low = min(frontier) if frontier else None
+            self.advances[path].append((self.replay.last_at or 0.0, info.index or 0, low))
 
     # --- rows --------------------------------------------------------------------------------------------
 
@@ -320,7 +323,7 @@ class _Analysis:
             advances = self.advances.get(scope, [])
             # the frontier's least element after each change (None: empty, past every time), as a sort key
             lows = [float("inf") if low is None else low for _, _, low in advances]
-            monotone = all(a <= b for a, b in zip(lows, lows[1:]))
+            monotone = all(a <= b for a, b in zip(lows, lows[1:], strict=False))
             for t in sorted(epochs):
                 i = _first_past(lows, t, monotone)
                 if i is None:
@@ -390,13 +393,13 @@ class _Analysis:
             if key not in longest or st["held_s"] > longest[key]["held_s"]:
                 longest[key] = st
         for row in times:
-            st = longest.get((tuple(row["scope"]), row["time"]))
-            if st is None:
+            held = longest.get((tuple(row["scope"]), row["time"]))
+            if held is None:
                 row["culprit"] = "driver (no stage ran)"
                 continue
-            row["culprit"] = f"stage {st['name']} held {st['held_s']:.2f} s" + (
-                f"; {st['straggler']}" if st["straggler"] else "")
-            row["culprit_signature"] = st["signature"]
+            row["culprit"] = f"stage {held['name']} held {held['held_s']:.2f} s" + (
+                f"; {held['straggler']}" if held["straggler"] else "")
+            row["culprit_signature"] = held["signature"]
 
     @staticmethod
     def _attach_blame(times: list[dict], answer: dict) -> None:
