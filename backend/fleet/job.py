@@ -30,7 +30,10 @@ from backend.sources.codecs import strip_codec
 
 from .analyze import APPLICATION_COLUMNS, STAGE_COLUMNS, TIME_COLUMNS, BlameFunction, analyze_log
 
-__all__ = ["FleetApp", "FleetSummary", "canonical_path", "group_applications", "main", "register", "run_fleet", "schemas"]
+__all__ = [
+    "FleetApp", "FleetSummary", "build_session", "canonical_path", "group_applications", "main", "register",
+    "run_fleet", "schemas",
+]
 
 ROLLING_PREFIX = "eventlog_v2_"
 INPROGRESS = ".inprogress"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 __all__ = ["REGRESSION_SIGNATURES", "TOP_SIGNATURES", "TOP_TIMES", "render_report", "replay_command"]
@@ -32,7 +32,7 @@ code { font-size: 12px; background: #f6f6f6; padding: 1px 4px; user-select: all;
 def _ts(seconds: Any) -> str:
     if not isinstance(seconds, (int, float)):
         return "-"
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
 def _num(value: Any, digits: int = 2) -> str:
@@ -42,7 +42,9 @@ def _num(value: Any, digits: int = 2) -> str:
 def replay_command(log: Any) -> str:
     """The command that opens an application's log in the debugger."""
     text = str(log or "")
-    quoted = text if text and all(c.isalnum() or c in "/._-:+=@" for c in text) else "'" + text.replace("'", "'\\''") + "'"
+    if text and all(c.isalnum() or c in "/._-:+=@" for c in text):
+        return f"flowscope replay {text}"
+    quoted = "'" + text.replace("'", "'\\''") + "'"
     return f"flowscope replay {quoted}"
 
 
@@ -125,7 +127,7 @@ def render_report(signatures: list[dict], slow: list[dict], series: list[dict], 
         for sig in dict.fromkeys(r["signature"] for r in series):
             rows = [r for r in series if r["signature"] == sig and isinstance(r.get("app_start"), (int, float))]
             fig.add_trace(go.Scatter(
-                x=[datetime.fromtimestamp(r["app_start"], tz=timezone.utc) for r in rows],
+                x=[datetime.fromtimestamp(r["app_start"], tz=UTC) for r in rows],
                 y=[r.get("held_s") for r in rows], mode="lines+markers",
                 name=f"{names.get(sig, '?')} [{sig[:6]}]",
                 customdata=[[r.get("app_id"), replay_command(r.get("log"))] for r in rows],
