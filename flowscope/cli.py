@@ -137,6 +137,7 @@ EXTERNAL_COMMANDS = {
     "demo": "backend.demo",
     "listener-jar": "backend.spark.listener.cli",
     "blame": "backend.blame_command",
+    "fleet": "backend.fleet.job",
 }
 
 

@@ -1,0 +1,331 @@
+"""`flowscope fleet DIR -o OUT`: every application's event log in a directory, analysed on Spark, as Parquet tables.
+
+A platform team keeps thousands of event logs a day in one directory (local, HDFS, S3). This job lists them
+through Spark (the `binaryFile` source, so any filesystem Spark's Hadoop layer reads works), groups each
+application's files (a single file, or the parts and status marker of a rolling `eventlog_v2_` directory), sends
+each application to its own task (one partition per application), and there copies its bytes into a local
+temporary directory so the project's own readers (every layout and codec) read it as they read any log. The
+task runs `analyze.analyze_log`: the Spark model and the tracker, once per application. A log that cannot be
+read comes back as an application row with its problem; the job itself never fails for a bad log.
+
+Tables under OUT: `applications/`, `times/`, `stages/` (one row per stage operator and epoch: the rows
+`stage_signatures/` aggregates) and `stage_signatures/` (per signature across the fleet: time held, skew,
+stragglers); and `OUT/report.html` (`report.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from backend.sources.codecs import strip_codec
+
+from .analyze import APPLICATION_COLUMNS, STAGE_COLUMNS, TIME_COLUMNS, BlameFunction, analyze_log
+
+__all__ = [
+    "FleetApp", "FleetSummary", "build_session", "canonical_path", "group_applications", "main", "register",
+    "run_fleet", "schemas",
+]
+
+ROLLING_PREFIX = "eventlog_v2_"
+INPROGRESS = ".inprogress"
+
+
+@dataclass(frozen=True)
+class FleetApp:
+    """One application's log as Spark listed it: `path` is the file or the rolling directory, `files` every file
+    that makes it up as (path, length), the status marker and empty files included."""
+
+    index: int
+    path: str
+    rolling: bool
+    files: tuple[tuple[str, int], ...]
+
+
+@dataclass
+class FleetSummary:
+    applications: int
+    unreadable: int
+    times: int
+    stages: int
+    signatures: int
+    skipped_files: int
+    seconds: float
+    out: str
+    report: str | None
+
+
+def _is_single_log_name(name: str) -> bool:
+    """A single-file Spark log is named after its application id (`local-...`, `app-...`, `application_..._...`,
+    plus `_<attempt>`), maybe with a codec suffix and `.inprogress`: no other dot. READMEs, JSON sidecars and
+    Hadoop's checksum files are not logs."""
+    if name.startswith((".", "_")):
+        return False
+    base = strip_codec(name.removesuffix(INPROGRESS))
+    return bool(base) and "." not in base
+
+
+def group_applications(files: Iterable[tuple[str, int]]) -> tuple[list[FleetApp], int]:
+    """Spark's file listing -> applications (sorted by path) and the number of files that belong to none.
+
+    A file inside a directory named `eventlog_v2_*` belongs to that rolling log; any other file is a log of its
+    own if its name looks like one (`_is_single_log_name`)."""
+    rolling: dict[str, list[tuple[str, int]]] = {}
+    singles: list[tuple[str, int]] = []
+    skipped = 0
+    for path, length in files:
+        parent, _, name = path.rstrip("/").rpartition("/")
+        if parent.rpartition("/")[2].startswith(ROLLING_PREFIX):
+            rolling.setdefault(parent, []).append((path, length))
+        elif _is_single_log_name(name):
+            singles.append((path, length))
+        else:
+            skipped += 1
+    entries = [(p, True, tuple(sorted(fs))) for p, fs in rolling.items()]
+    entries += [(p, False, ((p, n),)) for p, n in singles]
+    entries.sort(key=lambda e: e[0])
+    return [FleetApp(i, p, r, fs) for i, (p, r, fs) in enumerate(entries)], skipped
+
+
+def analyze_app(app: FleetApp, contents: Iterable[tuple[str, bytes]], blame: BlameFunction | None = None) -> dict:
+    """In a task: write the application's files into a local temporary directory (same names, empty files from
+    the listing) and analyse that copy. Returns `{"applications": [row], "times": [...], "stages": [...]}`."""
+    data = dict(contents)
+    with tempfile.TemporaryDirectory(prefix="flowscope-fleet-") as tmp:
+        root = Path(tmp)
+        if app.rolling:
+            root = root / app.path.rstrip("/").rpartition("/")[2]
+            root.mkdir()
+        for path, _ in app.files:
+            (root / path.rpartition("/")[2]).write_bytes(bytes(data.get(path, b"")))
+        local = root if app.rolling else root / app.path.rpartition("/")[2]
+        rows = analyze_log(local, log_name=_display(app.path), blame=blame)
+    return {"applications": [rows.application], "times": rows.times, "stages": rows.stages}
+
+
+def canonical_path(path: str) -> str:
+    """One file, however Spark spells it (`file:/x`, `file:///x`, percent-encoded or not): `file:///x`."""
+    parsed = urlparse(path)
+    if not parsed.scheme:
+        return path
+    return f"{parsed.scheme}://{parsed.netloc}{unquote(parsed.path)}"
+
+
+def _display(path: str) -> str:
+    """A listed path as people type it: `file:/x/y` -> `/x/y`; other schemes (hdfs://, s3a://) unchanged."""
+    parsed = urlparse(path)
+    return unquote(parsed.path) if parsed.scheme == "file" else path
+
+
+def schemas() -> dict[str, Any]:
+    """The Spark schemas of the tables written per application (columns in analyze's *_COLUMNS order)."""
+    from pyspark.sql.types import (
+        ArrayType,
+        BooleanType,
+        DoubleType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+    )
+
+    s, d, i, b, lng = StringType(), DoubleType(), LongType(), BooleanType(), LongType()
+    ints = ArrayType(IntegerType())
+    types = {
+        "applications": {"app_id": s, "name": s, "spark_version": s, "start": d, "end": d, "duration_s": d,
+                         "jobs": i, "failed_jobs": i, "stages": i, "tasks": i, "times": i, "events": i,
+                         "corrupt_lines": i, "state": s, "log": s, "readable": b, "problems": ArrayType(s)},
+        "times": {"app_id": s, "scope": ints, "scope_name": s, "region_kind": s, "time": lng, "job_ids": ints,
+                  "batch_id": lng, "start": d, "end": d, "latency_s": d, "end_batch": lng, "status": s,
+                  "culprit": s, "culprit_signature": s},
+        "stages": {"app_id": s, "app_start": d, "scope": ints, "region_kind": s, "time": lng, "signature": s,
+                   "name": s, "stage_ids": ints, "attempts": i, "failed_attempts": i, "start": d, "held_s": d,
+                   "tasks": i, "median_task_s": d, "max_task_s": d, "skew": d, "stragglers": i, "straggler": s},
+    }
+    columns = {"applications": APPLICATION_COLUMNS, "times": TIME_COLUMNS, "stages": STAGE_COLUMNS}
+    return {name: StructType([StructField(c, types[name].get(c, d), True) for c in columns[name]])
+            for name in columns}
+
+
+def _row_tuples(table: str, columns: Sequence[str]):
+    def pick(result: dict) -> Iterator[tuple]:
+        for row in result[table]:
+            yield tuple(row.get(c) for c in columns)
+    return pick
+
+
+def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True,
+              blame: BlameFunction | None = None) -> FleetSummary:
+    """Analyse every application log under `directory` on `spark`; write the tables (and report) under `out`."""
+    from pyspark.sql import functions as F
+
+    started = time.perf_counter()
+    found = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(directory)
+    listing = {canonical_path(r.path): r.length for r in found.select("path", "length").collect()}
+    for path in found.inputFiles():  # the scan leaves out empty files (a rolling log's status marker)
+        listing.setdefault(canonical_path(path), 0)
+    apps, skipped = group_applications(listing.items())
+    sc = spark.sparkContext
+    tables = schemas()
+    out = out.rstrip("/")
+    if apps:
+        by_path = {path: app.index for app in apps for path, _ in app.files}
+        wanted = [path for app in apps for path, length in app.files if length > 0]
+        contents = spark.read.format("binaryFile").load(wanted).select("path", "content").rdd if wanted else None
+        shared = sc.broadcast(apps)
+
+        def one_app(index: int, items: Iterator[Any]) -> Iterator[dict]:
+            app = shared.value[index]
+            yield analyze_app(app, ((path, content) for _, (path, content) in items), blame)
+
+        keyed = (contents.map(lambda r: (by_path[canonical_path(r.path)], (canonical_path(r.path), r.content)))
+                 if contents is not None
+                 else sc.parallelize([], 1))
+        analysed = keyed.partitionBy(len(apps), lambda k: k).mapPartitionsWithIndex(one_app).cache()
+        analysed.count()  # one application per task, once; the tables below read the cached rows
+        results = analysed.coalesce(max(1, min(len(apps), sc.defaultParallelism * 2)))
+    else:
+        analysed = results = sc.parallelize([], 1)
+    frames = {}
+    for name, schema in tables.items():
+        columns = [f.name for f in schema.fields]
+        frames[name] = spark.createDataFrame(results.flatMap(_row_tuples(name, columns)), schema)
+        frames[name].write.mode("overwrite").parquet(f"{out}/{name}")
+    stages = spark.read.parquet(f"{out}/stages")
+    signatures = stages.groupBy("signature").agg(
+        F.first("name").alias("name"), F.first("region_kind").alias("region_kind"),
+        F.countDistinct("app_id").alias("applications"), F.count("*").alias("runs"),
+        F.sum("held_s").alias("held_s"), F.avg("held_s").alias("mean_held_s"), F.max("held_s").alias("max_held_s"),
+        F.sum("tasks").alias("tasks"), F.avg("median_task_s").alias("mean_median_task_s"),
+        F.max("skew").alias("max_skew"), F.sum("stragglers").alias("stragglers"),
+        F.sum("failed_attempts").alias("failed_attempts"),
+        F.min("app_start").alias("first_seen"), F.max("app_start").alias("last_seen"))
+    signatures.write.mode("overwrite").parquet(f"{out}/stage_signatures")
+    applications = spark.read.parquet(f"{out}/applications")
+    counts = applications.agg(F.count("*").alias("n"), F.sum(F.when(F.col("readable"), 0).otherwise(1)).alias("bad"))
+    n_apps, n_bad = counts.first()
+    n_times = spark.read.parquet(f"{out}/times").count()
+    n_sigs = spark.read.parquet(f"{out}/stage_signatures").count()
+    report_path = None
+    if report:
+        report_path = _write_report(spark, out)
+    analysed.unpersist()
+    return FleetSummary(n_apps, n_bad or 0, n_times, stages.count(), n_sigs, skipped,
+                        time.perf_counter() - started, out, report_path)
+
+
+def _write_report(spark: Any, out: str) -> str:
+    """Collect what the report shows (small: top lists and a few series) and write OUT/report.html; for an OUT
+    that is not on the local filesystem the page is written to ./fleet-report.html instead (and said so)."""
+    from pyspark.sql import functions as F
+
+    from .report import REGRESSION_SIGNATURES, TOP_SIGNATURES, TOP_TIMES, render_report
+
+    sigs = spark.read.parquet(f"{out}/stage_signatures")
+    top = [r.asDict() for r in sigs.orderBy(F.desc("held_s")).limit(TOP_SIGNATURES).collect()]
+    apps = spark.read.parquet(f"{out}/applications").select("app_id", "name", "log", "start", "readable", "problems")
+    times = spark.read.parquet(f"{out}/times")
+    slow = [r.asDict() for r in times.where(F.col("latency_s").isNotNull()).join(apps.select("app_id", "log", "name"),
+                                                                                    "app_id", "left")
+            .orderBy(F.desc("latency_s")).limit(TOP_TIMES).collect()]
+    regress_sigs = [r["signature"] for r in top[:REGRESSION_SIGNATURES]]
+    series = [r.asDict() for r in spark.read.parquet(f"{out}/stages").where(F.col("signature").isin(regress_sigs))
+              .groupBy("signature", "app_id", "app_start").agg(F.sum("held_s").alias("held_s"))
+              .join(apps.select("app_id", "log"), "app_id", "left").orderBy("app_start").collect()]
+    problems = [r.asDict() for r in apps.where(F.size("problems") > 0).orderBy("app_id").limit(200).collect()]
+    totals = apps.agg(F.count("*").alias("applications"),
+                      F.sum(F.when(F.col("readable"), 0).otherwise(1)).alias("unreadable")).first().asDict()
+    html = render_report(top, slow, series, problems, totals, out)
+    local = _local_path(out)
+    target = (local / "report.html") if local is not None else Path("fleet-report.html").resolve()
+    target.write_text(html, encoding="utf-8")
+    return str(target)
+
+
+def _local_path(out: str) -> Path | None:
+    parsed = urlparse(out)
+    if parsed.scheme in ("", "file"):
+        return Path(unquote(parsed.path) if parsed.scheme else out)
+    return None
+
+
+# --- command line ---------------------------------------------------------------------------------------------------
+
+
+def register(subparsers: Any) -> None:
+    """Add `fleet` to the `flowscope` CLI's subparsers."""
+    p = subparsers.add_parser(
+        "fleet",
+        help="analyse a directory of Spark event logs on Spark: Parquet tables and an HTML report",
+        description="Run the Spark model and the tracker over every application's event log under DIR (any "
+                    "path Spark reads: local, hdfs://, s3a://), one application per Spark task, and write "
+                    "Parquet tables (applications/, times/, stages/, stage_signatures/) and report.html under "
+                    "OUT. Unreadable logs become application rows with their problems.")
+    p.add_argument("directory", metavar="DIR", help="the directory of event logs (files and eventlog_v2_ dirs)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="where the tables and report.html go")
+    p.add_argument("--master", metavar="URL",
+                   help="Spark master (default local[*]; under spark-submit, spark-submit's)")
+    p.add_argument("--no-report", action="store_true", help="write the tables only")
+    p.set_defaults(func=cmd_fleet)
+
+
+def build_session(master: str | None) -> Any:
+    """A SparkSession for the job: `master` if given; under spark-submit (which starts the gateway) whatever it
+    set; otherwise local[*]."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("flowscope fleet")
+    if master:
+        builder = builder.master(master)
+    elif "PYSPARK_GATEWAY_PORT" not in os.environ:
+        builder = builder.master("local[*]")
+        master = "local[*]"
+    if (master or "").startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local workers need this environment's packages
+    return builder.getOrCreate()
+
+
+def cmd_fleet(args: argparse.Namespace) -> int:
+    local = _local_path(args.directory)
+    if local is not None and not local.exists():
+        print(f"flowscope: {args.directory}: no such directory", file=sys.stderr)
+        return 2
+    spark = build_session(args.master)
+    try:
+        summary = run_fleet(spark, args.directory, args.output, report=not args.no_report)
+    finally:
+        spark.stop()
+    print(f"flowscope: {summary.applications} applications ({summary.unreadable} unreadable), {summary.times} "
+          f"completed times, {summary.stages} stage runs of {summary.signatures} signatures in "
+          f"{summary.seconds:.1f} s -> {summary.out}", file=sys.stderr)
+    if summary.skipped_files:
+        print(f"flowscope: {summary.skipped_files} files are not event logs by their names and were skipped",
+              file=sys.stderr)
+    if summary.report:
+        print(f"flowscope: report {summary.report}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`spark-submit backend/fleet/job.py DIR -o OUT`: the same command without the flowscope CLI."""
+    parser = argparse.ArgumentParser(prog="flowscope fleet")
+    sub = parser.add_subparsers(dest="command", required=True)
+    register(sub)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] != "fleet":
+        argv.insert(0, "fleet")
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

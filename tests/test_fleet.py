@@ -1,0 +1,273 @@
+"""The fleet's per-application analysis (backend/fleet/analyze.py), its grouping of a file listing into
+applications and its report, without Spark; and `make_fleet`, the directory of re-timed real logs the Spark test
+and the benchmark run on."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from backend.fleet.analyze import BLAME_KINDS, analyze_log, blame_column, blame_columns
+from backend.fleet.job import analyze_app, canonical_path, group_applications
+from backend.fleet.report import render_report, replay_command
+from backend.sources import read_events
+from backend.sources.encoders import encode
+
+from .conftest import FIXTURES
+
+SPARK_FIXTURES = sorted((FIXTURES / "spark").glob("*/eventlog_v2_*"))
+# how the copies are laid out, in turn: every layout and codec the readers know
+LAYOUTS = [("rolling", "zstd", 1), ("rolling", "zstd", 2), ("single", None, 1), ("single", "lz4", 1),
+           ("single", "snappy", 1), ("single", "lzf", 1), ("rolling", "lz4", 3), ("single", "zstd", 1)]
+_EPOCH_MS = re.compile(rb"(?<![0-9])17952\d{8}(?![0-9])")
+_ISO = re.compile(rb'"timestamp":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})Z"')
+
+
+def _plain_events(log_dir: Path) -> bytes:
+    import zstandard
+
+    (part,) = log_dir.glob("events_1_*.zstd")
+    with open(part, "rb") as fh:
+        return zstandard.ZstdDecompressor().stream_reader(fh).read()
+
+
+def retime(events: bytes, shift_ms: int) -> bytes:
+    """A log `shift_ms` later: every epoch-millisecond number of the run (timestamps, and so the application id
+    `local-<ms>`) and every streaming progress's ISO timestamp moved by the same amount."""
+    shifted = _EPOCH_MS.sub(lambda m: str(int(m.group(0)) + shift_ms).encode(), events)
+
+    def iso(m: re.Match) -> bytes:
+        t = datetime.strptime(m.group(1).decode(), "%Y-%m-%dT%H:%M:%S.%f") + timedelta(milliseconds=shift_ms)
+        return b'"timestamp":"' + t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3].encode() + b'Z"'
+    return _ISO.sub(iso, shifted)
+
+
+def write_log(dest: Path, app_id: str, events: bytes, layout: str, codec: str | None, parts: int) -> Path:
+    """One application's log in `dest`, as Spark lays it out: a single file `<app>[.<codec>]`, or a rolling
+    directory `eventlog_v2_<app>/` with `parts` parts and its final status marker."""
+    suffix = f".{codec}" if codec else ""
+    if layout == "single":
+        path = dest / f"{app_id}{suffix}"
+        path.write_bytes(encode(codec, [events]))
+        return path
+    path = dest / f"eventlog_v2_{app_id}"
+    path.mkdir()
+    lines = events.splitlines(keepends=True)
+    step = -(-len(lines) // parts)
+    for i in range(parts):
+        chunk = b"".join(lines[i * step:(i + 1) * step])
+        (path / f"events_{i + 1}_{app_id}{suffix}").write_bytes(encode(codec, [chunk]))
+    (path / f"appstatus_{app_id}").write_bytes(b"")
+    return path
+
+
+def make_fleet(dest: Path, copies: int) -> list[tuple[Path, str, int]]:
+    """`copies` re-timed copies of every real fixture log in `dest` (an hour apart, each under its own
+    application id, in turn in every layout and codec). Returns (path, fixture name, shift in ms) per log."""
+    made = []
+    ids = set()
+    for fixture in SPARK_FIXTURES:
+        events = _plain_events(fixture)
+        original = fixture.name.removeprefix("eventlog_v2_")
+        for i in range(copies):
+            shift = (i + 1) * 3_600_000 + len(made)
+            app_id = f"local-{int(original.removeprefix('local-')) + shift}"
+            assert app_id not in ids
+            ids.add(app_id)
+            layout, codec, parts = LAYOUTS[len(made) % len(LAYOUTS)]
+            path = write_log(dest, app_id, retime(events, shift), layout, codec, parts)
+            made.append((path, fixture.parent.name, shift))
+    return made
+
+
+def _fixture(name: str) -> Path:
+    return next(p for p in SPARK_FIXTURES if p.parent.name == name)
+
+
+def _status(name: str) -> dict:
+    return json.loads((FIXTURES / "spark" / name / "spark-status.json").read_text())
+
+
+# --- analyze: one application -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [p.parent.name for p in SPARK_FIXTURES])
+def test_application_row_agrees_with_what_spark_reported(name: str) -> None:
+    rows = analyze_log(_fixture(name))
+    app, status = rows.application, _status(name)
+    assert app["readable"] and app["problems"] == []
+    assert (app["app_id"], app["name"], app["spark_version"]) == (status["app_id"], status["app_name"],
+                                                                  status["spark_version"])
+    assert app["jobs"] == len(status["jobs"])
+    assert app["failed_jobs"] == sum(1 for j in status["jobs"] if j["status"] == "FAILED")
+    assert app["tasks"] == status["task_ends"]
+    assert app["state"] == "complete" and app["start"] < app["end"]
+
+
+def _events(name: str) -> list[dict]:
+    return [ev.event for ev in read_events(_fixture(name))]
+
+
+@pytest.mark.parametrize("name", ["batch_shuffle", "skewed_straggler", "task_retries", "iterative_pagerank"])
+def test_a_batch_jobs_time_runs_from_its_submission_to_its_end(name: str) -> None:
+    """In a batch region a time is one job: it starts at the job's submission and ends at its completion, as
+    Spark's own JobStart and JobEnd events say."""
+    rows = analyze_log(_fixture(name))
+    events = _events(name)
+    submitted = {e["Job ID"]: e["Submission Time"] / 1000 for e in events if e["Event"] == "SparkListenerJobStart"}
+    completed = {e["Job ID"]: e["Completion Time"] / 1000 for e in events if e["Event"] == "SparkListenerJobEnd"}
+    status = {j["jobId"]: j["status"] for j in _status(name)["jobs"]}
+    by_job = {t["job_ids"][0]: t for t in rows.times}
+    assert set(by_job) == set(status) and all(len(t["job_ids"]) == 1 for t in rows.times)
+    for job_id, t in by_job.items():
+        assert (t["start"], t["end"]) == (submitted[job_id], completed[job_id])
+        assert t["latency_s"] == pytest.approx(completed[job_id] - submitted[job_id])
+        assert t["batch_id"] is None and t["status"] == status[job_id]
+
+
+def test_a_micro_batch_runs_from_its_trigger_and_the_stall_is_found() -> None:
+    rows = analyze_log(_fixture("streaming_stall"))
+    batches = {t["batch_id"]: t for t in rows.times if t["region_kind"] == "streaming query"}
+    trigger_ms = {b["batchId"]: b["triggerMs"] for b in _status("streaming_stall")["query"]["batches"]}
+    progress = {e["progress"]["batchId"]: e["progress"] for e in _events("streaming_stall")
+                if e["Event"].endswith("QueryProgressEvent")}
+    assert set(batches) == set(trigger_ms) == set(progress)
+    for batch_id, t in batches.items():
+        started = datetime.fromisoformat(progress[batch_id]["timestamp"].replace("Z", "+00:00")).timestamp()
+        assert t["start"] == pytest.approx(started, abs=1e-6) and t["time"] == batch_id
+        # it ends with its last job, before the trigger's commits that Spark's trigger time also counts
+        assert trigger_ms[batch_id] / 1000 - 0.4 <= t["latency_s"] <= trigger_ms[batch_id] / 1000
+    slowest = max(batches.values(), key=lambda t: t["latency_s"])
+    assert slowest["batch_id"] == max(trigger_ms, key=trigger_ms.__getitem__) == 4
+    assert "BatchEvalPython" in slowest["culprit"] and slowest["job_ids"]
+    assert all(slowest[blame_column(k)] is None for k in BLAME_KINDS)  # no blame function given
+
+
+def test_the_straggler_and_its_skew_name_partition_0() -> None:
+    rows = analyze_log(_fixture("skewed_straggler"))
+    (stage,) = [s for s in rows.stages if s["stragglers"]]
+    assert stage["skew"] > 5 and stage["tasks"] == 4 and "partition 0" in stage["straggler"]
+    assert stage["held_s"] >= stage["max_task_s"]
+    (slow,) = [t for t in rows.times if t["culprit_signature"] == stage["signature"]]
+    assert "partition 0" in slow["culprit"]
+
+
+def test_a_failed_job_is_a_failed_time_and_its_stage_counts_the_failed_attempt() -> None:
+    rows = analyze_log(_fixture("task_retries"))
+    failed = [t for t in rows.times if t["status"] == "FAILED"]
+    assert len(failed) == 1
+    assert sum(s["failed_attempts"] for s in rows.stages) == 1
+
+
+def test_a_retimed_copy_gives_the_same_rows_shifted(tmp_path: Path) -> None:
+    made = make_fleet(tmp_path, 2)
+    by_fixture = {p.parent.name: analyze_log(p) for p in SPARK_FIXTURES}
+    for path, name, shift in made:
+        rows, original = analyze_log(path), by_fixture[name]
+        assert rows.application["problems"] == [] and rows.application["app_id"] != original.application["app_id"]
+        assert rows.application["start"] == pytest.approx(original.application["start"] + shift / 1000)
+        assert [t["latency_s"] for t in rows.times] == pytest.approx([t["latency_s"] for t in original.times],
+                                                                      abs=1e-3)
+        assert [s["signature"] for s in rows.stages] == [s["signature"] for s in original.stages]
+
+
+def test_an_unreadable_log_is_a_row_with_its_problem(tmp_path: Path) -> None:
+    garbage = tmp_path / "local-1.zstd"
+    garbage.write_bytes(b"this is not zstd at all")
+    rows = analyze_log(garbage)
+    assert not rows.application["readable"] and rows.application["app_id"] == "local-1"
+    assert "not a Spark event log" in rows.application["problems"][0] and rows.times == []
+    missing = analyze_log(tmp_path / "nothing-here")
+    assert not missing.application["readable"] and "no such file" in missing.application["problems"][0]
+
+
+def test_corrupt_lines_are_a_problem_but_the_rest_is_analysed(tmp_path: Path) -> None:
+    events = _plain_events(_fixture("batch_shuffle")).splitlines(keepends=True)
+    events[40] = b'{"Event":"SparkListenerTaskEnd", broken\n'
+    path = write_log(tmp_path, "local-2", b"".join(events), "single", None, 1)
+    rows = analyze_log(path)
+    assert rows.application["readable"] and rows.application["corrupt_lines"] == 1
+    assert "1 corrupt lines skipped; first:" in rows.application["problems"][0]
+    assert "local-2:41" in rows.application["problems"][0] and rows.times
+
+
+def test_blame_plugs_in_as_one_function_over_the_progress_records() -> None:
+    seen: list[list[dict]] = []
+
+    def blame(records: list[dict]) -> dict:
+        seen.append(records)
+        return {"times": [{"scope": [2], "time": 4, "blame": [
+            {"kind": "driver", "seconds": 0.25, "holder": {"operator": "driver (new work)"}},
+            {"kind": "task", "seconds": 3.5, "holder": {"operator": "stage: BatchEvalPython"}},
+            {"kind": "task", "seconds": 0.5, "holder": {"operator": "stage: other"}}]}]}
+
+    rows = analyze_log(_fixture("streaming_stall"), blame=blame)
+    assert len(seen) == 1 and any(r["type"] == "progress" for r in seen[0])
+    (t,) = [t for t in rows.times if t["scope"] == [2] and t["time"] == 4]
+    assert t[blame_column("task")] == 4.0 and t[blame_column("driver")] == 0.25
+    assert t[blame_column("waiting-for-slots")] == 0.0 and t["culprit"].startswith("task: stage: BatchEvalPython")
+    others = [t for t in rows.times if not (t["scope"] == [2] and t["time"] == 4)]
+    assert all(t[blame_column("task")] is None for t in others)
+
+
+def test_blame_columns_cover_every_kind() -> None:
+    cols = blame_columns({"blame": [{"kind": "recompute", "seconds": 2}, {"kind": "waiting-for-slots",
+                                                                          "seconds": 1}]})
+    assert cols["blame_recompute_s"] == 2.0 and cols["blame_waiting_for_slots_s"] == 1.0
+    assert {blame_column(k) for k in BLAME_KINDS} <= set(cols) and cols["culprit"].startswith("recompute")
+
+
+# --- the job's pure parts: grouping a listing, a task's local copy -----------------------------------------------
+
+
+def test_a_listing_groups_into_applications() -> None:
+    listing = [
+        ("file:///d/eventlog_v2_local-1/events_2_local-1.zstd", 10),
+        ("file:///d/eventlog_v2_local-1/events_1_local-1.zstd", 10),
+        ("file:///d/eventlog_v2_local-1/appstatus_local-1", 0),
+        ("file:///d/local-2.lz4", 5), ("file:///d/local-3.inprogress", 0), ("file:///d/README.md", 5),
+        ("file:///d/sub/application_17_0001_1.zstd", 7), ("file:///d/spark-status.json", 3),
+    ]
+    apps, skipped = group_applications(listing)
+    assert skipped == 2
+    assert [a.path for a in apps] == ["file:///d/eventlog_v2_local-1", "file:///d/local-2.lz4",
+                                      "file:///d/local-3.inprogress", "file:///d/sub/application_17_0001_1.zstd"]
+    assert [a.index for a in apps] == [0, 1, 2, 3] and apps[0].rolling and len(apps[0].files) == 3
+    assert canonical_path("file:/d/a%20b") == canonical_path("file:///d/a b") == "file:///d/a b"
+
+
+def test_a_task_analyses_a_local_copy_of_the_bytes_it_was_sent(tmp_path: Path) -> None:
+    made = make_fleet(tmp_path, 2)
+    path = next(p for p, name, _ in made if name == "streaming_stateful" and len(list(p.glob("events_*"))) == 2)
+    files = sorted(path.iterdir())
+    apps, _ = group_applications((f"file://{f}", f.stat().st_size) for f in files)
+    (app,) = apps
+    result = analyze_app(app, [(f"file://{f}", f.read_bytes()) for f in files if f.stat().st_size])
+    direct = analyze_log(path)
+    assert result["applications"][0] == direct.application
+    assert result["times"] == direct.times and result["stages"] == direct.stages
+
+
+# --- the report --------------------------------------------------------------------------------------------------
+
+
+def test_the_report_is_self_contained_and_links_each_slow_time_to_a_replay() -> None:
+    rows = analyze_log(_fixture("streaming_stall"))
+    slow = sorted(rows.times, key=lambda t: -t["latency_s"])
+    for t in slow:
+        t["log"] = "/logs/eventlog_v2_local-9"
+    sig = {"signature": rows.stages[0]["signature"], "name": "stage </script> x", "region_kind": "job",
+           "applications": 1, "runs": 2, "held_s": 3.0, "max_held_s": 2.0, "max_skew": 1.5, "stragglers": 0,
+           "failed_attempts": 0}
+    series = [{"signature": sig["signature"], "app_id": "local-9", "app_start": 1795290694.0, "held_s": 3.0,
+               "log": "/logs/eventlog_v2_local-9"}]
+    page = render_report([sig], slow, series, [], {"applications": 1, "unreadable": 0}, "/out")
+    assert "<script src=" not in page and "https://" not in page.split("plotly.js v")[0][-2000:]
+    assert len(page) > 1_000_000  # plotly.js itself is inside
+    assert page.count("flowscope replay /logs/eventlog_v2_local-9") >= len(slow)
+    assert "stage &lt;/script&gt; x" in page and "seek to batch" in page
+    assert replay_command("/a b/c") == "flowscope replay '/a b/c'"
