@@ -1,7 +1,8 @@
 """How workers reach each other: data messages to one worker, progress batches to all (the sender included).
 
 The protocol asks that progress batches arrive whole and at most once, and that each worker applies one sender's
-batches in the order they were sent (workers restore that order themselves from the batches' ``seq``); the order
+batches in the order they were sent (workers restore that order themselves from the batches' ``seq``, with
+``tracker.broadcast.SenderOrder``); the order
 *across* senders, the timing, and whether data arrives before or after the progress that counts it do not matter
 for safety. The in-process :class:`ThreadFabric` can therefore delay and reorder every message at random
 (``chaos``) to show it.
@@ -16,6 +17,7 @@ import threading
 import time as _time
 from typing import Any
 
+from ..broadcast import ProgressBatch
 from ..reachability import Target
 from ..subgraph import Subgraph
 
@@ -47,9 +49,10 @@ class GlobalView:
                 self._installed.add(path)
                 install_fn(self.root)
 
-    def apply(self, path: tuple, updates: list) -> None:
+    def apply(self, batch: ProgressBatch) -> None:
+        """Apply a batch the moment it is broadcast (the truth does not wait for delivery)."""
         with self.lock:
-            self.root.find(path).receive(updates)
+            self.root.find(batch.scope).receive(batch.updates)
             self.root.schedule()
 
     def check_notification(self, path: tuple, node: int, inputs: int, time: Any, worker: int) -> None:
@@ -107,7 +110,7 @@ class ThreadFabric:
 
     def broadcast(self, src: int, msg: tuple) -> None:
         if self.global_view is not None and msg[0] == "progress":
-            self.global_view.apply(msg[1], msg[4])
+            self.global_view.apply(msg[1])
         for dst in range(self.peers):
             self.send(src, dst, msg)
 

@@ -6,8 +6,10 @@ operators inside), progress batches from any worker into its replicas; (2) sched
 input frontiers from the replicas; (3) broadcasts what its operators did as one atomic batch per scope, to every
 worker including itself. Its own actions reach its replicas only through that loopback, exactly as in the seeds:
 every replica applies the same multiset of batches, in its own order and at its own time, except that one
-sender's batches are applied in the order it sent them (a batch that overtakes an earlier one from the same sender
-waits): that is the per-worker prefix the safety argument needs.
+sender's batches are applied in the order it sent them: that is the per-worker prefix the safety argument needs.
+The protocol's parts are ``tracker.broadcast``'s: an :class:`Outbox` numbers this worker's batches (one sequence
+over all its scopes, each :class:`ProgressBatch` naming its scope) and a :class:`SenderOrder` releases each sender's
+batches in that order, holding back one that overtook an earlier one.
 
 Counts are in records: producing ``n`` records counts ``n`` at every input the output connects to, consuming them
 subtracts ``n``. Each worker's replica counts every worker's initial capabilities (``peers`` copies).
@@ -21,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..broadcast import Outbox, ProgressBatch, SenderOrder
 from ..change_batch import ChangeBatch
 from ..progress_log import ProgressLogWriter
 from ..reachability import Location, Source
@@ -42,10 +45,9 @@ class Worker:
         self._scopes: dict[tuple, ScopeBuilder] = {}
         self._edges: dict[tuple[tuple, Location], list[tuple[Location, Any]]] = {}
         self._local: dict[tuple, ChangeBatch] = {}  # scope path -> this step's progress, ((location, time), delta)
-        self._seq = 0
-        self._stash: list[tuple] = []
-        self._next_seq: dict[int, int] = {}  # sender -> the seq of its next batch to apply
-        self._held: dict[int, dict[int, tuple]] = {}  # sender -> seq -> a batch that overtook an earlier one
+        self._outbox = Outbox(index)
+        self._order = SenderOrder(peers)
+        self._stash: list[tuple] = []  # messages for a dataflow this worker has not built yet
         self._dataflows = 0
         self._idle = False
         self.log: ProgressLogWriter | None = None
@@ -122,10 +124,9 @@ class Worker:
         if self._local:
             local, self._local = self._local, {}
             for path, batch in local.items():
-                updates = [(loc, t, d) for (loc, t), d in batch.drain()]
-                if updates:
-                    self._seq += 1
-                    self.fabric.broadcast(self.index, ("progress", path, self.index, self._seq, updates))
+                progress = self._outbox.batch(((loc, t, d) for (loc, t), d in batch.drain()), path)
+                if progress is not None:
+                    self.fabric.broadcast(self.index, ("progress", progress))
                     sent = True
         return sent
 
@@ -179,7 +180,8 @@ class Worker:
 
     def _dispatch(self, msg: tuple) -> bool:
         """Handle one message; True if it was progress."""
-        kind, path = msg[0], msg[1]
+        kind = msg[0]
+        path = msg[1].scope if kind == "progress" else msg[1]
         if path[:1] and path[0] > self._dataflows:
             self._stash.append(msg)  # a dataflow this worker has not built yet
             return False
@@ -187,25 +189,15 @@ class Worker:
             _, _, target, time, records = msg
             self._deliver(path, target, time, records)
             return False
-        # One sender's batches must be applied in the order it sent them (a production under a capability it
-        # holds, then the capability's release, must not be seen the other way round); across senders, any order.
-        sender, seq = msg[2], msg[3]
-        expected = self._next_seq.get(sender, 1)
-        if seq != expected:
-            self._held.setdefault(sender, {})[seq] = msg
-            return False
-        self._apply(msg)
-        held = self._held.get(sender)
-        while held and self._next_seq[sender] in held:
-            self._apply(held.pop(self._next_seq[sender]))
-        return True
+        ready = self._order.admit(msg[1])
+        for batch in ready:
+            self._apply(batch)
+        return bool(ready)
 
-    def _apply(self, msg: tuple) -> None:
-        _, path, sender, seq, updates = msg
-        self._next_seq[sender] = seq + 1
-        self.replica.find(path).receive(updates)
+    def _apply(self, batch: ProgressBatch) -> None:
+        self.replica.find(batch.scope).receive(batch.updates)
         if self.log:
-            self.log.progress(path, updates, worker=sender, seq=seq)
+            self.log.progress(batch.scope, batch.updates, worker=batch.worker, seq=batch.seq)
 
     # --- running -------------------------------------------------------------------------------------
 
@@ -230,7 +222,7 @@ class Worker:
 
     def tracking(self) -> bool:
         """Is anything still in flight or held, as far as this worker knows?"""
-        if self._local or self._stash or any(self._held.values()):
+        if self._local or self._stash or self._order.held_back():
             return True
         if any(op.has_input() for op in self.ops):
             return True
