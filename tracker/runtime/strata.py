@@ -365,15 +365,11 @@ class StrataRunner:
             handle.advance_to(tick + 1)
         done: list[int] = []
         worker = self.worker
-        all_ops = worker.ops
         for s in range(self.count):
-            allowed = [op for op in all_ops if op.path[:1] != self._path[:1] or op.spec.attrs.get("stratum", -1) <= s]
+            allowed = [op for op in worker.ops
+                       if op.path[:1] != self._path[:1] or op.spec.attrs.get("stratum", -1) <= s]
             while not self.stratum_complete(s, tick):
-                worker.ops = allowed
-                try:
-                    worker.step(0.001 if worker._idle else 0.0)
-                finally:
-                    worker.ops = all_ops
+                worker.step(0.001 if worker.idle else 0.0, operators=allowed)
             done.append(s)
             self.completions.append((tick, s))
             worker.mark(f"tick {tick}: stratum {s} complete", scope=self._path, tick=tick, stratum=s)
