@@ -207,7 +207,7 @@ class OperatorContext:
         return self.tracker.frontier(Target(self.node, port))
 
     def input_implications(self, port: int = 0) -> MutableAntichain:
-        """The input frontier with its counts: ``less_than(t)`` / ``less_equal(t)`` answer whether such times may come."""
+        """The input frontier with its counts: ``less_than(t)`` / ``less_equal(t)``: may such times still come?"""
         return self.tracker.implications_at(Target(self.node, port))
 
     def frontier_passed(self, time: Any) -> bool:

@@ -40,7 +40,7 @@ class Logic:
 
 
 class InputHandle:
-    """Feeds records into a dataflow at the current epoch; ``advance_to`` promises no earlier records; ``close`` ends."""
+    """Feeds records into a dataflow at the current time; ``advance_to`` promises no earlier ones; ``close`` ends."""
 
     def __init__(self) -> None:
         self._pending: list[tuple[Any, list]] = []

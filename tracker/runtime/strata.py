@@ -147,6 +147,25 @@ def stratify(program: Program) -> dict[str, int]:
 # --- compiling to the runtime ------------------------------------------------------------------------
 
 
+def _map(f: Callable[[Any], Any]) -> Callable[[OperatorContext], None]:
+    def logic(ctx: OperatorContext) -> None:
+        for t, rs in ctx.input(0):
+            ctx.output(0).give_all(t, [f(r) for r in rs])
+    return logic
+
+
+def _filter(pred: Callable[[Any], bool]) -> Callable[[OperatorContext], None]:
+    def logic(ctx: OperatorContext) -> None:
+        for t, rs in ctx.input(0):
+            ctx.output(0).give_all(t, [r for r in rs if pred(r)])
+    return logic
+
+
+def _hashed(key: Callable[[Any], Any]) -> Callable[[Any], int]:
+    """An exchange key: the stable hash of ``key(record)``."""
+    return lambda r: stable_hash(key(r))
+
+
 def _distinct(seen: dict) -> Callable[[OperatorContext], None]:
     def logic(ctx: OperatorContext) -> None:
         out = ctx.output(0)
@@ -250,7 +269,9 @@ class StrataRunner:
                 self._build_loop(root, members, g, streams)
             else:
                 (n,) = members
-                streams[n] = self._build_node(root, program.nodes[n], [streams[s] for s in program.nodes[n].inputs])
+                out = self._build_node(root, program.nodes[n], [streams[s] for s in program.nodes[n].inputs])
+                if out is not None:
+                    streams[n] = out
         for name, handle in ticks.items():
             handle.connect(streams[program.nodes[name].inputs[0]])
             self._ports(root, streams[name], strata[name])
@@ -266,9 +287,7 @@ class StrataRunner:
             self._inputs[node.name] = handle
             out = stream
         elif node.kind in ("map", "filter"):
-            fn = node.fn
-            logic = (lambda ctx, f=fn: [ctx.output(0).give_all(t, [f(r) for r in rs]) for t, rs in ctx.input(0)]) if node.kind == "map" \
-                else (lambda ctx, f=fn: [ctx.output(0).give_all(t, [r for r in rs if f(r)]) for t, rs in ctx.input(0)])
+            logic = _map(node.fn) if node.kind == "map" else _filter(node.fn)
             (out,) = scope.add_operator(node.name, inputs, 1, Operator(logic), attrs=attrs)
         elif node.kind == "union":
             (out,) = scope.add_operator(node.name, inputs, 1, Operator(_distinct({})), attrs=attrs,
@@ -276,14 +295,14 @@ class StrataRunner:
         elif node.kind == "join":
             lk, rk = node.extra["lkey"], node.extra["rkey"]
             (out,) = scope.add_operator(node.name, inputs, 1, Operator(_join(node)), attrs=attrs,
-                                        pacts=[Exchange(lambda r, f=lk: stable_hash(f(r))), Exchange(lambda r, f=rk: stable_hash(f(r)))])
+                                        pacts=[Exchange(_hashed(lk)), Exchange(_hashed(rk))])
         elif node.kind == "difference":
             (out,) = scope.add_operator(node.name, inputs, 1, Operator(_difference()), attrs=attrs,
                                         pacts=[Exchange(stable_hash)] * 2)
         elif node.kind == "output":
             results = self.results[node.name]
 
-            def collect(ctx, results=results):
+            def collect(ctx: OperatorContext, results: dict[int, set] = results) -> None:
                 for t, rs in ctx.input(0):
                     results.setdefault(t, set()).update(rs)
 
@@ -325,10 +344,14 @@ class StrataRunner:
                         if src not in entered:
                             entered[src] = inner.enter(streams[src])
                         ins.append(entered[src])
-                local[n] = self._build_node(inner, program.nodes[n], ins)
+                out = self._build_node(inner, program.nodes[n], ins)
+                if out is not None:
+                    local[n] = out
             for src, (handle, _) in loop_vars.items():
                 handle.connect(local[src])
-            return {n: inner.leave(local[n]) for n in members if any(n in program.nodes[m].inputs for m in program.nodes if m not in position)}
+            read_outside = [n for n in members if any(n in program.nodes[m].inputs for m in program.nodes
+                                                      if m not in position)]
+            return {n: inner.leave(local[n]) for n in read_outside}
 
         name = "loop: " + ", ".join(sorted(members))
         left = root.iterative(name, body)
@@ -345,8 +368,9 @@ class StrataRunner:
 
     def stratum_complete(self, stratum: int, tick: int) -> bool:
         """No output of the stratum's operators can still produce ``tick`` (this worker's view)."""
-        scope = self.worker.replica.find(self._path)
-        tracker = scope.tracker
+        tracker = self.worker.replica.find(self._path).tracker
+        if tracker is None:
+            raise RuntimeError(f"the strata dataflow {list(self._path)} is not built on worker {self.worker.index}")
         for src in self._stratum_ports.get(stratum, ()):
             if tracker.implications_at(src).less_equal(tick):
                 return False
