@@ -301,20 +301,30 @@ class OperatorContext:
     # --- run -----------------------------------------------------------------------------------------
 
     def run(self) -> bool:
-        """Schedule the operator once; returns whether it did anything visible."""
-        logic = self.logic
-        if not logic.always and not self.has_input() and not self._notify:
-            tracker = self.tracker
-            frontiers = [tracker.frontier(Target(self.node, i)) for i in range(self.spec.inputs)]
-            if frontiers == self._last_frontiers:
-                return False
-            self._last_frontiers = frontiers
-        logic.schedule(self)
+        """Schedule the operator once, if it has something to do; returns whether it did anything visible."""
+        if not self._has_work():
+            return False
+        self.logic.schedule(self)
         self._consumed_now.clear()
-        if self._out_buffers:
-            buffers, self._out_buffers = self._out_buffers, {}
-            for (port, time), records in buffers.items():
-                if records:
-                    self.host.send_produced(self.path, Source(self.node, port), time, records)
+        return self._send_outputs()
+
+    def _has_work(self) -> bool:
+        """Always-scheduled, or input waiting, or notifications pending, or an input frontier moved since last time."""
+        if self.logic.always or self.has_input() or self._notify:
             return True
-        return False
+        tracker = self.tracker
+        frontiers = [tracker.frontier(Target(self.node, i)) for i in range(self.spec.inputs)]
+        if frontiers == self._last_frontiers:
+            return False
+        self._last_frontiers = frontiers
+        return True
+
+    def _send_outputs(self) -> bool:
+        """Hand what the call gave to the worker; True if it opened any output buffer (even one left empty)."""
+        if not self._out_buffers:
+            return False
+        buffers, self._out_buffers = self._out_buffers, {}
+        for (port, time), records in buffers.items():
+            if records:
+                self.host.send_produced(self.path, Source(self.node, port), time, records)
+        return True
