@@ -31,9 +31,9 @@ does I/O or uses threads. A transport (or a simulation) moves the batches.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+from .change_batch import ChangeBatch
 from .reachability import Builder, Location, Tracker
 
 __all__ = ["ProgressBatch", "Outbox", "SenderOrder", "Replica", "consolidate"]
@@ -42,28 +42,31 @@ Update = tuple[Location, Any, int]
 
 
 def consolidate(updates: Iterable[Update]) -> tuple[Update, ...]:
-    """Merge equal ``(location, time)`` entries, drop zeros, sort: the compacted form of a batch."""
-    acc: dict[tuple[Location, Any], int] = {}
+    """Merge equal ``(location, time)`` entries, drop zeros, sort: the compacted form of a batch (a ChangeBatch's)."""
+    changes = ChangeBatch()
     for loc, t, d in updates:
-        acc[(loc, t)] = acc.get((loc, t), 0) + d
-    return tuple((loc, t, d) for (loc, t), d in sorted(acc.items()) if d)
+        changes.update((loc, t), d)
+    return tuple((loc, t, d) for (loc, t), d in changes.drain())
 
 
-@dataclass(frozen=True)
-class ProgressBatch:
-    """One worker's atomic report of one action (or several actions, merged): ``(location, time, delta)`` entries.
-
-    ``scope`` names the scope the locations belong to (a path of node indices, as in a progress log); a computation
-    of one scope leaves it empty.
-    """
-
+class _BatchFields(NamedTuple):
     worker: int
     seq: int
     updates: tuple[Update, ...]
     scope: tuple[int, ...] = ()
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "updates", tuple(self.updates))
+
+class ProgressBatch(_BatchFields):
+    """One worker's atomic report of one action (or several actions, merged): ``(location, time, delta)`` entries.
+
+    ``scope`` names the scope the locations belong to (a path of node indices, as in a progress log); a computation
+    of one scope leaves it empty. Immutable (a tuple: cheap to build once per step and to pickle onto a socket).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, worker: int, seq: int, updates: Iterable[Update], scope: tuple[int, ...] = ()) -> ProgressBatch:
+        return super().__new__(cls, worker, seq, updates if type(updates) is tuple else tuple(updates), scope)
 
 
 class Outbox:
@@ -75,7 +78,14 @@ class Outbox:
 
     def batch(self, updates: Iterable[Update], scope: tuple[int, ...] = ()) -> ProgressBatch | None:
         """The consolidated batch for these updates, or ``None`` if they cancel out (no sequence number used)."""
-        compact = consolidate(updates)
+        return self.drain(ChangeBatch(((loc, t), d) for loc, t, d in updates), scope)
+
+    def drain(self, changes: ChangeBatch, scope: tuple[int, ...] = ()) -> ProgressBatch | None:
+        """The batch of what ``changes`` accumulated (keys ``(location, time)``), which is left empty; or ``None``.
+
+        A ChangeBatch is already in compacted form, so a worker that counts its actions into one sends it as is.
+        """
+        compact = tuple((loc, t, d) for (loc, t), d in changes.drain())
         if not compact:
             return None
         b = ProgressBatch(self.worker, self.seq, compact, scope)
@@ -97,6 +107,7 @@ class SenderOrder:
         self.peers = peers
         self._next = [0] * peers  # per worker: the next sequence number to release
         self._held: list[dict[int, ProgressBatch]] = [{} for _ in range(peers)]
+        self._held_count = 0  # batches in self._held, kept so that held_back() is O(1) (workers ask every step)
 
     def check(self, batch: ProgressBatch) -> None:
         """Raise ValueError if ``batch`` names no worker of this computation, or was already received."""
@@ -120,6 +131,7 @@ class SenderOrder:
         w, seq = batch.worker, batch.seq
         if seq != self._next[w]:
             self._held[w][seq] = batch
+            self._held_count += 1
             return []
         ready = [batch]
         held = self._held[w]
@@ -127,12 +139,13 @@ class SenderOrder:
         while held and seq in held:
             ready.append(held.pop(seq))
             seq += 1
+        self._held_count -= len(ready) - 1
         self._next[w] = seq
         return ready
 
     def held_back(self) -> int:
         """How many received batches wait for an earlier batch from the same worker."""
-        return sum(len(h) for h in self._held)
+        return self._held_count
 
     def released_through(self, worker: int) -> int:
         """How many of ``worker``'s batches have been released (its next expected sequence number)."""

@@ -302,16 +302,14 @@ class OperatorContext:
 
     def run(self) -> bool:
         """Schedule the operator once, if it has something to do; returns whether it did anything visible."""
-        if not self._has_work():
+        if not (self.logic.always or self._notify or self.has_input() or self._frontiers_moved()):
             return False
         self.logic.schedule(self)
         self._consumed_now.clear()
-        return self._send_outputs()
+        return bool(self._out_buffers) and self._send_outputs()
 
-    def _has_work(self) -> bool:
-        """Always-scheduled, or input waiting, or notifications pending, or an input frontier moved since last time."""
-        if self.logic.always or self.has_input() or self._notify:
-            return True
+    def _frontiers_moved(self) -> bool:
+        """Has any input frontier changed since the last time this was asked?"""
         tracker = self.tracker
         frontiers = [tracker.frontier(Target(self.node, i)) for i in range(self.spec.inputs)]
         if frontiers == self._last_frontiers:
@@ -320,9 +318,7 @@ class OperatorContext:
         return True
 
     def _send_outputs(self) -> bool:
-        """Hand what the call gave to the worker; True if it opened any output buffer (even one left empty)."""
-        if not self._out_buffers:
-            return False
+        """Hand what the call gave to the worker (it opened at least one output buffer, perhaps left empty)."""
         buffers, self._out_buffers = self._out_buffers, {}
         for (port, time), records in buffers.items():
             if records:

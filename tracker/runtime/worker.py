@@ -255,7 +255,7 @@ class Worker:
         sent = False
         local, self._local = self._local, {}
         for path, batch in local.items():
-            progress = self._outbox.batch(((loc, t, d) for (loc, t), d in batch.drain()), path)
+            progress = self._outbox.drain(batch, path)
             if progress is not None:
                 self.fabric.broadcast(self.index, ("progress", progress))
                 sent = True
