@@ -222,6 +222,21 @@ def _difference() -> Callable[[OperatorContext], None]:
     return logic
 
 
+def _logic_and_pacts(node: Node, inputs: int) -> tuple[Callable[[OperatorContext], None], list | None]:
+    """What a program operator does, and how its inputs are partitioned (``None``: where they are produced)."""
+    if node.kind == "map":
+        return _map(node.fn), None
+    if node.kind == "filter":
+        return _filter(node.fn), None
+    if node.kind == "union":
+        return _distinct({}), [Exchange(stable_hash)] * inputs
+    if node.kind == "join":
+        return _join(node), [Exchange(_hashed(node.extra["lkey"])), Exchange(_hashed(node.extra["rkey"]))]
+    if node.kind == "difference":
+        return _difference(), [Exchange(stable_hash)] * 2
+    raise ValueError(f"unknown operator kind {node.kind!r}")  # pragma: no cover
+
+
 class StrataRunner:
     """Builds a :class:`Program` on a worker and runs it tick by tick, stratum by stratum."""
 
@@ -280,40 +295,32 @@ class StrataRunner:
         return {"stratum": self.strata[node.name], "monotone": node.monotone, "kind": node.kind}
 
     def _build_node(self, scope: ScopeBuilder, node: Node, inputs: list[Stream]) -> Stream | None:
+        """One operator of the program as an operator of the runtime; an output has no stream."""
         attrs = self._attrs(node)
-        if node.kind == "input":
-            handle, stream = scope.new_input(node.name)
-            scope.ops[stream.source.node].attrs.update(attrs)
-            self._inputs[node.name] = handle
-            out = stream
-        elif node.kind in ("map", "filter"):
-            logic = _map(node.fn) if node.kind == "map" else _filter(node.fn)
-            (out,) = scope.add_operator(node.name, inputs, 1, Operator(logic), attrs=attrs)
-        elif node.kind == "union":
-            (out,) = scope.add_operator(node.name, inputs, 1, Operator(_distinct({})), attrs=attrs,
-                                        pacts=[Exchange(stable_hash)] * len(inputs))
-        elif node.kind == "join":
-            lk, rk = node.extra["lkey"], node.extra["rkey"]
-            (out,) = scope.add_operator(node.name, inputs, 1, Operator(_join(node)), attrs=attrs,
-                                        pacts=[Exchange(_hashed(lk)), Exchange(_hashed(rk))])
-        elif node.kind == "difference":
-            (out,) = scope.add_operator(node.name, inputs, 1, Operator(_difference()), attrs=attrs,
-                                        pacts=[Exchange(stable_hash)] * 2)
-        elif node.kind == "output":
-            results = self.results[node.name]
-
-            def collect(ctx: OperatorContext, results: dict[int, set] = results) -> None:
-                for t, rs in ctx.input(0):
-                    results.setdefault(t, set()).update(rs)
-
-            scope.add_operator(node.name, inputs, 0, Operator(collect), attrs=attrs)
-            self._stratum_ports.setdefault(self.strata[node.name], [])
+        if node.kind == "output":
+            self._build_output(scope, node, inputs, attrs)
             return None
-        else:  # pragma: no cover
-            raise ValueError(f"unknown operator kind {node.kind!r}")
+        if node.kind == "input":
+            handle, out = scope.new_input(node.name)
+            scope.ops[out.source.node].attrs.update(attrs)
+            self._inputs[node.name] = handle
+        else:
+            logic, pacts = _logic_and_pacts(node, len(inputs))
+            (out,) = scope.add_operator(node.name, inputs, 1, Operator(logic), attrs=attrs, pacts=pacts)
         if scope.parent is None:
             self._ports(scope, out, self.strata[node.name])
         return out
+
+    def _build_output(self, scope: ScopeBuilder, node: Node, inputs: list[Stream], attrs: dict) -> None:
+        """A sink collecting the facts of each time into ``self.results[node.name]``."""
+        results = self.results[node.name]
+
+        def collect(ctx: OperatorContext) -> None:
+            for t, rs in ctx.input(0):
+                results.setdefault(t, set()).update(rs)
+
+        scope.add_operator(node.name, inputs, 0, Operator(collect), attrs=attrs)
+        self._stratum_ports.setdefault(self.strata[node.name], [])
 
     def _build_loop(self, root: ScopeBuilder, members: list[str], g, streams: dict) -> None:
         """A recursive (monotone) component as an iterative scope: back edges go through a feedback."""
