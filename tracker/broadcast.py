@@ -66,7 +66,7 @@ class ProgressBatch(_BatchFields):
     __slots__ = ()
 
     def __new__(cls, worker: int, seq: int, updates: Iterable[Update], scope: tuple[int, ...] = ()) -> ProgressBatch:
-        return super().__new__(cls, worker, seq, updates if type(updates) is tuple else tuple(updates), scope)
+        return tuple.__new__(cls, (worker, seq, updates if type(updates) is tuple else tuple(updates), scope))
 
 
 class Outbox:
