@@ -35,7 +35,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests import oracle
-from tracker.broadcast import Outbox, ProgressBatch, Replica, consolidate
+from tracker.broadcast import Outbox, ProgressBatch, Replica, SenderOrder, consolidate
 from tracker.reachability import Builder, Location, Source, Target
 from tracker.timestamp import domain
 
@@ -452,6 +452,25 @@ def test_outbox_numbers_and_consolidates():
     assert (b0.worker, b0.seq, b1.seq) == (3, 0, 1)
     assert b0.updates == ((Source(1, 0), 0, -1), (Source(1, 0), 1, 2))
     assert consolidate([]) == ()
+
+
+def test_sender_order_is_one_sequence_over_all_scopes():
+    """A worker with several scopes numbers all its batches in one sequence; receivers release them in that order."""
+    out = Outbox(1)
+    outer = out.batch([(Target(2, 0), 0, 1)], scope=(1,))
+    inner = out.batch([(Source(1, 0), (0, 0), -1)], scope=(1, 3))
+    last = out.batch([(Source(1, 0), 0, -1)], scope=(1,))
+    assert (outer.seq, inner.seq, last.seq) == (0, 1, 2) and inner.scope == (1, 3)
+    order = SenderOrder(2)
+    assert order.admit(last) == [] and order.admit(inner) == []
+    assert order.held_back() == 2
+    assert order.admit(ProgressBatch(0, 0, ())) != []  # another sender is not held behind worker 1's gap
+    assert order.admit(outer) == [outer, inner, last]
+    assert (order.held_back(), order.released_through(1)) == (0, 3)
+    with pytest.raises(ValueError, match="duplicate"):
+        order.admit(inner)
+    with pytest.raises(ValueError, match="workers 0..1"):
+        order.admit(ProgressBatch(2, 0, ()))
 
 
 def test_one_workers_batches_out_of_order_would_be_unsafe():

@@ -16,44 +16,57 @@ of the truth (the blog post's argument, and mdbook chapter 5.2):
   capability (batch 1: ``-1`` at the source). A replica that applied batch 1 first would see neither, and its
   frontier would pass a message that is still in flight. Timely's channels are FIFO, so this cannot happen there.
   Here a batch that arrives ahead of its worker's earlier batches is held back until the gap closes.
+* A worker that runs several scopes numbers all its batches in one sequence, each batch naming its ``scope``, and
+  a receiver restores that one order (:class:`SenderOrder`). A prefix of a worker's whole sequence is a prefix of
+  its batches for every scope, so each scope's replica still holds a prefix of each worker's batches.
 * Initial capabilities are not exchanged. Every worker holds them, so every replica counts every worker's copy
   (``peers`` of each), as timely does.
 
-Delivery is at most once: a second batch with the same ``(worker, seq)`` is refused with a ValueError. Nothing here
+Delivery is at most once: a second batch with the same ``(worker, seq)`` is refused with a ValueError.
+:class:`SenderOrder` is the per-worker prefix on its own (the runtime's workers put it in front of their nested
+scopes' trackers); a :class:`Replica` is one in front of one scope's tracker. Nothing here
 does I/O or uses threads. A transport (or a simulation) moves the batches.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+from .change_batch import ChangeBatch
 from .reachability import Builder, Location, Tracker
 
-__all__ = ["ProgressBatch", "Outbox", "Replica", "consolidate"]
+__all__ = ["ProgressBatch", "Outbox", "SenderOrder", "Replica", "consolidate"]
 
 Update = tuple[Location, Any, int]
 
 
 def consolidate(updates: Iterable[Update]) -> tuple[Update, ...]:
-    """Merge equal ``(location, time)`` entries, drop zeros, sort: the compacted form of a batch."""
-    acc: dict[tuple[Location, Any], int] = {}
+    """Merge equal ``(location, time)`` entries, drop zeros, sort: the compacted form of a batch (a ChangeBatch's)."""
+    changes = ChangeBatch()
     for loc, t, d in updates:
-        acc[(loc, t)] = acc.get((loc, t), 0) + d
-    return tuple((loc, t, d) for (loc, t), d in sorted(acc.items()) if d)
+        changes.update((loc, t), d)
+    return tuple((loc, t, d) for (loc, t), d in changes.drain())
 
 
-@dataclass(frozen=True)
-class ProgressBatch:
-    """One worker's atomic report of one action (or several actions, merged): ``(location, time, delta)`` entries."""
-
+class _BatchFields(NamedTuple):
     worker: int
     seq: int
     updates: tuple[Update, ...]
+    scope: tuple[int, ...] = ()
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "updates", tuple(self.updates))
+
+class ProgressBatch(_BatchFields):
+    """One worker's atomic report of one action (or several actions, merged): ``(location, time, delta)`` entries.
+
+    ``scope`` names the scope the locations belong to (a path of node indices, as in a progress log); a computation
+    of one scope leaves it empty. Immutable (a tuple: cheap to build once per step and to pickle onto a socket).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, worker: int, seq: int, updates: Iterable[Update], scope: tuple[int, ...] = ()) -> ProgressBatch:
+        return tuple.__new__(cls, (worker, seq, updates if type(updates) is tuple else tuple(updates), scope))
 
 
 class Outbox:
@@ -63,22 +76,89 @@ class Outbox:
         self.worker = worker
         self.seq = 0
 
-    def batch(self, updates: Iterable[Update]) -> ProgressBatch | None:
+    def batch(self, updates: Iterable[Update], scope: tuple[int, ...] = ()) -> ProgressBatch | None:
         """The consolidated batch for these updates, or ``None`` if they cancel out (no sequence number used)."""
-        compact = consolidate(updates)
+        return self.drain(ChangeBatch(((loc, t), d) for loc, t, d in updates), scope)
+
+    def drain(self, changes: ChangeBatch, scope: tuple[int, ...] = ()) -> ProgressBatch | None:
+        """The batch of what ``changes`` accumulated (keys ``(location, time)``), which is left empty; or ``None``.
+
+        A ChangeBatch is already in compacted form, so a worker that counts its actions into one sends it as is.
+        """
+        compact = tuple((loc, t, d) for (loc, t), d in changes.drain())
         if not compact:
             return None
-        b = ProgressBatch(self.worker, self.seq, compact)
+        b = ProgressBatch(self.worker, self.seq, compact, scope)
         self.seq += 1
         return b
+
+
+class SenderOrder:
+    """The receiving side's per-worker prefix: releases each worker's batches in the order that worker sent them.
+
+    A batch that overtakes an earlier one from the same worker is held back until the gap closes; the order across
+    workers is whatever arrival gives. Refuses (ValueError) a worker outside ``0..peers-1``, a sequence number that
+    is not an integer >= 0, and a second delivery of the same ``(worker, seq)``.
+    """
+
+    def __init__(self, peers: int):
+        if peers < 1:
+            raise ValueError(f"a computation has at least one worker, not {peers}")
+        self.peers = peers
+        self._next = [0] * peers  # per worker: the next sequence number to release
+        self._held: list[dict[int, ProgressBatch]] = [{} for _ in range(peers)]
+        self._held_count = 0  # batches in self._held, kept so that held_back() is O(1) (workers ask every step)
+
+    def check(self, batch: ProgressBatch) -> None:
+        """Raise ValueError if ``batch`` names no worker of this computation, or was already received."""
+        w, seq = batch.worker, batch.seq
+        if not (type(w) is int and 0 <= w < self.peers):
+            raise ValueError(f"progress batch from worker {w!r}, but this computation has workers 0..{self.peers - 1}")
+        if type(seq) is not int or seq < 0:
+            raise ValueError(f"progress batch from worker {w} has sequence number {seq!r}; expected an integer >= 0")
+        if seq < self._next[w] or seq in self._held[w]:
+            raise ValueError(
+                f"duplicate progress batch (worker {w}, seq {seq}): it was already received; "
+                "each batch must be delivered at most once"
+            )
+
+    def admit(self, batch: ProgressBatch) -> list[ProgressBatch]:
+        """The batches ``batch`` makes ready, in their sender's order: itself and any it unblocks, or none.
+
+        Raises ValueError as :meth:`check` does, before anything changes.
+        """
+        self.check(batch)
+        w, seq = batch.worker, batch.seq
+        if seq != self._next[w]:
+            self._held[w][seq] = batch
+            self._held_count += 1
+            return []
+        ready = [batch]
+        held = self._held[w]
+        seq += 1
+        while held and seq in held:
+            ready.append(held.pop(seq))
+            seq += 1
+        self._held_count -= len(ready) - 1
+        self._next[w] = seq
+        return ready
+
+    def held_back(self) -> int:
+        """How many received batches wait for an earlier batch from the same worker."""
+        return self._held_count
+
+    def released_through(self, worker: int) -> int:
+        """How many of ``worker``'s batches have been released (its next expected sequence number)."""
+        return self._next[worker]
 
 
 class Replica:
     """One worker's view of a scope: a tracker that applies every worker's batches, each exactly once."""
 
-    def __init__(self, builder: Builder, peers: int, initial: Iterable[tuple[Location, Any]] = (), worker: int | None = None):
-        if peers < 1:
-            raise ValueError(f"a computation has at least one worker, not {peers}")
+    def __init__(
+        self, builder: Builder, peers: int, initial: Iterable[tuple[Location, Any]] = (), worker: int | None = None
+    ):
+        self.order = SenderOrder(peers)
         self.peers = peers
         self.worker = worker
         self.tracker: Tracker
@@ -89,8 +169,6 @@ class Replica:
             self.tracker.update(loc, t, peers)
         self.tracker.propagate_all()
         self.initial_pushed = self.tracker.drain_pushed()
-        self._next = [0] * peers  # per worker: the next sequence number to apply
-        self._held: list[dict[int, ProgressBatch]] = [{} for _ in range(peers)]
         self.applied = 0
 
     def _check_location(self, loc: Location, what: str) -> None:
@@ -103,43 +181,28 @@ class Replica:
         Returns the frontier changes this caused, as sorted ``(location, time, ±1)``. The list is empty if the
         batch is held back because an earlier batch from the same worker is still missing.
         """
-        w, seq = batch.worker, batch.seq
-        if not (type(w) is int and 0 <= w < self.peers):
-            raise ValueError(f"progress batch from worker {w!r}, but this computation has workers 0..{self.peers - 1}")
-        if type(seq) is not int or seq < 0:
-            raise ValueError(f"progress batch from worker {w} has sequence number {seq!r}; expected an integer >= 0")
-        if seq < self._next[w] or seq in self._held[w]:
-            raise ValueError(
-                f"duplicate progress batch (worker {w}, seq {seq}): it was already received; "
-                "each batch must be delivered at most once"
-            )
+        self.order.check(batch)  # a duplicate or unknown sender is reported before a wrong location
         for loc, _, _ in batch.updates:
-            self._check_location(loc, f"progress batch (worker {w}, seq {seq})")
-        if seq > self._next[w]:
-            self._held[w][seq] = batch
+            self._check_location(loc, f"progress batch (worker {batch.worker}, seq {batch.seq})")
+        ready = self.order.admit(batch)
+        if not ready:
             return []
-        self._apply(batch)
-        held = self._held[w]
-        while self._next[w] in held:
-            self._apply(held.pop(self._next[w]))
+        for b in ready:
+            for loc, t, d in b.updates:
+                self.tracker.update(loc, t, d)
+            self.applied += 1
         self.tracker.propagate_all()
         return self.tracker.drain_pushed()
-
-    def _apply(self, batch: ProgressBatch) -> None:
-        for loc, t, d in batch.updates:
-            self.tracker.update(loc, t, d)
-        self._next[batch.worker] = batch.seq + 1
-        self.applied += 1
 
     # --- reading ---------------------------------------------------------------------------------------
 
     def held_back(self) -> int:
         """How many received batches wait for an earlier batch from the same worker."""
-        return sum(len(h) for h in self._held)
+        return self.order.held_back()
 
     def received_through(self, worker: int) -> int:
         """How many of ``worker``'s batches have been applied (its next expected sequence number)."""
-        return self._next[worker]
+        return self.order.released_through(worker)
 
     def frontier(self, location: Location) -> list[Any]:
         return self.tracker.frontier(location)

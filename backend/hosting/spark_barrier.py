@@ -26,6 +26,7 @@ def _task(peers: int, main: Callable[[Any], Any], chaos_seed: int | None, record
 
         from pyspark import BarrierTaskContext
 
+        from tracker.runtime.fabric import Fabric
         from tracker.runtime.tcp import TcpFabric
         from tracker.runtime.worker import Worker
 
@@ -33,11 +34,10 @@ def _task(peers: int, main: Callable[[Any], Any], chaos_seed: int | None, record
         index = ctx.partitionId()
         infos = ctx.getTaskInfos()
         host = infos[index].address.rsplit(":", 1)[0] if infos and infos[index].address else "127.0.0.1"
-        fabric = TcpFabric(index, peers, host)
-        addresses = ctx.allGather(fabric.address)
-        fabric.connect(list(addresses))
-        if chaos_seed is not None:
-            fabric = _DelayingFabric(fabric, random.Random(chaos_seed * 1000 + index))
+        tcp = TcpFabric(index, peers, host)
+        addresses = ctx.allGather(tcp.address)
+        tcp.connect(list(addresses))
+        fabric: Fabric = tcp if chaos_seed is None else _DelayingFabric(tcp, random.Random(chaos_seed * 1000 + index))
         record = os.path.join(record_dir, f"worker-{index}.jsonl") if record_dir else None
         worker = Worker(index, peers, fabric, record)
         started = time.monotonic()
@@ -48,7 +48,7 @@ def _task(peers: int, main: Callable[[Any], Any], chaos_seed: int | None, record
             worker.close()
         elapsed = time.monotonic() - started
         ctx.barrier()
-        fabric.close()
+        tcp.close()
         yield index, pickle.dumps((result, elapsed, worker.steps))
 
     return run

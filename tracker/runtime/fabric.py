@@ -1,10 +1,12 @@
 """How workers reach each other: data messages to one worker, progress batches to all (the sender included).
 
 The protocol asks that progress batches arrive whole and at most once, and that each worker applies one sender's
-batches in the order they were sent (workers restore that order themselves from the batches' ``seq``); the order
+batches in the order they were sent (workers restore that order themselves from the batches' ``seq``, with
+``tracker.broadcast.SenderOrder``); the order
 *across* senders, the timing, and whether data arrives before or after the progress that counts it do not matter
 for safety. The in-process :class:`ThreadFabric` can therefore delay and reorder every message at random
 (``chaos``) to show it.
+Workers know a fabric only as a :class:`Fabric` (this module's threads, ``tcp``'s sockets, or a wrapper).
 A :class:`GlobalView` optionally watches every batch at the moment it is broadcast: the true progress state,
 against which tests check that no worker ever acts ahead of it.
 """
@@ -14,12 +16,39 @@ from __future__ import annotations
 import random
 import threading
 import time as _time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ..broadcast import ProgressBatch
 from ..reachability import Target
 from ..subgraph import Subgraph
 
-__all__ = ["ThreadFabric", "GlobalView", "Chaos"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .worker import Worker
+
+__all__ = ["Fabric", "ThreadFabric", "GlobalView", "Chaos"]
+
+
+class Fabric(Protocol):
+    """How a worker reaches the others. Messages are ``("data", path, target, time, records)`` for one worker and
+    ``("progress", ProgressBatch)`` for all."""
+
+    @property
+    def global_view(self) -> GlobalView | None:
+        """The true progress state, if this fabric keeps one (threads of one process only)."""
+        ...
+
+    def send(self, src: int, dst: int, msg: tuple) -> None:
+        """Deliver ``msg`` to worker ``dst`` (eventually, whole, at most once)."""
+        ...
+
+    def broadcast(self, src: int, msg: tuple) -> None:
+        """Deliver ``msg`` to every worker, ``src`` included."""
+        ...
+
+    def recv(self, index: int, timeout: float = 0.0) -> list[tuple]:
+        """What has arrived for worker ``index``, waiting up to ``timeout`` seconds if nothing has."""
+        ...
 
 
 class Chaos:
@@ -41,15 +70,17 @@ class GlobalView:
         self.violations: list[str] = []
         self.notifications = 0
 
-    def install(self, install_fn: Any, path: tuple) -> None:
+    def install(self, install_fn: Callable[[Subgraph], None], path: tuple) -> None:
+        """Build dataflow ``path`` into the truth once, however many workers build it."""
         with self.lock:
             if path not in self._installed:
                 self._installed.add(path)
                 install_fn(self.root)
 
-    def apply(self, path: tuple, updates: list) -> None:
+    def apply(self, batch: ProgressBatch) -> None:
+        """Apply a batch the moment it is broadcast (the truth does not wait for delivery)."""
         with self.lock:
-            self.root.find(path).receive(updates)
+            self.root.find(batch.scope).receive(batch.updates)
             self.root.schedule()
 
     def check_notification(self, path: tuple, node: int, inputs: int, time: Any, worker: int) -> None:
@@ -57,14 +88,15 @@ class GlobalView:
         with self.lock:
             self.notifications += 1
             tracker = self.root.find(path).tracker
+            if tracker is None:
+                raise RuntimeError(f"the global view has not built scope {list(path)}, where a notification fired")
             for i in range(inputs):
                 if tracker.implications_at(Target(node, i)).less_equal(time):
                     self.violations.append(
                         f"worker {worker}: notification at {time!r} for node {node} of scope {list(path)} fired while "
                         f"input {i} could still receive it (true frontier {tracker.frontier(Target(node, i))})")
 
-
-    def check_replica(self, worker: Any) -> None:
+    def check_replica(self, worker: Worker) -> None:
         """No port of any of the worker's replicas may be ahead of the truth (safety of the protocol)."""
         with self.lock:
             for scope in worker.replica.scopes():
@@ -79,8 +111,8 @@ class GlobalView:
                     for t in truth.frontier(loc):
                         if not any(le(m, t) for m in mine):
                             self.violations.append(
-                                f"worker {worker.index}: scope {list(scope.path)} {loc} frontier {mine} is ahead of the "
-                                f"true frontier {truth.frontier(loc)}")
+                                f"worker {worker.index}: scope {list(scope.path)} {loc} frontier {mine} is ahead of "
+                                f"the true frontier {truth.frontier(loc)}")
                             break
 
 
@@ -107,7 +139,7 @@ class ThreadFabric:
 
     def broadcast(self, src: int, msg: tuple) -> None:
         if self.global_view is not None and msg[0] == "progress":
-            self.global_view.apply(msg[1], msg[4])
+            self.global_view.apply(msg[1])
         for dst in range(self.peers):
             self.send(src, dst, msg)
 

@@ -1,9 +1,10 @@
-"""The operators: what each does when scheduled, and the Stream methods that add them to a dataflow.
+"""The operators: what each does when scheduled (the :class:`~tracker.runtime.graph.Stream` methods add them).
 
 Each operator's logic is a small object with ``schedule(ctx)``; ``always`` asks to be scheduled every step
 (sources), otherwise the worker schedules it only when it has input, pending notifications or a changed input
 frontier. The generic :class:`Operator` takes a user function ``logic(ctx)`` and gives it everything: inputs,
-outputs, input frontiers, capabilities (retain, downgrade, drop) and notifications.
+outputs, input frontiers, capabilities (retain, downgrade, drop) and notifications. Logic knows only the context it
+is scheduled with, never the graph that holds it, so this module imports nothing of ``graph``.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..timestamp import TimeDomain
 from .context import Capability, OperatorContext
-from .graph import PIPELINE, Exchange, LoopHandle, OpSpec, ScopeBuilder, Stream
 
 __all__ = [
     "Logic", "Input", "InputHandle", "Map", "Filter", "FlatMap", "Concat", "Branch", "Feedback", "Inspect",
@@ -21,10 +22,12 @@ __all__ = [
 
 
 class Logic:
+    """What one operator does when scheduled; ``always``: schedule it every step, not only when something changed."""
+
     always = False
 
-    def attach(self, spec: OpSpec, scope: ScopeBuilder) -> None:
-        self.spec = spec
+    def attach(self, domain: TimeDomain) -> None:
+        """Called when the operator is added to a scope, with the scope's timestamps."""
 
     def bind(self, ctx: OperatorContext) -> None:
         """Called once the operator exists on a worker, before it is first scheduled."""
@@ -37,12 +40,23 @@ class Logic:
 
 
 class InputHandle:
-    """Feeds records into a dataflow at the current epoch; ``advance_to`` promises no earlier records; ``close`` ends."""
+    """Feeds records into a dataflow at the current time; ``advance_to`` promises no earlier ones; ``close`` ends."""
 
     def __init__(self) -> None:
         self._pending: list[tuple[Any, list]] = []
         self.time: Any = None  # set when attached
         self.closed = False
+        self._le: Callable[[Any, Any], bool] | None = None
+
+    def open_at(self, domain: TimeDomain) -> None:
+        """Start at the least time of the scope the input was added to (its operator calls this when attached)."""
+        self.time = domain.minimum
+        self._le = domain.le
+
+    def take_pending(self) -> list[tuple[Any, list]]:
+        """The records sent since the last call, as ``(time, records)`` in the order sent; clears them."""
+        pending, self._pending = self._pending, []
+        return pending
 
     def send(self, record: Any) -> None:
         self.send_batch([record])
@@ -59,6 +73,8 @@ class InputHandle:
     def advance_to(self, time: Any) -> None:
         if self.closed:
             raise RuntimeError("input is closed")
+        if self._le is None:
+            raise RuntimeError("this input is not part of a dataflow yet")
         if not self._le(self.time, time):
             raise ValueError(f"cannot advance an input from {self.time!r} back to {time!r}")
         self.time = time
@@ -74,21 +90,19 @@ class Input(Logic):
         self.handle = InputHandle()
         self._cap: Capability | None = None
 
-    def attach(self, spec: OpSpec, scope: ScopeBuilder) -> None:
-        super().attach(spec, scope)
-        self.handle.time = scope.domain.minimum
-        self.handle._le = scope.domain.le
+    def attach(self, domain: TimeDomain) -> None:
+        self.handle.open_at(domain)
 
     def bind(self, ctx: OperatorContext) -> None:
         self._cap = ctx.initial_capability
 
     def schedule(self, ctx: OperatorContext) -> None:
         cap = self._cap
-        if not cap.valid:
+        if cap is None or not cap.valid:
             return
         handle = self.handle
-        if handle._pending:
-            pending, handle._pending = handle._pending, []
+        pending = handle.take_pending()
+        if pending:
             out = ctx.output(0)
             for time, records in pending:
                 out.give_all(time, records)
@@ -153,7 +167,8 @@ class Branch(Logic):
         pred = self.pred
         yes, no = ctx.output(0), ctx.output(1)
         for time, records in ctx.input(0):
-            a, b = [], []
+            a: list[Any] = []
+            b: list[Any] = []
             for r in records:
                 (a if pred(time, r) else b).append(r)
             if a:
@@ -192,25 +207,29 @@ class ProbeHandle:
     def __init__(self) -> None:
         self._ctx: OperatorContext | None = None
 
+    def watch(self, ctx: OperatorContext) -> None:
+        """Read from this probe operator's context (its logic calls this when the operator exists on a worker)."""
+        self._ctx = ctx
+
     def frontier(self) -> list:
-        return self._ctx.frontier(0) if self._ctx and self._ctx.scope is not None else []
+        """The probe's input frontier; empty before the dataflow is built (and once it has completed)."""
+        return self._ctx.frontier(0) if self._ctx is not None else []
 
     def less_than(self, time: Any) -> bool:
-        ctx = self._ctx
-        return ctx.scope.tracker.implications_at(_target0(ctx)).less_than(time)
+        """Could a time strictly less than ``time`` still arrive at the probe?"""
+        return self._context().input_implications(0).less_than(time)
 
     def less_equal(self, time: Any) -> bool:
-        ctx = self._ctx
-        return ctx.scope.tracker.implications_at(_target0(ctx)).less_equal(time)
+        """Could ``time``, or a time less than it, still arrive at the probe?"""
+        return self._context().input_implications(0).less_equal(time)
+
+    def _context(self) -> OperatorContext:
+        if self._ctx is None:
+            raise RuntimeError("this probe's dataflow is not built yet: build it with worker.dataflow first")
+        return self._ctx
 
     def done(self) -> bool:
         return not self.frontier()
-
-
-def _target0(ctx: OperatorContext):
-    from ..reachability import Target
-
-    return Target(ctx.node, 0)
 
 
 class Probe(Inspect):
@@ -219,7 +238,7 @@ class Probe(Inspect):
         self.handle = handle
 
     def bind(self, ctx: OperatorContext) -> None:
-        self.handle._ctx = ctx
+        self.handle.watch(ctx)
 
     def schedule(self, ctx: OperatorContext) -> None:
         out = ctx.output(0)
@@ -236,88 +255,3 @@ class Operator(Logic):
 
     def schedule(self, ctx: OperatorContext) -> None:
         self.logic(ctx)
-
-
-# --- Stream methods ----------------------------------------------------------------------------------
-
-
-def _unary(stream: Stream, name: str, logic: Logic, pact: Any = PIPELINE, **kw: Any) -> Stream:
-    return stream.scope.add_operator(name, [stream], 1, logic, pacts=[pact], **kw)[0]
-
-
-def _map(self: Stream, f: Callable[[Any], Any], name: str = "map") -> Stream:
-    return _unary(self, name, Map(f))
-
-
-def _filter(self: Stream, pred: Callable[[Any], bool], name: str = "filter") -> Stream:
-    return _unary(self, name, Filter(pred))
-
-
-def _flat_map(self: Stream, f: Callable[[Any], Iterable[Any]], name: str = "flat_map") -> Stream:
-    return _unary(self, name, FlatMap(f))
-
-
-def _exchange(self: Stream, key: Callable[[Any], int], name: str = "exchange") -> Stream:
-    """Repartition: each record goes to worker ``key(record) % peers``."""
-    return _unary(self, name, Concat(), pact=Exchange(key))
-
-
-def _concat(self: Stream, *others: Stream, name: str = "concat") -> Stream:
-    streams = [self, *others]
-    return self.scope.add_operator(name, streams, 1, Concat())[0]
-
-
-def _branch(self: Stream, pred: Callable[[Any, Any], bool], name: str = "branch") -> tuple[Stream, Stream]:
-    yes, no = self.scope.add_operator(name, [self], 2, Branch(pred))
-    return yes, no
-
-
-def _inspect(self: Stream, f: Callable[[Any, Any], None], name: str = "inspect") -> Stream:
-    return _unary(self, name, Inspect(f))
-
-
-def _probe(self: Stream, name: str = "probe") -> ProbeHandle:
-    handle = ProbeHandle()
-    _unary(self, name, Probe(handle))
-    return handle
-
-
-def _probe_with(self: Stream, name: str = "probe") -> tuple[ProbeHandle, Stream]:
-    handle = ProbeHandle()
-    return handle, _unary(self, name, Probe(handle))
-
-
-def _unary_op(self: Stream, name: str, logic: Callable[[OperatorContext], None], pact: Any = PIPELINE,
-              outputs: int = 1, summary: Any = None) -> Any:
-    streams = self.scope.add_operator(name, [self], outputs, Operator(logic), pacts=[pact], summary=summary)
-    return streams[0] if outputs == 1 else streams
-
-
-def _binary_op(self: Stream, other: Stream, name: str, logic: Callable[[OperatorContext], None],
-               pacts: tuple = (PIPELINE, PIPELINE), outputs: int = 1) -> Any:
-    streams = self.scope.add_operator(name, [self, other], outputs, Operator(logic), pacts=list(pacts))
-    return streams[0] if outputs == 1 else streams
-
-
-def _sink(self: Stream, name: str, logic: Callable[[OperatorContext], None], pact: Any = PIPELINE) -> None:
-    self.scope.add_operator(name, [self], 0, Operator(logic), pacts=[pact])
-
-
-def _enter(self: Stream, scope: ScopeBuilder) -> Stream:
-    return scope.enter(self)
-
-
-def _leave(self: Stream) -> Stream:
-    return self.scope.leave(self)
-
-
-def _connect_loop(self: Stream, handle: LoopHandle) -> None:
-    handle.connect(self)
-
-
-for _name, _fn in {
-    "map": _map, "filter": _filter, "flat_map": _flat_map, "exchange": _exchange, "concat": _concat,
-    "branch": _branch, "inspect": _inspect, "probe": _probe, "probe_with": _probe_with, "unary": _unary_op,
-    "binary": _binary_op, "sink": _sink, "enter": _enter, "leave": _leave, "connect_loop": _connect_loop,
-}.items():
-    setattr(Stream, _name, _fn)

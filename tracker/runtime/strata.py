@@ -147,6 +147,25 @@ def stratify(program: Program) -> dict[str, int]:
 # --- compiling to the runtime ------------------------------------------------------------------------
 
 
+def _map(f: Callable[[Any], Any]) -> Callable[[OperatorContext], None]:
+    def logic(ctx: OperatorContext) -> None:
+        for t, rs in ctx.input(0):
+            ctx.output(0).give_all(t, [f(r) for r in rs])
+    return logic
+
+
+def _filter(pred: Callable[[Any], bool]) -> Callable[[OperatorContext], None]:
+    def logic(ctx: OperatorContext) -> None:
+        for t, rs in ctx.input(0):
+            ctx.output(0).give_all(t, [r for r in rs if pred(r)])
+    return logic
+
+
+def _hashed(key: Callable[[Any], Any]) -> Callable[[Any], int]:
+    """An exchange key: the stable hash of ``key(record)``."""
+    return lambda r: stable_hash(key(r))
+
+
 def _distinct(seen: dict) -> Callable[[OperatorContext], None]:
     def logic(ctx: OperatorContext) -> None:
         out = ctx.output(0)
@@ -203,6 +222,21 @@ def _difference() -> Callable[[OperatorContext], None]:
     return logic
 
 
+def _logic_and_pacts(node: Node, inputs: int) -> tuple[Callable[[OperatorContext], None], list | None]:
+    """What a program operator does, and how its inputs are partitioned (``None``: where they are produced)."""
+    if node.kind == "map":
+        return _map(node.fn), None
+    if node.kind == "filter":
+        return _filter(node.fn), None
+    if node.kind == "union":
+        return _distinct({}), [Exchange(stable_hash)] * inputs
+    if node.kind == "join":
+        return _join(node), [Exchange(_hashed(node.extra["lkey"])), Exchange(_hashed(node.extra["rkey"]))]
+    if node.kind == "difference":
+        return _difference(), [Exchange(stable_hash)] * 2
+    raise ValueError(f"unknown operator kind {node.kind!r}")  # pragma: no cover
+
+
 class StrataRunner:
     """Builds a :class:`Program` on a worker and runs it tick by tick, stratum by stratum."""
 
@@ -250,7 +284,9 @@ class StrataRunner:
                 self._build_loop(root, members, g, streams)
             else:
                 (n,) = members
-                streams[n] = self._build_node(root, program.nodes[n], [streams[s] for s in program.nodes[n].inputs])
+                out = self._build_node(root, program.nodes[n], [streams[s] for s in program.nodes[n].inputs])
+                if out is not None:
+                    streams[n] = out
         for name, handle in ticks.items():
             handle.connect(streams[program.nodes[name].inputs[0]])
             self._ports(root, streams[name], strata[name])
@@ -259,42 +295,32 @@ class StrataRunner:
         return {"stratum": self.strata[node.name], "monotone": node.monotone, "kind": node.kind}
 
     def _build_node(self, scope: ScopeBuilder, node: Node, inputs: list[Stream]) -> Stream | None:
+        """One operator of the program as an operator of the runtime; an output has no stream."""
         attrs = self._attrs(node)
-        if node.kind == "input":
-            handle, stream = scope.new_input(node.name)
-            scope.ops[stream.source.node].attrs.update(attrs)
-            self._inputs[node.name] = handle
-            out = stream
-        elif node.kind in ("map", "filter"):
-            fn = node.fn
-            logic = (lambda ctx, f=fn: [ctx.output(0).give_all(t, [f(r) for r in rs]) for t, rs in ctx.input(0)]) if node.kind == "map" \
-                else (lambda ctx, f=fn: [ctx.output(0).give_all(t, [r for r in rs if f(r)]) for t, rs in ctx.input(0)])
-            (out,) = scope.add_operator(node.name, inputs, 1, Operator(logic), attrs=attrs)
-        elif node.kind == "union":
-            (out,) = scope.add_operator(node.name, inputs, 1, Operator(_distinct({})), attrs=attrs,
-                                        pacts=[Exchange(stable_hash)] * len(inputs))
-        elif node.kind == "join":
-            lk, rk = node.extra["lkey"], node.extra["rkey"]
-            (out,) = scope.add_operator(node.name, inputs, 1, Operator(_join(node)), attrs=attrs,
-                                        pacts=[Exchange(lambda r, f=lk: stable_hash(f(r))), Exchange(lambda r, f=rk: stable_hash(f(r)))])
-        elif node.kind == "difference":
-            (out,) = scope.add_operator(node.name, inputs, 1, Operator(_difference()), attrs=attrs,
-                                        pacts=[Exchange(stable_hash)] * 2)
-        elif node.kind == "output":
-            results = self.results[node.name]
-
-            def collect(ctx, results=results):
-                for t, rs in ctx.input(0):
-                    results.setdefault(t, set()).update(rs)
-
-            scope.add_operator(node.name, inputs, 0, Operator(collect), attrs=attrs)
-            self._stratum_ports.setdefault(self.strata[node.name], [])
+        if node.kind == "output":
+            self._build_output(scope, node, inputs, attrs)
             return None
-        else:  # pragma: no cover
-            raise ValueError(f"unknown operator kind {node.kind!r}")
+        if node.kind == "input":
+            handle, out = scope.new_input(node.name)
+            scope.ops[out.source.node].attrs.update(attrs)
+            self._inputs[node.name] = handle
+        else:
+            logic, pacts = _logic_and_pacts(node, len(inputs))
+            (out,) = scope.add_operator(node.name, inputs, 1, Operator(logic), attrs=attrs, pacts=pacts)
         if scope.parent is None:
             self._ports(scope, out, self.strata[node.name])
         return out
+
+    def _build_output(self, scope: ScopeBuilder, node: Node, inputs: list[Stream], attrs: dict) -> None:
+        """A sink collecting the facts of each time into ``self.results[node.name]``."""
+        results = self.results[node.name]
+
+        def collect(ctx: OperatorContext) -> None:
+            for t, rs in ctx.input(0):
+                results.setdefault(t, set()).update(rs)
+
+        scope.add_operator(node.name, inputs, 0, Operator(collect), attrs=attrs)
+        self._stratum_ports.setdefault(self.strata[node.name], [])
 
     def _build_loop(self, root: ScopeBuilder, members: list[str], g, streams: dict) -> None:
         """A recursive (monotone) component as an iterative scope: back edges go through a feedback."""
@@ -325,10 +351,14 @@ class StrataRunner:
                         if src not in entered:
                             entered[src] = inner.enter(streams[src])
                         ins.append(entered[src])
-                local[n] = self._build_node(inner, program.nodes[n], ins)
+                out = self._build_node(inner, program.nodes[n], ins)
+                if out is not None:
+                    local[n] = out
             for src, (handle, _) in loop_vars.items():
                 handle.connect(local[src])
-            return {n: inner.leave(local[n]) for n in members if any(n in program.nodes[m].inputs for m in program.nodes if m not in position)}
+            read_outside = [n for n in members if any(n in program.nodes[m].inputs for m in program.nodes
+                                                      if m not in position)]
+            return {n: inner.leave(local[n]) for n in read_outside}
 
         name = "loop: " + ", ".join(sorted(members))
         left = root.iterative(name, body)
@@ -345,8 +375,9 @@ class StrataRunner:
 
     def stratum_complete(self, stratum: int, tick: int) -> bool:
         """No output of the stratum's operators can still produce ``tick`` (this worker's view)."""
-        scope = self.worker.replica.find(self._path)
-        tracker = scope.tracker
+        tracker = self.worker.replica.find(self._path).tracker
+        if tracker is None:
+            raise RuntimeError(f"the strata dataflow {list(self._path)} is not built on worker {self.worker.index}")
         for src in self._stratum_ports.get(stratum, ()):
             if tracker.implications_at(src).less_equal(tick):
                 return False
@@ -365,15 +396,11 @@ class StrataRunner:
             handle.advance_to(tick + 1)
         done: list[int] = []
         worker = self.worker
-        all_ops = worker.ops
         for s in range(self.count):
-            allowed = [op for op in all_ops if op.path[:1] != self._path[:1] or op.spec.attrs.get("stratum", -1) <= s]
+            allowed = [op for op in worker.ops
+                       if op.path[:1] != self._path[:1] or op.spec.attrs.get("stratum", -1) <= s]
             while not self.stratum_complete(s, tick):
-                worker.ops = allowed
-                try:
-                    worker.step(0.001 if worker._idle else 0.0)
-                finally:
-                    worker.ops = all_ops
+                worker.step(0.001 if worker.idle else 0.0, operators=allowed)
             done.append(s)
             self.completions.append((tick, s))
             worker.mark(f"tick {tick}: stratum {s} complete", scope=self._path, tick=tick, stratum=s)

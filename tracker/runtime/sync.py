@@ -15,8 +15,8 @@ from collections import deque
 from typing import Any
 
 from .context import OperatorContext
-from .graph import Exchange
-from .operators import Operator
+from .graph import Exchange, ScopeBuilder
+from .operators import InputHandle, Operator, ProbeHandle
 from .worker import Worker
 
 __all__ = ["Barrier", "Sequencer"]
@@ -29,7 +29,7 @@ class Barrier:
         self.worker = worker
         self.round = 0
 
-        def build(scope):
+        def build(scope: ScopeBuilder) -> tuple[InputHandle, ProbeHandle]:
             handle, stream = scope.new_input("barrier input")
             return handle, stream.probe("barrier probe")
 
@@ -49,49 +49,50 @@ class Sequencer:
 
     def __init__(self, worker: Worker, start_ns: int | None = None, name: str = "sequencer"):
         self.worker = worker
-        self._send: deque = deque()
-        self._recv: deque = deque()
+        self._send: deque = deque()  # pushed here, not yet stamped and sent
+        self._staged: list[tuple[Any, Any]] = []  # (time, item) received, not yet passed by the frontier
+        self._recv: deque = deque()  # released, in the shared order
         self._closed = False
-        start = _time.monotonic_ns() if start_ns is None else start_ns
-        peers = worker.peers
-        send, recv = self._send, self._recv
-        this = self
+        self._start = _time.monotonic_ns() if start_ns is None else start_ns
 
-        def source(ctx: OperatorContext) -> None:
-            cap = ctx.initial_capability
-            if not cap.valid:
-                return
-            if this._closed and not send:
-                cap.drop()
-                return
-            now = max(cap.time, _time.monotonic_ns() - start)
-            cap.downgrade(now)
-            out = ctx.output(0)
-            while send:
-                item = send.popleft()
-                for w in range(peers):
-                    out.give(now, (w, item))
-
-        staged: list = []
-
-        def sink(ctx: OperatorContext) -> None:
-            for t, records in ctx.input(0):
-                staged.extend((t, item) for _, item in records)
-            if not staged:
-                return
-            staged.sort()
-            frontier = ctx.frontier(0)
-            ready = 0
-            while ready < len(staged) and not any(f <= staged[ready][0] for f in frontier):
-                ready += 1
-            recv.extend(item for _, item in staged[:ready])
-            del staged[:ready]
-
-        def build(scope):
-            (stream,) = scope.add_operator("sequence input", [], 1, Operator(source, always=True), initial_capability=True)
-            scope.add_operator("sequence output", [stream], 0, Operator(sink, always=True), pacts=[Exchange(lambda r: r[0])])
+        def build(scope: ScopeBuilder) -> None:
+            (stream,) = scope.add_operator("sequence input", [], 1, Operator(self._stamp, always=True),
+                                           initial_capability=True)
+            scope.add_operator("sequence output", [stream], 0, Operator(self._release, always=True),
+                               pacts=[Exchange(lambda r: r[0])])
 
         worker.dataflow(build, name)
+
+    def _stamp(self, ctx: OperatorContext) -> None:
+        """The input operator: stamp pushed items with the elapsed time and send each to every worker."""
+        cap = ctx.initial_capability
+        if not cap.valid:
+            return
+        if self._closed and not self._send:
+            cap.drop()
+            return
+        now = max(cap.time, _time.monotonic_ns() - self._start)
+        cap.downgrade(now)
+        out = ctx.output(0)
+        while self._send:
+            item = self._send.popleft()
+            for w in range(ctx.peers):
+                out.give(now, (w, item))
+
+    def _release(self, ctx: OperatorContext) -> None:
+        """The output operator: release, in (time, item) order, the items whose time the frontier has passed."""
+        staged = self._staged
+        for t, records in ctx.input(0):
+            staged.extend((t, item) for _, item in records)
+        if not staged:
+            return
+        staged.sort()
+        frontier = ctx.frontier(0)
+        ready = 0
+        while ready < len(staged) and not any(f <= staged[ready][0] for f in frontier):
+            ready += 1
+        self._recv.extend(item for _, item in staged[:ready])
+        del staged[:ready]
 
     def push(self, item: Any) -> None:
         self._send.append(item)

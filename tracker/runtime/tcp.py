@@ -31,6 +31,8 @@ def _read_exact(sock: socket.socket, n: int) -> bytes | None:
 
 
 class TcpFabric:
+    """A :class:`~tracker.runtime.fabric.Fabric` over TCP, for worker ``index`` of ``peers``."""
+
     def __init__(self, index: int, peers: int, host: str = "127.0.0.1"):
         self.index = index
         self.peers = peers
@@ -65,7 +67,8 @@ class TcpFabric:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._socks[peer] = sock
         self._send_locks[peer] = threading.Lock()
-        reader = threading.Thread(target=self._read, args=(sock,), name=f"flowscope-tcp-{self.index}<-{peer}", daemon=True)
+        reader = threading.Thread(target=self._read, args=(sock,), name=f"flowscope-tcp-{self.index}<-{peer}",
+                                  daemon=True)
         reader.start()
         self._readers.append(reader)
 

@@ -6,11 +6,17 @@ operators inside), progress batches from any worker into its replicas; (2) sched
 input frontiers from the replicas; (3) broadcasts what its operators did as one atomic batch per scope, to every
 worker including itself. Its own actions reach its replicas only through that loopback, exactly as in the seeds:
 every replica applies the same multiset of batches, in its own order and at its own time, except that one
-sender's batches are applied in the order it sent them (a batch that overtakes an earlier one from the same sender
-waits): that is the per-worker prefix the safety argument needs.
+sender's batches are applied in the order it sent them: that is the per-worker prefix the safety argument needs.
+The protocol's parts are ``tracker.broadcast``'s: an :class:`Outbox` numbers this worker's batches (one sequence
+over all its scopes, each :class:`ProgressBatch` naming its scope) and a :class:`SenderOrder` releases each sender's
+batches in that order, holding back one that overtook an earlier one.
 
 Counts are in records: producing ``n`` records counts ``n`` at every input the output connects to, consuming them
 subtracts ``n``. Each worker's replica counts every worker's initial capabilities (``peers`` copies).
+
+Operators reach their worker only through :class:`~tracker.runtime.context.OperatorHost` (``local_progress``,
+``send_produced``, ``notification_delivered``); the worker reaches its peers only through a
+:class:`~tracker.runtime.fabric.Fabric`.
 
 A worker can record its view as a progress log (format v1): the structure, then every batch in the order its
 replica applied it, with ``worker`` naming the sender: replaying it shows exactly what that worker knew.
@@ -18,21 +24,27 @@ replica applied it, with ``worker`` naming the sender: replaying it shows exactl
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..broadcast import Outbox, ProgressBatch, SenderOrder
 from ..change_batch import ChangeBatch
 from ..progress_log import ProgressLogWriter
 from ..reachability import Location, Source
 from ..subgraph import Subgraph
-from .context import Capability, OperatorContext
-from .graph import PIPELINE, Exchange, ScopeBuilder
+from .context import OperatorContext
+from .fabric import Fabric
+from .graph import PIPELINE, Exchange, OpSpec, ScopeBuilder
 
 __all__ = ["Worker"]
 
+IDLE_WAIT = 0.002  # seconds to wait for messages after a step that did nothing
+
 
 class Worker:
-    def __init__(self, index: int, peers: int, fabric: Any, record: str | None = None):
+    """One worker of a computation of ``peers``: its operators, its replicas of every scope, its outbox."""
+
+    def __init__(self, index: int, peers: int, fabric: Fabric, record: str | None = None):
         self.index = index
         self.peers = peers
         self.fabric = fabric
@@ -42,10 +54,9 @@ class Worker:
         self._scopes: dict[tuple, ScopeBuilder] = {}
         self._edges: dict[tuple[tuple, Location], list[tuple[Location, Any]]] = {}
         self._local: dict[tuple, ChangeBatch] = {}  # scope path -> this step's progress, ((location, time), delta)
-        self._seq = 0
-        self._stash: list[tuple] = []
-        self._next_seq: dict[int, int] = {}  # sender -> the seq of its next batch to apply
-        self._held: dict[int, dict[int, tuple]] = {}  # sender -> seq -> a batch that overtook an earlier one
+        self._outbox = Outbox(index)
+        self._order = SenderOrder(peers)
+        self._stash: list[tuple] = []  # messages for a dataflow this worker has not built yet
         self._dataflows = 0
         self._idle = False
         self.log: ProgressLogWriter | None = None
@@ -62,7 +73,7 @@ class Worker:
         scope = ScopeBuilder(self, (df,), name or f"dataflow {df}", 1)
         result = build(scope)
         self._install(scope, self.replica, record=True)
-        view = getattr(self.fabric, "global_view", None)
+        view = self.fabric.global_view
         if view is not None:
             view.install(lambda root: self._install(scope, root, record=False, instantiate=False), (df,))
         stash, self._stash = self._stash, []
@@ -72,65 +83,63 @@ class Worker:
         return result
 
     def _install(self, sb: ScopeBuilder, parent: Subgraph, record: bool, instantiate: bool = True) -> None:
-        node = sb.path[-1]
-        replica = parent.add_scope(node, sb.name, sb.inputs, sb.outputs, sb.depth)
-        if record and self.log:
-            self.log.scope(sb.path, sb.name, sb.inputs, sb.outputs, sb.depth)
-        minimum = sb.domain.minimum
+        """Add scope ``sb`` to ``parent`` (a replica), recording its structure and instantiating its operators."""
+        replica = parent.add_scope(sb.path[-1], sb.name, sb.inputs, sb.outputs, sb.depth)
+        log = self.log if record else None
+        if log:
+            log.scope(sb.path, sb.name, sb.inputs, sb.outputs, sb.depth)
         if instantiate:
             self._scopes[sb.path] = sb
-        for node_k in sorted(sb.ops):
-            spec = sb.ops[node_k]
+        for node in sorted(sb.ops):
+            spec = sb.ops[node]
             if spec.scope is not None:
                 self._install(spec.scope, replica, record, instantiate)
-                continue
-            caps = [[minimum] * self.peers for _ in range(spec.outputs)] if spec.initial_capability else None
-            attrs = dict(spec.attrs)
-            replica.add_operator(spec.node, spec.name, spec.inputs, spec.outputs, spec.summary, caps, attrs)
-            if record and self.log:
-                self.log.operator(sb.path, spec.node, spec.name, spec.inputs, spec.outputs, spec.summary, caps, attrs or None)
-            if instantiate:
-                ctx = OperatorContext(self, sb.path, spec, sb.domain)
-                ctx.scope = replica
-                if spec.initial_capability:
-                    ctx._held[minimum] = 1
-                    ctx.initial_capability = Capability(ctx, minimum, counted=False)
-                spec.logic.bind(ctx)
-                self.ops.append(ctx)
-                self._ops_at[(sb.path, spec.node)] = ctx
+            else:
+                self._install_operator(sb, spec, replica, log, instantiate)
         for src, tgt in sb.edges:
             replica.add_edge(src, tgt)
-            if record and self.log:
-                self.log.edge(sb.path, src, tgt)
+            if log:
+                log.edge(sb.path, src, tgt)
             if instantiate:
-                pact = PIPELINE
-                spec = sb.ops.get(tgt.node)
-                if tgt.node != 0 and spec is not None and spec.scope is None and tgt.port < len(spec.pacts):
-                    pact = spec.pacts[tgt.port]
-                self._edges.setdefault((sb.path, src), []).append((tgt, pact))
+                self._edges.setdefault((sb.path, src), []).append((tgt, self._pact(sb, tgt)))
 
-    # --- progress ------------------------------------------------------------------------------------
+    def _install_operator(self, sb: ScopeBuilder, spec: OpSpec, replica: Subgraph, log: ProgressLogWriter | None,
+                          instantiate: bool) -> None:
+        caps = [[sb.domain.minimum] * self.peers for _ in range(spec.outputs)] if spec.initial_capability else None
+        attrs = dict(spec.attrs)
+        replica.add_operator(spec.node, spec.name, spec.inputs, spec.outputs, spec.summary, caps, attrs)
+        if log:
+            log.operator(sb.path, spec.node, spec.name, spec.inputs, spec.outputs, spec.summary, caps, attrs or None)
+        if instantiate:
+            ctx = OperatorContext(self, sb.path, spec, sb.domain, replica)
+            ctx.logic.bind(ctx)
+            self.ops.append(ctx)
+            self._ops_at[(sb.path, spec.node)] = ctx
 
-    def _local_batch(self, path: tuple) -> ChangeBatch:
+    @staticmethod
+    def _pact(sb: ScopeBuilder, target: Location) -> Any:
+        """How records reach ``target``: its operator's pact for that input, else pipelined."""
+        spec = sb.ops.get(target.node)
+        if target.node != 0 and spec is not None and spec.scope is None and target.port < len(spec.pacts):
+            return spec.pacts[target.port]
+        return PIPELINE
+
+    # --- what operators reach (the OperatorHost interface) ---------------------------------------------
+
+    def local_progress(self, path: tuple) -> ChangeBatch:
+        """This step's progress batch for scope ``path``, broadcast at the end of the step."""
         batch = self._local.get(path)
         if batch is None:
             batch = self._local[path] = ChangeBatch()
         return batch
 
-    def _flush(self) -> bool:
-        sent = False
-        if self._local:
-            local, self._local = self._local, {}
-            for path, batch in local.items():
-                updates = [(loc, t, d) for (loc, t), d in batch.drain()]
-                if updates:
-                    self._seq += 1
-                    self.fabric.broadcast(self.index, ("progress", path, self.index, self._seq, updates))
-                    sent = True
-        return sent
+    def send_produced(self, path: tuple, source: Location, time: Any, records: list) -> None:
+        """Deliver records an operator produced at ``source``, counting them at every input they reach."""
+        self._send_from(path, source, time, records)
 
-    def _notified(self, ctx: OperatorContext, time: Any) -> None:
-        view = getattr(self.fabric, "global_view", None)
+    def notification_delivered(self, ctx: OperatorContext, time: Any) -> None:
+        """An operator is told its inputs passed ``time``: the global view (if any) checks that it really has."""
+        view = self.fabric.global_view
         if view is not None:
             view.check_notification(ctx.path, ctx.node, ctx.spec.inputs, time, self.index)
 
@@ -142,44 +151,51 @@ class Worker:
     # --- data ----------------------------------------------------------------------------------------
 
     def _send_from(self, path: tuple, source: Location, time: Any, records: list, counted: bool = False) -> None:
-        """Deliver records produced at ``source`` to every input it connects to, counting them unless already counted."""
+        """Deliver records produced at ``source`` to every input it connects to, counting them unless counted."""
         n = len(records)
         for target, pact in self._edges.get((path, source), ()):
             if not counted:
-                self._local_batch(path).update((target, time), n)
+                self.local_progress(path).update((target, time), n)
             if target.node == 0:
                 # Leaving the scope: the replicas report it to the parent as produced there.
                 sb = self._scopes[path]
                 outer = time[0] if sb.parent is not None and sb.depth > sb.parent.depth else time
                 self._send_from(path[:-1], Source(path[-1], target.port), outer, records, counted=True)
             elif isinstance(pact, Exchange):
-                peers = self.peers
-                parts: dict[int, list] = {}
-                key_fn = pact.key
-                for r in records:
-                    parts.setdefault(key_fn(r) % peers, []).append(r)
-                for dst, part in parts.items():
-                    if dst == self.index:
-                        self._deliver(path, target, time, part)
-                    else:
-                        self.fabric.send(self.index, dst, ("data", path, target, time, part))
+                self._exchange(path, target, time, records, pact)
             else:
                 self._deliver(path, target, time, records)
 
+    def _exchange(self, path: tuple, target: Location, time: Any, records: list, pact: Exchange) -> None:
+        """Partition records by ``pact.key``: this worker's share is delivered here, the others' sent to them."""
+        peers, key_fn = self.peers, pact.key
+        parts: dict[int, list] = {}
+        for r in records:
+            parts.setdefault(key_fn(r) % peers, []).append(r)
+        for dst, part in parts.items():
+            if dst == self.index:
+                self._deliver(path, target, time, part)
+            else:
+                self.fabric.send(self.index, dst, ("data", path, target, time, part))
+
     def _deliver(self, path: tuple, target: Location, time: Any, records: list) -> None:
+        """Queue records at an operator's input, or harvest them into a nested scope (its child 0 produced them)."""
         sb = self._scopes[path]
         spec = sb.ops.get(target.node)
         if spec is not None and spec.scope is not None:
             child = spec.scope
             inner = (time, 0) if child.depth > sb.depth else time
-            self._local_batch(child.path).update((Source(0, target.port), inner), -len(records))
+            self.local_progress(child.path).update((Source(0, target.port), inner), -len(records))
             self._send_from(child.path, Source(0, target.port), inner, records)
         else:
             self._ops_at[(path, target.node)].queues[target.port].append((time, records))
 
+    # --- progress ------------------------------------------------------------------------------------
+
     def _dispatch(self, msg: tuple) -> bool:
-        """Handle one message; True if it was progress."""
-        kind, path = msg[0], msg[1]
+        """Handle one message; True if it released progress batches (then the replicas have changed)."""
+        kind = msg[0]
+        path = msg[1].scope if kind == "progress" else msg[1]
         if path[:1] and path[0] > self._dataflows:
             self._stash.append(msg)  # a dataflow this worker has not built yet
             return False
@@ -187,50 +203,78 @@ class Worker:
             _, _, target, time, records = msg
             self._deliver(path, target, time, records)
             return False
-        # One sender's batches must be applied in the order it sent them (a production under a capability it
-        # holds, then the capability's release, must not be seen the other way round); across senders, any order.
-        sender, seq = msg[2], msg[3]
-        expected = self._next_seq.get(sender, 1)
-        if seq != expected:
-            self._held.setdefault(sender, {})[seq] = msg
-            return False
-        self._apply(msg)
-        held = self._held.get(sender)
-        while held and self._next_seq[sender] in held:
-            self._apply(held.pop(self._next_seq[sender]))
-        return True
+        ready = self._order.admit(msg[1])
+        for batch in ready:
+            self._apply(batch)
+        return bool(ready)
 
-    def _apply(self, msg: tuple) -> None:
-        _, path, sender, seq, updates = msg
-        self._next_seq[sender] = seq + 1
-        self.replica.find(path).receive(updates)
+    def _apply(self, batch: ProgressBatch) -> None:
+        self.replica.find(batch.scope).receive(batch.updates)
         if self.log:
-            self.log.progress(path, updates, worker=sender, seq=seq)
+            self.log.progress(batch.scope, batch.updates, worker=batch.worker, seq=batch.seq)
 
-    # --- running -------------------------------------------------------------------------------------
+    # --- one step, in order ------------------------------------------------------------------------------
 
-    def step(self, wait: float = 0.0) -> bool:
-        """One round: receive, schedule every operator that has something to do, broadcast. True while busy."""
+    def step(self, wait: float = 0.0, operators: Iterable[OperatorContext] | None = None) -> bool:
+        """One round: receive, schedule every operator that has something to do, broadcast. True while busy.
+
+        ``operators`` limits which operators may run this step (default: all of them; see ``strata``).
+        """
         self.steps += 1
+        received = self._receive(wait)
+        worked = self._schedule_operators(self.ops if operators is None else operators)
+        sent = self._broadcast_progress()
+        self._idle = not received and not worked and not sent
+        view = self.fabric.global_view
+        if view is not None and view.check_replicas:
+            view.check_replica(self)
+        return self.tracking()
+
+    def _receive(self, wait: float) -> bool:
+        """Take every message that has arrived: data into input queues, progress into the replicas."""
         msgs = self.fabric.recv(self.index, wait)
         progress = False
         for msg in msgs:
             progress |= self._dispatch(msg)
         if progress:
             self.replica.schedule()
+        return bool(msgs)
+
+    @staticmethod
+    def _schedule_operators(operators: Iterable[OperatorContext]) -> bool:
+        """Run each operator that has something to do; True if any did something visible."""
         did = False
-        for op in self.ops:
+        for op in operators:
             did |= op.run()
-        sent = self._flush()
-        self._idle = not msgs and not did and not sent
-        view = getattr(self.fabric, "global_view", None)
-        if view is not None and view.check_replicas:
-            view.check_replica(self)
-        return self.tracking()
+        return did
+
+    def _broadcast_progress(self) -> bool:
+        """Send this step's progress, one atomic batch per scope, to every worker (this one included)."""
+        if not self._local:
+            return False
+        sent = False
+        local, self._local = self._local, {}
+        for path, batch in local.items():
+            progress = self._outbox.drain(batch, path)
+            if progress is not None:
+                self.fabric.broadcast(self.index, ("progress", progress))
+                sent = True
+        return sent
+
+    # --- running -------------------------------------------------------------------------------------
+
+    @property
+    def idle(self) -> bool:
+        """Did the last step neither receive, nor run an operator, nor send? (Then the next may wait a little.)"""
+        return self._idle
+
+    def idle_wait(self) -> float:
+        """How long the next step should wait for messages: a little after an idle step, else not at all."""
+        return IDLE_WAIT if self._idle else 0.0
 
     def tracking(self) -> bool:
         """Is anything still in flight or held, as far as this worker knows?"""
-        if self._local or self._stash or any(self._held.values()):
+        if self._local or self._stash or self._order.held_back():
             return True
         if any(op.has_input() for op in self.ops):
             return True
@@ -238,11 +282,11 @@ class Worker:
 
     def step_while(self, condition: Callable[[], bool]) -> None:
         while condition():
-            self.step(0.002 if self._idle else 0.0)
+            self.step(self.idle_wait())
 
     def run(self) -> None:
         """Step until every dataflow has completed."""
-        while self.step(0.002 if self._idle else 0.0):
+        while self.step(self.idle_wait()):
             pass
         if self.log:
             self.log.flush()
