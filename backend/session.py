@@ -13,6 +13,9 @@ a nested scope's reports change). At the end of a slice the touched ports, dedup
 series and each port's "last changed" batch (what a reconnecting client resumes from), and are handed to the
 subscribers watching that scope. A subscriber only accumulates a set of dirty ports: how fast it is read is the
 stream's business and never slows the ingest.
+
+The session only ingests; what the API and the stream show of it (port rows, the scope tree, the session's info,
+search) are functions in backend/views.py.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import logging
 import secrets
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +42,7 @@ from .history import History
 from .layout import layout_graph, scope_graph
 from .series import SeriesRecorder
 
-__all__ = ["Session", "SessionOptions", "port_rows", "parse_scope", "scope_key"]
+__all__ = ["Session", "SessionOptions"]
 
 log = logging.getLogger("flowscope.session")
 
@@ -52,47 +55,6 @@ class SessionOptions:
     checkpoint_every: int = 4096
     slice_seconds: float = 0.008
     idle_wait: float = 0.25  # longest wait for a live feed before polling again
-
-
-def scope_key(path: Iterable[int]) -> str:
-    return ",".join(str(k) for k in path)
-
-
-def parse_scope(text: str | None) -> tuple:
-    """``""`` or ``None`` is the root; ``"3"`` or ``"3,1"`` (or JSON ``[3,1]``) a nested scope path."""
-    if text is None:
-        return ()
-    text = text.strip().strip("[]").replace(".", ",").replace("/", ",")
-    if not text:
-        return ()
-    try:
-        return tuple(int(p) for p in text.split(","))
-    except ValueError:
-        raise ValueError(f"scope {text!r} is not a path of child indices like 3 or 3,1") from None
-
-
-def port_rows(scope: Subgraph, locations: Iterable[Location] | None = None) -> list[list]:
-    """Ports as ``[kind, node, port, frontier, pointstamps, implications]`` rows (all ports, or ``locations``)."""
-    scope._ensure_built()
-    tracker = scope.tracker
-    locs = tracker.locations
-    if locations is None:
-        ks: Iterable[int] = range(len(locs))
-    else:
-        index = tracker.index
-        ks = sorted(k for k in (index.get(loc) for loc in locations) if k is not None)
-    rows = []
-    for k in ks:
-        loc = locs[k]
-        rows.append([
-            "in" if loc.kind == IN else "out",
-            loc.node,
-            loc.port,
-            tracker.implications[k].frontier(),
-            [[t, c] for t, c in tracker.pointstamps[k].updates()],
-            [[t, c] for t, c in tracker.implications[k].updates()],
-        ])
-    return rows
 
 
 class Session:
@@ -364,69 +326,6 @@ class Session:
 
     def errors(self) -> list:
         return self.feed.errors + self.replay.errors
-
-    def info(self) -> dict:
-        h = self.history
-        root = self.replay.root
-        operators = scopes = 0
-        for sc in root.scopes():
-            scopes += 1
-            operators += sum(1 for op in sc.children.values() if op.scope is None)
-        return {
-            "id": self.id,
-            "name": self.name,
-            "kind": self.feed.kind,
-            "source": self.feed.label,
-            "live": self.feed.live,
-            "status": self.status,
-            "error": self.error,
-            "created": self.created,
-            "records": self.records,
-            "batches": self.head,
-            "first_at": h.at[0] if len(h.at) else None,
-            "last_at": h.at_max[-1] if len(h.at_max) else None,
-            "errors": len(self.feed.errors) + len(self.replay.errors),
-            "findings": len(self.replay.findings),
-            "marks": len(self.replay.marks),
-            "scopes": scopes,
-            "operators": operators,
-            "checked": self.options.check_contracts,
-        }
-
-    def scope_tree(self, scope: Subgraph | None = None) -> dict:
-        scope = scope or self.replay.root
-        children = []
-        leaves = 0
-        for node in sorted(scope.children):
-            op = scope.children[node]
-            if op.scope is not None:
-                children.append(self.scope_tree(op.scope))
-            else:
-                leaves += 1
-        return {
-            "path": list(scope.path),
-            "name": scope.name,
-            "depth": scope.domain.depth,
-            "operators": leaves,
-            "inputs": scope.inputs,
-            "outputs": scope.outputs,
-            "scopes": children,
-        }
-
-    def search(self, query: str, limit: int = 50) -> list[dict]:
-        q = query.lower().strip()
-        out: list[dict] = []
-        if not q:
-            return out
-        for sc in self.replay.root.scopes():
-            for node in sorted(sc.children):
-                op = sc.children[node]
-                if q in op.name.lower() or q == str(node):
-                    out.append({"scope": list(sc.path), "scope_name": sc.name, "node": node, "name": op.name,
-                                "nested": op.scope is not None})
-                    if len(out) >= limit:
-                        return out
-        return out
 
     def changed_since(self, path: tuple, batch: int) -> list[Location]:
         changed = self.last_changed.get(path, {})

@@ -220,6 +220,10 @@ class Subgraph(Operate):
             b.add_edge(s, t)
         return b
 
+    def ensure_built(self) -> None:
+        """Build (or rebuild) this scope's tracker for its current structure, nested scopes first."""
+        self._ensure_built()
+
     def _ensure_built(self) -> None:
         if self._child_dirty:
             self._child_dirty = False
