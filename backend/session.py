@@ -38,8 +38,8 @@ from tracker.replay import Replay
 from tracker.subgraph import Subgraph
 
 from .feeds import Feed
+from .graph_layout import layout_graph, scope_graph
 from .history import History
-from .layout import layout_graph, scope_graph
 from .series import SeriesRecorder
 
 __all__ = ["Session", "SessionOptions"]
@@ -77,7 +77,6 @@ class Session:
         self.subscribers: set[Any] = set()
         self.last_changed: dict[tuple, dict[Location, int]] = {}
         self.structure_version = 0
-        self.applied_wall: float | None = None  # time.time() when the last batch was applied
         self.listeners: list[Callable[[Session], None]] = []  # called at each slice end
         self.cache: dict[Any, Any] = {}  # per structure version: layouts, port graphs
         self._touched: dict[Subgraph, set[Location]] = {}
@@ -137,21 +136,6 @@ class Session:
             self._notify_all()
         finally:
             feed.close()
-
-    def feed_all(self) -> None:
-        """Synchronously apply everything a finished feed has (tests, the CLI's `explain`-style use)."""
-        while True:
-            chunk = self.feed.poll(4096)
-            if chunk is None:
-                break
-            if not chunk:
-                break
-            for line, record in chunk:
-                self._apply(record, line)
-            self._end_slice()
-        self.replay.finish()
-        self._end_slice()
-        self.status = "done"
 
     async def stop(self) -> None:
         self._stop = True
@@ -285,7 +269,6 @@ class Session:
         if self._series_pending:
             self._flush_series()
         if touched:
-            self.applied_wall = time.time()
             batch = self.replay.batches_applied
             by_path: dict[tuple, set[Location]] = {}
             for scope, locs in touched.items():

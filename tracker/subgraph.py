@@ -321,10 +321,6 @@ class Subgraph(Operate):
         self._incoming.extend(updates)
         self._activate()
 
-    def receive_one(self, location: Location, time: Any, delta: int) -> None:
-        self._incoming.append((location, time, delta))
-        self._activate()
-
     # --- scheduling ------------------------------------------------------------------------------------
 
     def schedule(self) -> bool:

@@ -15,8 +15,8 @@ from tracker.explain import explain as tracker_explain
 from tracker.reachability import Location
 from tracker.replay import Replay
 
-from ..layout import scope_graph
-from ..layout import strata as stratify
+from ..graph_layout import scope_graph
+from ..graph_layout import strata as stratify
 from ..paths import holder_path, port_graph
 from ..session import Session
 from ..views import port_rows, scope_tree
