@@ -221,10 +221,14 @@ class Session:
                 locs = [Location(0, OUT, i) for i in range(s.inputs)]
                 chain.append((s, locs))
                 plocs = [Location(node, IN, i) for i in range(s.inputs)]
+                targets: dict[Location, list[Location]] = {}
+                for src, tgt in p.edges:
+                    if src.node == node:
+                        targets.setdefault(src, []).append(tgt)
                 for o in range(s.outputs):
                     src = Location(node, OUT, o)
                     plocs.append(src)
-                    plocs.extend(p._out_edges.get(src, ()))
+                    plocs.extend(targets.get(src, ()))
                 chain.append((p, plocs))
                 s = p
             self._chains[scope.path] = chain

@@ -121,11 +121,13 @@ async def state(
 def _explain(session: Session, replay: Replay, path: tuple, loc: Location, time_text: str | None,
              batch: int, live: bool) -> dict:
     scope = _find(replay.root, path, batch)
-    scope._ensure_built()
-    if loc not in scope.tracker.index:
+    scope.ensure_built()
+    tracker = scope.tracker
+    assert tracker is not None  # built just above
+    if loc not in tracker.index:
         raise HTTPException(404, f"scope {list(path)} has no port {loc.to_json()}")
     t = _time(scope, time_text)
-    frontier = scope.tracker.frontier(loc)
+    frontier = tracker.frontier(loc)
     if t is None:
         if not frontier:
             return {"scope": list(path), "port": loc.to_json(), "time": None, "frontier": [], "batch": batch,
