@@ -123,7 +123,7 @@ def layered_layout(g: nx.DiGraph, sweeps: int = 4) -> dict:
     if ENTER in layer:
         layer[ENTER] = 0
     if LEAVE in layer:
-        last = max((l for n, l in layer.items() if n != LEAVE), default=-1)
+        last = max((k for n, k in layer.items() if n != LEAVE), default=-1)
         layer[LEAVE] = last + 1
     nlayers = max(layer.values(), default=-1) + 1
     layers: list[list[Any]] = [[] for _ in range(nlayers)]
@@ -153,7 +153,7 @@ def layered_layout(g: nx.DiGraph, sweeps: int = 4) -> dict:
         down = sweep % 2 == 0
         seq = layers[1:] if down else layers[-2::-1]
         for lay in seq:
-            def bary(v: Any) -> float:
+            def bary(v: Any, down: bool = down) -> float:
                 nbrs = list(order_g.predecessors(v) if down else order_g.successors(v))
                 return sum(pos[u] for u in nbrs) / len(nbrs) if nbrs else pos[v]
             lay.sort(key=lambda v: (bary(v), pos[v]))

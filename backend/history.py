@@ -138,6 +138,7 @@ class History:
         else:
             return
         seg = self.segments[-1]
+        assert seg.lines is not None  # the last segment is open
         seg.lines.append(line)
         seg.count += 1
 
@@ -160,9 +161,11 @@ class History:
     def _checkpoint(self, replay: Replay) -> None:
         seg = self.segments[-1]
         lines, seg.lines = seg.lines, None
+        assert lines is not None  # the last segment is open
         seg.blob = self._compressor.compress(b"\n".join(lines))
         pointstamps = [(scope.path, primary_pointstamps(scope)) for scope in replay.root.scopes()]
-        cp = Checkpoint(replay.batches_applied, len(self.structure), replay.progress_records, replay.last_at, pointstamps)
+        cp = Checkpoint(replay.batches_applied, len(self.structure), replay.progress_records, replay.last_at,
+                        pointstamps)
         self.segments.append(Segment(cp))
 
     # --- reading ---------------------------------------------------------------------------------------
@@ -181,6 +184,7 @@ class History:
             return lines[:]  # the open segment: a snapshot of what is there now
         cached = self._lines_cache.get(i)
         if cached is None:
+            assert seg.blob is not None  # a segment is either open (lines) or sealed (blob)
             data = self._decompressor.decompress(seg.blob)
             cached = data.split(b"\n") if data else []
             if len(self._lines_cache) >= 4:

@@ -184,16 +184,19 @@ class Session:
                         t[parent] = set(plocs)
                     else:
                         p.update(plocs)
-        last = s1 = s2 = None
+        last = None
+        s1: set[Location] = set()
+        s2: set[Location] = set()
         for sc, loc, _, _ in pushed:
             if sc is not last:
                 last = sc
-                s1 = touched.get(sc)
-                if s1 is None:
-                    s1 = touched[sc] = set()
-                s2 = pending.get(sc)
-                if s2 is None:
-                    s2 = pending[sc] = set()
+                t1 = touched.get(sc)
+                if t1 is None:
+                    t1 = touched[sc] = set()
+                t2 = pending.get(sc)
+                if t2 is None:
+                    t2 = pending[sc] = set()
+                s1, s2 = t1, t2
             s1.add(loc)
             s2.add(loc)
         # The charts sample at batch resolution while the session is short, then every 2, 4, ... batches

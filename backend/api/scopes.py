@@ -22,11 +22,11 @@ from ..session import Session
 from ..views import port_rows, scope_tree
 from ..views import search as search_operators
 from . import deps
-from .models import Explanation, Graph, Problem, ScopeState, ScopeTree, SearchHit, Strata
+from .models import Explanation, Graph, ScopeState, ScopeTree, SearchHit, Strata, problems
 
 router = APIRouter(prefix="/api/sessions/{sid}", tags=["scopes"])
 
-_ERRORS = {400: {"model": Problem}, 404: {"model": Problem}}
+_ERRORS = problems(400, 404)
 
 
 def _find(root, path: tuple, batch: int | None = None):

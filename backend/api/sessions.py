@@ -10,11 +10,11 @@ from ..security import PathNotAllowed
 from ..session import Session
 from ..views import session_info
 from . import deps
-from .models import Problem, SessionCreate, SessionInfo
+from .models import SessionCreate, SessionInfo, problems
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
-_ERRORS = {403: {"model": Problem}, 404: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
+_ERRORS = problems(403, 404, 413, 422)
 
 
 @router.get("", response_model=list[SessionInfo], summary="All sessions")
