@@ -74,7 +74,9 @@ def _start_spark_ingest(settings: Settings, manager: SessionManager):
     def on_feed(feed) -> None:  # on the connection's thread: hop to the server's loop
         loop.call_soon_threadsafe(manager.add, feed, feed.label)
 
-    return SparkIngestServer(on_feed, settings.host, settings.spark_port, token=settings.token)
+    port = settings.spark_port
+    assert port is not None  # called only when the settings ask for Spark ingest
+    return SparkIngestServer(on_feed, settings.host, port, token=settings.token)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -372,7 +372,7 @@ PROGRESS_LOG = FeedKind("progress-log", "flowscope progress log", check_progress
 
 
 # Modules that add kinds of logs to the default registry with ``register(registry)``, if they are installed.
-EXTENSIONS = ("backend.spark.follow_feed", "backend.spark.feeds")
+EXTENSIONS = ("backend.spark.follow_feed",)
 
 
 def default_registry() -> FeedRegistry:

@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import orjson
 import zstandard
@@ -76,8 +77,9 @@ class Segment:
 
 def primary_pointstamps(scope: Subgraph) -> list[tuple[Location, Any, int]]:
     """The pointstamps batches put in ``scope`` (see the module docstring): not the derived ones."""
-    scope._ensure_built()
+    scope.ensure_built()
     tracker = scope.tracker
+    assert tracker is not None  # built just above
     nested = scope.parent is not None
     children = scope.children
     out: list[tuple[Location, Any, int]] = []
@@ -113,6 +115,8 @@ class History:
         self._compressor = zstandard.ZstdCompressor(level=level)
         self._decompressor = zstandard.ZstdDecompressor()
         self._pool: list[Replay] = []
+        # where each restored replay has read the records up to: (segment, line of the next record)
+        self._positions: WeakKeyDictionary[Replay, tuple[int, int]] = WeakKeyDictionary()
         self._pool_size = pool_size
         self._lock = threading.Lock()
         self._lines_cache: dict[int, list[bytes]] = {}
@@ -134,6 +138,7 @@ class History:
         else:
             return
         seg = self.segments[-1]
+        assert seg.lines is not None  # the last segment is open
         seg.lines.append(line)
         seg.count += 1
 
@@ -156,9 +161,11 @@ class History:
     def _checkpoint(self, replay: Replay) -> None:
         seg = self.segments[-1]
         lines, seg.lines = seg.lines, None
+        assert lines is not None  # the last segment is open
         seg.blob = self._compressor.compress(b"\n".join(lines))
         pointstamps = [(scope.path, primary_pointstamps(scope)) for scope in replay.root.scopes()]
-        cp = Checkpoint(replay.batches_applied, len(self.structure), replay.progress_records, replay.last_at, pointstamps)
+        cp = Checkpoint(replay.batches_applied, len(self.structure), replay.progress_records, replay.last_at,
+                        pointstamps)
         self.segments.append(Segment(cp))
 
     # --- reading ---------------------------------------------------------------------------------------
@@ -177,6 +184,7 @@ class History:
             return lines[:]  # the open segment: a snapshot of what is there now
         cached = self._lines_cache.get(i)
         if cached is None:
+            assert seg.blob is not None  # a segment is either open (lines) or sealed (blob)
             data = self._decompressor.decompress(seg.blob)
             cached = data.split(b"\n") if data else []
             if len(self._lines_cache) >= 4:
@@ -229,31 +237,20 @@ class History:
         replay = Replay("history")
         for raw in self.structure[: cp.structure]:
             replay.apply(orjson.loads(memoryview(raw)[1:]))
-        for scope in replay.root.scopes():
-            scope._initial = []  # the checkpoint counts what is still held
-        by_path = dict(cp.pointstamps)
-        for scope in replay.root.scopes():
-            updates = by_path.get(scope.path)
-            if updates:
-                scope.receive(updates)
-        replay.root.schedule()
-        replay.batches_applied = cp.batch
-        replay.progress_records = cp.progress_records
-        replay.last_at = cp.last_at
-        replay._segment = i  # type: ignore[attr-defined]
-        replay._line = 0  # type: ignore[attr-defined]
+        replay.resume(cp.pointstamps, cp.batch, cp.progress_records, cp.last_at)
+        self._positions[replay] = (i, 0)
         return replay
 
     def _advance(self, replay: Replay, batch: int) -> None:
         """Apply records until ``batch`` batches are applied and the next record is a progress record."""
-        i, k = replay._segment, replay._line  # type: ignore[attr-defined]
+        i, k = self._positions[replay]
         while i < len(self.segments):
             lines = self._segment_lines(i)
             n = len(lines)
             while k < n:
                 raw = lines[k]
                 if replay.batches_applied >= batch and raw[0] == 80:  # b"P": the next batch
-                    replay._segment, replay._line = i, k  # type: ignore[attr-defined]
+                    self._positions[replay] = (i, k)
                     replay.root.schedule()
                     return
                 replay.apply(orjson.loads(memoryview(raw)[1:]))
@@ -261,5 +258,5 @@ class History:
             if i == len(self.segments) - 1 or self.segments[i].lines is not None:
                 break
             i, k = i + 1, 0
-        replay._segment, replay._line = i, k  # type: ignore[attr-defined]
+        self._positions[replay] = (i, k)
         replay.root.schedule()

@@ -17,13 +17,13 @@ __all__ = ["port_graph", "holder_path"]
 
 
 def port_graph(scope: Subgraph) -> nx.DiGraph:
-    scope._ensure_built()
+    scope.ensure_built()
     g = nx.DiGraph()
     for src, tgt in scope.edges:
         g.add_edge(src, tgt)
     for node, op in scope.children.items():
         if op.scope is not None:
-            summary = op.scope._internal_summary or []
+            summary = op.scope.internal_summary()
             for i, row in enumerate(summary):
                 for o, ac in enumerate(row):
                     if len(ac):

@@ -21,7 +21,7 @@ from typing import Any
 from tracker.reachability import IN, Location
 from tracker.subgraph import Subgraph
 
-__all__ = ["numeric", "frontier_value", "SeriesRecorder"]
+__all__ = ["numeric", "SeriesRecorder"]
 
 NAN = float("nan")
 
@@ -32,15 +32,6 @@ def numeric(t: Any) -> float:
     if isinstance(t, (tuple, list)) and len(t) == 2:
         return numeric(t[0]) + min(numeric(t[1]), 999.0) / 1000.0
     return float(t)
-
-
-def frontier_value(frontier: Iterable[Any]) -> float:
-    best = math.inf
-    for t in frontier:
-        v = numeric(t)
-        if v < best:
-            best = v
-    return NAN if best == math.inf else best
 
 
 class _Steps:

@@ -13,6 +13,9 @@ a nested scope's reports change). At the end of a slice the touched ports, dedup
 series and each port's "last changed" batch (what a reconnecting client resumes from), and are handed to the
 subscribers watching that scope. A subscriber only accumulates a set of dirty ports: how fast it is read is the
 stream's business and never slows the ingest.
+
+The session only ingests; what the API and the stream show of it (port rows, the scope tree, the session's info,
+search) are functions in backend/views.py.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import logging
 import secrets
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,11 +39,11 @@ from tracker.subgraph import Subgraph
 
 from .blame import BlameTracker
 from .feeds import Feed
+from .graph_layout import layout_graph, scope_graph
 from .history import History
-from .layout import layout_graph, scope_graph
 from .series import SeriesRecorder
 
-__all__ = ["Session", "SessionOptions", "port_rows", "parse_scope", "scope_key"]
+__all__ = ["Session", "SessionOptions"]
 
 log = logging.getLogger("flowscope.session")
 
@@ -53,47 +56,6 @@ class SessionOptions:
     checkpoint_every: int = 4096
     slice_seconds: float = 0.008
     idle_wait: float = 0.25  # longest wait for a live feed before polling again
-
-
-def scope_key(path: Iterable[int]) -> str:
-    return ",".join(str(k) for k in path)
-
-
-def parse_scope(text: str | None) -> tuple:
-    """``""`` or ``None`` is the root; ``"3"`` or ``"3,1"`` (or JSON ``[3,1]``) a nested scope path."""
-    if text is None:
-        return ()
-    text = text.strip().strip("[]").replace(".", ",").replace("/", ",")
-    if not text:
-        return ()
-    try:
-        return tuple(int(p) for p in text.split(","))
-    except ValueError:
-        raise ValueError(f"scope {text!r} is not a path of child indices like 3 or 3,1") from None
-
-
-def port_rows(scope: Subgraph, locations: Iterable[Location] | None = None) -> list[list]:
-    """Ports as ``[kind, node, port, frontier, pointstamps, implications]`` rows (all ports, or ``locations``)."""
-    scope._ensure_built()
-    tracker = scope.tracker
-    locs = tracker.locations
-    if locations is None:
-        ks: Iterable[int] = range(len(locs))
-    else:
-        index = tracker.index
-        ks = sorted(k for k in (index.get(loc) for loc in locations) if k is not None)
-    rows = []
-    for k in ks:
-        loc = locs[k]
-        rows.append([
-            "in" if loc.kind == IN else "out",
-            loc.node,
-            loc.port,
-            tracker.implications[k].frontier(),
-            [[t, c] for t, c in tracker.pointstamps[k].updates()],
-            [[t, c] for t, c in tracker.implications[k].updates()],
-        ])
-    return rows
 
 
 class Session:
@@ -117,7 +79,6 @@ class Session:
         self.subscribers: set[Any] = set()
         self.last_changed: dict[tuple, dict[Location, int]] = {}
         self.structure_version = 0
-        self.applied_wall: float | None = None  # time.time() when the last batch was applied
         self.listeners: list[Callable[[Session], None]] = []  # called at each slice end
         self.cache: dict[Any, Any] = {}  # per structure version: layouts, port graphs
         self._touched: dict[Subgraph, set[Location]] = {}
@@ -178,21 +139,6 @@ class Session:
         finally:
             feed.close()
 
-    def feed_all(self) -> None:
-        """Synchronously apply everything a finished feed has (tests, the CLI's `explain`-style use)."""
-        while True:
-            chunk = self.feed.poll(4096)
-            if chunk is None:
-                break
-            if not chunk:
-                break
-            for line, record in chunk:
-                self._apply(record, line)
-            self._end_slice()
-        self.replay.finish()
-        self._end_slice()
-        self.status = "done"
-
     async def stop(self) -> None:
         self._stop = True
         task = self._task
@@ -241,16 +187,19 @@ class Session:
                         t[parent] = set(plocs)
                     else:
                         p.update(plocs)
-        last = s1 = s2 = None
+        last = None
+        s1: set[Location] = set()
+        s2: set[Location] = set()
         for sc, loc, _, _ in pushed:
             if sc is not last:
                 last = sc
-                s1 = touched.get(sc)
-                if s1 is None:
-                    s1 = touched[sc] = set()
-                s2 = pending.get(sc)
-                if s2 is None:
-                    s2 = pending[sc] = set()
+                t1 = touched.get(sc)
+                if t1 is None:
+                    t1 = touched[sc] = set()
+                t2 = pending.get(sc)
+                if t2 is None:
+                    t2 = pending[sc] = set()
+                s1, s2 = t1, t2
             s1.add(loc)
             s2.add(loc)
         # The charts sample at batch resolution while the session is short, then every 2, 4, ... batches
@@ -278,10 +227,14 @@ class Session:
                 locs = [Location(0, OUT, i) for i in range(s.inputs)]
                 chain.append((s, locs))
                 plocs = [Location(node, IN, i) for i in range(s.inputs)]
+                targets: dict[Location, list[Location]] = {}
+                for src, tgt in p.edges:
+                    if src.node == node:
+                        targets.setdefault(src, []).append(tgt)
                 for o in range(s.outputs):
                     src = Location(node, OUT, o)
                     plocs.append(src)
-                    plocs.extend(p._out_edges.get(src, ()))
+                    plocs.extend(targets.get(src, ()))
                 chain.append((p, plocs))
                 s = p
             self._chains[scope.path] = chain
@@ -326,7 +279,6 @@ class Session:
         if self._series_pending:
             self._flush_series()
         if touched:
-            self.applied_wall = time.time()
             batch = self.replay.batches_applied
             by_path: dict[tuple, set[Location]] = {}
             for scope, locs in touched.items():
@@ -367,69 +319,6 @@ class Session:
 
     def errors(self) -> list:
         return self.feed.errors + self.replay.errors
-
-    def info(self) -> dict:
-        h = self.history
-        root = self.replay.root
-        operators = scopes = 0
-        for sc in root.scopes():
-            scopes += 1
-            operators += sum(1 for op in sc.children.values() if op.scope is None)
-        return {
-            "id": self.id,
-            "name": self.name,
-            "kind": self.feed.kind,
-            "source": self.feed.label,
-            "live": self.feed.live,
-            "status": self.status,
-            "error": self.error,
-            "created": self.created,
-            "records": self.records,
-            "batches": self.head,
-            "first_at": h.at[0] if len(h.at) else None,
-            "last_at": h.at_max[-1] if len(h.at_max) else None,
-            "errors": len(self.feed.errors) + len(self.replay.errors),
-            "findings": len(self.replay.findings),
-            "marks": len(self.replay.marks),
-            "scopes": scopes,
-            "operators": operators,
-            "checked": self.options.check_contracts,
-        }
-
-    def scope_tree(self, scope: Subgraph | None = None) -> dict:
-        scope = scope or self.replay.root
-        children = []
-        leaves = 0
-        for node in sorted(scope.children):
-            op = scope.children[node]
-            if op.scope is not None:
-                children.append(self.scope_tree(op.scope))
-            else:
-                leaves += 1
-        return {
-            "path": list(scope.path),
-            "name": scope.name,
-            "depth": scope.domain.depth,
-            "operators": leaves,
-            "inputs": scope.inputs,
-            "outputs": scope.outputs,
-            "scopes": children,
-        }
-
-    def search(self, query: str, limit: int = 50) -> list[dict]:
-        q = query.lower().strip()
-        out: list[dict] = []
-        if not q:
-            return out
-        for sc in self.replay.root.scopes():
-            for node in sorted(sc.children):
-                op = sc.children[node]
-                if q in op.name.lower() or q == str(node):
-                    out.append({"scope": list(sc.path), "scope_name": sc.name, "node": node, "name": op.name,
-                                "nested": op.scope is not None})
-                    if len(out) >= limit:
-                        return out
-        return out
 
     def changed_since(self, path: tuple, batch: int) -> list[Location]:
         changed = self.last_changed.get(path, {})

@@ -31,7 +31,8 @@ from typing import Any
 
 from tracker.reachability import Location
 
-from .session import Session, port_rows
+from .session import Session
+from .views import port_rows
 
 __all__ = ["Subscriber", "pump"]
 

@@ -39,7 +39,7 @@ DEFAULT_SOURCE = next((REPO / "fixtures" / "spark" / "batch_shuffle").glob("even
 # One run in a fresh process: times every WINDOW events, so the first and last tenth can be compared.
 MEASURE = r"""
 import json, sys, time
-from backend.spark.record import SparkLogConversion
+from backend.spark.convert import SparkLogConversion
 from tracker.replay import Replay
 path, mode = sys.argv[1], sys.argv[2]
 conversion = SparkLogConversion(path)

@@ -77,6 +77,7 @@ DRIVER = textwrap.dedent('''
     latencies = []
     if variant != "base":
         import flowscope
+        from backend.views import session_info
         att = flowscope.attach(spark, listener=variant, quiet=True)
         feed, session = att.feed, att.session
         feed.task_end_times = []
@@ -110,7 +111,7 @@ DRIVER = textwrap.dedent('''
         result["listener"] = att.stats()
         result["feed"] = {k: v for k, v in feed.stats().items() if k != "queued"}
         result["task_ends_modelled"] = feed.model.task_ends
-        result["session"] = {k: session.info()[k] for k in ("status", "records", "batches", "errors", "findings")}
+        result["session"] = {k: session_info(session)[k] for k in ("status", "records", "batches", "errors", "findings")}
         result["latency_ms"] = sorted(latencies)
     spark.stop()
     if att is not None:

@@ -196,7 +196,7 @@ def ensure_log(source: Path, copies: int, regen: bool) -> tuple[Path, dict]:
 FLOWSCOPE = r"""
 import sys, time, json
 t0 = time.perf_counter()
-from backend.spark.record import SparkLogConversion
+from backend.spark.convert import SparkLogConversion
 from tracker.replay import Replay
 conversion = SparkLogConversion(sys.argv[1])
 replay = Replay(sys.argv[1])

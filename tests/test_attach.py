@@ -313,7 +313,7 @@ def test_the_listener_jar_is_built_once_and_cached(tmp_path, monkeypatch, capsys
     assert listener_jar() == jar and jar.stat().st_mtime_ns == mtime
     import argparse
 
-    from backend.spark.listener.cli import register
+    from flowscope.commands.listener_jar import register
 
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())

@@ -84,7 +84,7 @@ def test_push_feed_ends_when_drained():
 
 
 def test_cli_replay_serves_the_log_and_prints_the_url(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "backend.cli_commands", "replay", str(LOOP_LOG), "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "flowscope.cli", "replay", str(LOOP_LOG), "--port", "0"],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
@@ -103,7 +103,7 @@ def test_cli_replay_serves_the_log_and_prints_the_url(tmp_path):
 
 
 def test_cli_refuses_another_host_without_a_token():
-    from backend.cli_commands import main
+    from flowscope.cli import main
 
     assert main(["serve", "--host", "0.0.0.0", "--port", "0"]) == 2
     assert main(["replay", "/nonexistent.jsonl"]) == 2

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from backend.history import History
-from backend.session import port_rows
+from backend.views import port_rows
 from tests.conftest import LOOP_LOG
 from tests.e2e.logs import growing_records, pipeline_records
 from tracker.progress_log import read_records

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from backend.layout import NODE_W, feedback_edges, layered_layout, layout_scope, scope_graph
+from backend.graph_layout import NODE_W, feedback_edges, layered_layout, layout_scope, scope_graph
 from tests.conftest import LOOP_LOG
 from tests.e2e.logs import pipeline_records
 from tracker.replay import Replay, replay_file

@@ -13,7 +13,7 @@ import pytest
 from backend.app import Settings
 from backend.blame import blame_log, select
 from backend.sources import find_logs
-from backend.spark.record import SparkLogConversion
+from backend.spark.convert import SparkLogConversion
 from flowscope.cli import main as cli
 from tests.e2e.logs import pipeline_records
 from tests.e2e.server import running_server

@@ -10,9 +10,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from backend.sources import EventLogFollower, EventLogReader, LogDirectoryScanner, records
+from backend.sources import EventLogFollower, EventLogReader, LogDirectoryScanner
+from backend.sources import events as log_events
 from backend.sources.encoders import encode_end, encode_flush
-from backend.sources.layout import rolling_parts
+from backend.sources.eventlog_layout import rolling_parts
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_EVENTS = REPO.parent / "shared" / "spark-events"
@@ -222,7 +223,7 @@ def test_follow_reports_a_corrupt_line_once_and_goes_on(tmp_path):
     path.rename(tmp_path / "app")
     rest += follower.poll()
     assert len(first) == 10 and len(rest) == 55 and follower.finalized
-    assert [(e.line, e.kind) for e in seen] == [(11, records.INVALID_JSON)]
+    assert [(e.line, e.kind) for e in seen] == [(11, log_events.INVALID_JSON)]
     assert follower.errors == seen and rest[0].line == 12
 
 
@@ -236,7 +237,7 @@ def test_follow_finalized_with_a_truncated_last_line(tmp_path):
     path.rename(tmp_path / "app")  # Spark died mid-line and something renamed the file
     assert follower.poll() == []
     assert follower.finalized
-    assert [(e.line, e.kind) for e in follower.errors] == [(21, records.TRUNCATED_LINE)]
+    assert [(e.line, e.kind) for e in follower.errors] == [(21, log_events.TRUNCATED_LINE)]
 
 
 def test_renamed_between_writes_with_data_only_in_the_final_file(tmp_path):
@@ -267,7 +268,7 @@ def test_rolling_part_vanishing_is_reported(tmp_path):
     (d / "events_1_app").unlink()
     (d / "events_2_app").write_bytes(b"".join(lines[11:20]))
     got = follower.poll()
-    assert [e.kind for e in follower.errors] == [records.FILE_VANISHED]
+    assert [e.kind for e in follower.errors] == [log_events.FILE_VANISHED]
     assert [e.event for e in got] == expected(lines[11:20])
 
 

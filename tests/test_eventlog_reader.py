@@ -18,12 +18,12 @@ from backend.sources import (
     describe_log,
     find_logs,
     read_events,
-    records,
 )
 from backend.sources import codecs as codecs_mod
+from backend.sources import events as log_events
 from backend.sources.codecs import make_decoder
 from backend.sources.encoders import encode, encode_flush, xxh32
-from backend.sources.layout import looks_like_event_log, rolling_parts, rolling_state
+from backend.sources.eventlog_layout import looks_like_event_log, rolling_parts, rolling_state
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_EVENTS = REPO.parent / "shared" / "spark-events"
@@ -207,9 +207,9 @@ def test_corrupt_lines_in_the_middle_are_reported_and_skipped(tmp_path):
     events = list(reader)
     assert len(events) == 230  # 231 events, one of them cut in half
     assert [(e.line, e.kind) for e in reader.errors] == [
-        (100, records.INVALID_JSON),
-        (101, records.INVALID_JSON),
-        (102, records.NOT_AN_OBJECT),
+        (100, log_events.INVALID_JSON),
+        (101, log_events.INVALID_JSON),
+        (102, log_events.NOT_AN_OBJECT),
     ]
     assert seen == reader.errors
     err = reader.errors[0]
@@ -221,7 +221,7 @@ def test_corrupt_lines_in_the_middle_are_reported_and_skipped(tmp_path):
     s = reader.stats
     assert (s.lines_read, s.events, s.lines_corrupt, s.lines_blank) == (234, 230, 3, 1)
     assert s.accounted
-    assert s.errors_by_kind == {records.INVALID_JSON: 2, records.NOT_AN_OBJECT: 1}
+    assert s.errors_by_kind == {log_events.INVALID_JSON: 2, log_events.NOT_AN_OBJECT: 1}
 
 
 @pytest.mark.parametrize("codec", ["zstd", "lz4", "snappy", "gz"])
@@ -248,7 +248,7 @@ def test_corrupt_compressed_stream_stops_that_file_only(tmp_path, codec):
     (d / f"events_2_app.{codec}").write_bytes(encode(codec, [b"".join(lines[30:])]))
     reader = EventLogReader(d)
     events = list(reader)
-    stream_errors = [e for e in reader.errors if e.kind == records.CORRUPT_STREAM]
+    stream_errors = [e for e in reader.errors if e.kind == log_events.CORRUPT_STREAM]
     assert len(stream_errors) == 1 and stream_errors[0].path.endswith(f"events_1_app.{codec}")
     assert codec in stream_errors[0].reason or "gzip" in stream_errors[0].reason
     part2 = [e for e in events if e.path.endswith(f"events_2_app.{codec}")]
@@ -263,7 +263,7 @@ def test_truncated_last_line_of_a_finished_log_is_an_error(tmp_path):
     path.write_bytes(b"".join(lines[:50]) + lines[50][:30])
     reader = EventLogReader(path)
     assert len(list(reader)) == 50
-    assert [(e.line, e.kind) for e in reader.errors] == [(51, records.TRUNCATED_LINE)]
+    assert [(e.line, e.kind) for e in reader.errors] == [(51, log_events.TRUNCATED_LINE)]
     assert reader.pending is None
     assert reader.stats.accounted and reader.stats.lines_read == 51
 
@@ -299,7 +299,7 @@ def test_inprogress_zstd_cut_inside_a_frame(tmp_path):
     done.write_bytes(cut)
     reader = EventLogReader(done)
     list(reader)
-    assert [e.kind for e in reader.errors][-1] == records.TRUNCATED_STREAM
+    assert [e.kind for e in reader.errors][-1] == log_events.TRUNCATED_STREAM
 
 
 def test_rolling_inprogress_only_the_last_part_may_be_unfinished(tmp_path):
@@ -319,7 +319,7 @@ def test_rolling_inprogress_only_the_last_part_may_be_unfinished(tmp_path):
     (d / "appstatus_app.inprogress").rename(d / "appstatus_app")
     reader = EventLogReader(d)
     assert len(list(reader)) == 40
-    assert [(e.line, e.kind) for e in reader.errors] == [(11, records.TRUNCATED_LINE)]
+    assert [(e.line, e.kind) for e in reader.errors] == [(11, log_events.TRUNCATED_LINE)]
 
 
 def test_missing_lzf_library_is_a_clear_error(tmp_path, monkeypatch):

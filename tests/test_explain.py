@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracker.explain import explain
+from tracker.explain import explain, holder_role
 from tracker.reachability import Source, Target
 from tracker.subgraph import Subgraph
 
@@ -82,3 +82,35 @@ def test_hold_from_the_parent_scope():
     answer = explain(region, Target(1, 0), 7)
     assert [(h.location, h.time, h.from_parent) for h in answer.holders] == [(Source(0, 0), 7, True)]
     assert answer.to_json()["holders"][0]["location"] == ["out", 0, 0]
+
+
+def test_holder_roles_say_what_holds_and_where_to_look_next():
+    root = Subgraph()
+    root.add_operator(1, "input", inputs=0, outputs=1, capabilities=[[7]])
+    region = root.add_scope(2, "region", inputs=1, outputs=1, depth=1)
+    region.add_operator(1, "inner", attrs={"stage": 4})
+    region.add_edge(Source(0, 0), Target(1, 0))
+    region.add_edge(Source(1, 0), Target(0, 0))
+    root.add_operator(3, "sink", inputs=1, outputs=0)
+    root.add_edge(Source(1, 0), Target(2, 0))
+    root.add_edge(Source(2, 0), Target(3, 0))
+    region.receive([(Target(1, 0), 7, 1)])  # a message waiting at inner's input
+    root.schedule()
+
+    [capability] = explain(root, Target(2, 0), 7).holders
+    assert holder_role(root, capability).to_json() == {"what": "capability", "operator": "input", "attrs": {},
+                                                       "next": None}
+    # the input moves on: what holds the sink is the nested scope, and the explanation continues inside it
+    root.receive([(Source(1, 0), 7, -1), (Source(1, 0), 9, 1)])
+    root.schedule()
+    [nested] = explain(root, Target(3, 0), 7).holders
+    role = holder_role(root, nested)
+    assert (role.kind, role.operator, role.next_scope, role.next_port) == ("nested-scope", "region", (2,), Target(0, 0))
+    [message] = explain(region, Target(0, 0), 7).holders
+    assert holder_role(region, message).to_json() == {"what": "message", "operator": "inner", "attrs": {"stage": 4},
+                                                      "next": None}
+    # inside the region, the parent's frontier at its input holds 9: look at the region's input port in the root
+    [outside] = [h for h in explain(region, Target(1, 0), 9).holders if h.from_parent]
+    role = holder_role(region, outside)
+    assert (role.kind, role.operator, role.next_scope, role.next_port) == ("parent-frontier", "scope input", (),
+                                                                           Target(2, 0))

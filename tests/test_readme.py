@@ -24,6 +24,6 @@ def test_quick_start_main_job_is_the_demo_and_named_logs_exist():
     assert main_cmd.endswith("flowscope demo"), main_cmd
     from flowscope.cli import build_parser
 
-    assert build_parser("demo").parse_args(["demo"]).func.__module__ == "backend.demo"
+    assert build_parser("demo").parse_args(["demo"]).func.__module__ == "flowscope.commands.demo"
     for log in re.findall(r"fixtures/[\w./-]+", readme):
         assert (REPO / log).exists(), log

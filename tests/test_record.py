@@ -13,9 +13,9 @@ import pytest
 from backend.sources import codecs as codecs_mod
 from backend.sources import find_logs
 from backend.sources.encoders import encode
-from backend.spark import record as record_mod
+from backend.spark import convert as record_mod
+from backend.spark.convert import EventLogError, SparkLogConversion, open_event_log, record
 from backend.spark.model import SparkModel
-from backend.spark.record import EventLogError, SparkLogConversion, open_event_log, record
 from tracker.progress_log import read_records
 from tracker.replay import replay_file
 

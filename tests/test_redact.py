@@ -12,7 +12,7 @@ import pytest
 from backend.sources import EventLogReader, find_logs
 from backend.sources.encoders import encode
 from backend.spark import redact as redact_mod
-from backend.spark.record import SparkLogConversion
+from backend.spark.convert import SparkLogConversion
 from backend.spark.redact import REDACTED, Redactor, redact_event, redact_log
 
 from .conftest import REPO

@@ -11,7 +11,7 @@ import pytest
 
 from backend.app import Settings
 from backend.sources import find_logs
-from backend.spark.record import SparkLogConversion
+from backend.spark.convert import SparkLogConversion
 from backend.spark.tasks import TaskLedger, skew_score, stragglers
 from flowscope.cli import main as cli
 from tests.e2e.server import running_server

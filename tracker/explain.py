@@ -17,7 +17,7 @@ from typing import Any
 from .reachability import Location, _summaries_to
 from .subgraph import Subgraph
 
-__all__ = ["Holder", "Explanation", "explain"]
+__all__ = ["Holder", "Explanation", "explain", "HolderRole", "holder_role"]
 
 
 @dataclass(frozen=True)
@@ -114,3 +114,49 @@ def explain(scope: Subgraph, port: Location, time: Any) -> Explanation:
         (implied if is_implied else holders).append(c)
     key = lambda h: (h.results_in, h.location, h.time)  # noqa: E731
     return Explanation(scope.path, port, time, tracker.frontier(port), sorted(holders, key=key), sorted(implied, key=key))
+
+
+@dataclass(frozen=True)
+class HolderRole:
+    """What a holder is, seen from the scope it holds, and where the explanation goes on from it.
+
+    ``kind`` is one of:
+
+    - ``parent-frontier``: a pointstamp at a scope input (node 0): the hold comes from outside; the explanation
+      continues at the scope's input port in the parent (``next_scope``/``next_port``), unless this is the root.
+    - ``nested-scope``: an output of a nested scope: something inside it holds; the explanation continues at that
+      output's port inside the nested scope.
+    - ``capability``: an operator's output holds a capability at the time.
+    - ``message``: a message waits at an operator's input.
+    """
+
+    kind: str
+    operator: str  # the operator's (or nested scope's) name; "scope input" for the parent's frontier
+    attrs: dict
+    next_scope: tuple | None = None
+    next_port: Location | None = None
+
+    def to_json(self) -> dict:
+        nxt = None
+        if self.next_scope is not None and self.next_port is not None:
+            nxt = {"scope": list(self.next_scope), "port": self.next_port.to_json()}
+        return {"what": self.kind, "operator": self.operator, "attrs": self.attrs, "next": nxt}
+
+
+def holder_role(scope: Subgraph, holder: Holder) -> HolderRole:
+    """Classify ``holder`` (found by :func:`explain` in ``scope``): see :class:`HolderRole`."""
+    loc = holder.location
+    child = scope.children.get(loc.node)
+    if loc.node == 0:
+        parent = scope.parent
+        if parent is None:
+            return HolderRole("parent-frontier", "scope input", {})
+        return HolderRole("parent-frontier", "scope input", {}, parent.path,
+                          Location.from_json(["in", scope.node, loc.port]))
+    if loc.is_source and child is not None and child.scope is not None:
+        return HolderRole("nested-scope", child.name, child.attrs, child.scope.path,
+                          Location.from_json(["in", 0, loc.port]))
+    kind = "capability" if loc.is_source else "message"
+    if child is None:
+        return HolderRole(kind, "", {})
+    return HolderRole(kind, child.name, child.attrs)

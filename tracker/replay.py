@@ -50,7 +50,9 @@ def _time_parser(depth: int) -> Callable[[Any], Any]:
 class Replay:
     """Applies progress-log records to a scope hierarchy rooted at ``self.root``."""
 
-    def __init__(self, source: str = "<log>", check_contracts: bool = False, observer: BatchObserver | None = None):
+    def __init__(self, source: str = "<log>", check_contracts: bool = False, observer: BatchObserver | None = None,
+                 on_error: Callable[[LogError], None] | None = None):
+        """``on_error`` is told of each rejected record as it happens (they are all kept in ``errors`` too)."""
         self.source = source
         self.root = Subgraph((), "root", 0, 0, 1)
         self.checker = ContractChecker() if check_contracts else None
@@ -66,7 +68,7 @@ class Replay:
         self._sink: list | None = [] if (check_contracts or observer is not None) else None
         self.root.set_pushed_sink(self._sink)
         self._scopes: dict[tuple, tuple[Subgraph, dict, Callable]] = {}
-        self._on_error: Callable[[LogError], None] | None = None
+        self.on_error = on_error
         self._root_entry: tuple | None = None
         self._unsettled = 0  # batches received but not yet propagated (only without observer and checker)
 
@@ -125,8 +127,8 @@ class Replay:
     def _error(self, line: int | None, reason: str) -> None:
         err = LogError(self.source, line or 0, reason)
         self.errors.append(err)
-        if self._on_error is not None:
-            self._on_error(err)
+        if self.on_error is not None:
+            self.on_error(err)
 
     def _scope(self, path: Any) -> tuple[Subgraph, dict, Callable]:
         key = tuple(path) if isinstance(path, list) else path
@@ -146,11 +148,12 @@ class Replay:
         depth = record.get("depth", parent.domain.depth)
         if type(depth) is not int:
             raise ValueError(f"depth {depth!r} is not an integer")
-        parent.add_scope(path[-1], str(record.get("name", "")), _count(record, "inputs"), _count(record, "outputs"), depth)
+        name = str(record.get("name", ""))
+        parent.add_scope(path[-1], name, _count(record, "inputs"), _count(record, "outputs"), depth)
 
     def _operator(self, record: dict) -> None:
         scope, _, parse = self._scope(record.get("scope"))
-        node = record.get("node")
+        node: Any = record.get("node")  # the scope checks it is a new child index
         inputs, outputs = _count(record, "inputs", 1), _count(record, "outputs", 1)
         summary = record.get("summary")
         if summary is not None:
@@ -176,7 +179,7 @@ class Replay:
         raw_updates = record.get("updates")
         if type(raw_updates) is not list:
             raise ValueError("updates must be a list of [port, time, delta]")
-        updates = []
+        updates: list[tuple[Location, Any, int]] = []
         append = updates.append
         if parse is _parse1:
             for port, t, d in raw_updates:
@@ -204,7 +207,7 @@ class Replay:
         if sink is not None:
             info = BatchInfo(record.get("seq"), record.get("worker"), record.get("cause"), line, self.batches_applied)
             if self.checker is not None:
-                if scope.tracker is None or scope._dirty or scope._child_dirty:
+                if scope.needs_build():
                     self.root.schedule()
                 self.checker.check_batch(scope, updates, info)
         scope.receive(updates)
@@ -218,10 +221,32 @@ class Replay:
         self.root.schedule()
         pushed = sink[:]
         sink.clear()
+        assert info is not None  # made above, whenever there is a sink
         if self.checker is not None and pushed:
             self.checker.check_frontier_changes(pushed, info)
         if self.observer is not None:
             self.observer(info, scope, updates, pushed)
+
+    def resume(self, pointstamps: Iterable[tuple[tuple, list[tuple[Location, Any, int]]]], batches_applied: int,
+               progress_records: int, last_at: float | None) -> None:
+        """Continue from a checkpoint taken after ``batches_applied`` batches (how the session history seeks).
+
+        The structure declared up to the checkpoint has been applied already. The capabilities it declared are
+        dropped, because the checkpoint's counts include whatever is still held; the checkpoint's pointstamps
+        (``(scope path, [(location, time, count)])``) are received and settled, and the counters are set, so the
+        next progress record applied is batch ``batches_applied + 1``.
+        """
+        for scope in self.root.scopes():
+            scope.drop_initial_capabilities()
+        by_path = dict(pointstamps)
+        for scope in self.root.scopes():
+            updates = by_path.get(scope.path)
+            if updates:
+                scope.receive(updates)
+        self.root.schedule()
+        self.batches_applied = batches_applied
+        self.progress_records = progress_records
+        self.last_at = last_at
 
     def settle(self) -> None:
         """Propagate every batch received so far through the hierarchy."""
@@ -242,7 +267,8 @@ class Replay:
         self.root.schedule()
         scopes = []
         for scope in self.root.scopes():
-            entry = {"path": list(scope.path), "name": scope.name, "depth": scope.domain.depth, "ports": scope.port_state()}
+            entry: dict[str, Any] = {"path": list(scope.path), "name": scope.name, "depth": scope.domain.depth,
+                                     "ports": scope.port_state()}
             if scope.parent is not None:
                 entry["reported"] = scope.reported_outputs()
             scopes.append(entry)
@@ -276,8 +302,7 @@ def replay_file(
     on_error: Callable[[LogError], None] | None = None,
 ) -> Replay:
     """Replay a progress log (or its first ``at`` progress records) and settle it."""
-    replay = Replay(os.fspath(path), check_contracts, observer)
-    replay._on_error = on_error
+    replay = Replay(os.fspath(path), check_contracts, observer, on_error)
     replay.feed(read_records(path, replay.errors, on_error), limit=at)
     replay.finish()
     return replay

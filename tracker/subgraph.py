@@ -220,6 +220,10 @@ class Subgraph(Operate):
             b.add_edge(s, t)
         return b
 
+    def ensure_built(self) -> None:
+        """Build (or rebuild) this scope's tracker for its current structure, nested scopes first."""
+        self._ensure_built()
+
     def _ensure_built(self) -> None:
         if self._child_dirty:
             self._child_dirty = False
@@ -315,10 +319,6 @@ class Subgraph(Operate):
     def receive(self, updates: Iterable[tuple[Location, Any, int]]) -> None:
         """Accept one atomic batch of pointstamp updates (inner times) for this scope; applied on ``schedule``."""
         self._incoming.extend(updates)
-        self._activate()
-
-    def receive_one(self, location: Location, time: Any, delta: int) -> None:
-        self._incoming.append((location, time, delta))
         self._activate()
 
     # --- scheduling ------------------------------------------------------------------------------------
@@ -471,6 +471,23 @@ class Subgraph(Operate):
         """Observe every frontier change of this scope and its nested scopes (present and future)."""
         for scope in self.scopes():
             scope.pushed_sink = sink
+
+    def needs_build(self) -> bool:
+        """True when the structure changed (here or in a nested scope) since the tracker was last built."""
+        return self.tracker is None or self._dirty or self._child_dirty
+
+    def internal_summary(self) -> list[list[Antichain]]:
+        """The summaries from each input to each output, as the parent sees them (built if needed).
+
+        Unlike :meth:`get_internal_summary`, this only reads: the capabilities waiting for the parent stay here.
+        """
+        self._ensure_built()
+        return [list(row) for row in self._internal_summary or []]
+
+    def drop_initial_capabilities(self) -> None:
+        """Forget the capabilities the operators declared and not yet counted: for a scope restored from counts
+        that already include whatever is still held (the session history's checkpoints)."""
+        self._initial = []
 
     def path_summaries_to(self, location: Location) -> dict[Location, Antichain]:
         """For every port of this scope, the minimal path summaries from it to ``location``."""

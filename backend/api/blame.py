@@ -10,7 +10,8 @@ import orjson
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from ..blame import select
-from ..session import Session, parse_scope
+from ..session import Session
+from ..views import parse_scope
 from . import deps
 from .models import Problem
 

@@ -9,7 +9,8 @@ from fastapi import HTTPException, Request
 from fastapi.responses import Response
 
 from ..manager import SessionManager
-from ..session import Session, parse_scope
+from ..session import Session
+from ..views import parse_scope
 
 __all__ = ["manager", "session", "scope_path", "JSON", "problem"]
 

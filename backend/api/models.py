@@ -19,6 +19,11 @@ class Problem(BaseModel):
     detail: str = Field(description="what went wrong and what to do about it")
 
 
+def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """A route's error responses for the OpenAPI document: each status answers with a :class:`Problem`."""
+    return {status: {"model": Problem} for status in statuses}
+
+
 class SessionCreate(BaseModel):
     path: str = Field(description="a log file (or directory) inside the directories the server was started with")
     follow: bool = Field(False, description="follow the file as it grows (a live session)")
@@ -138,7 +143,8 @@ class Explanation(BaseModel):
 
 class Strata(BaseModel):
     scope: list[int]
-    strata: list[list[int]] = Field(description="operators by stratum: longest path from the sources, feedback set aside")
+    strata: list[list[int]] = Field(
+        description="operators by stratum: longest path from the sources, feedback set aside")
     feedback: list[list[str]] = Field(description="the edges (between boxes) set aside to break cycles")
 
 

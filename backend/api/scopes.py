@@ -11,20 +11,23 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
 from tracker.details import late_json
+from tracker.explain import Holder, holder_role
 from tracker.explain import explain as tracker_explain
-from tracker.reachability import OUT, Location
+from tracker.reachability import Location
 from tracker.replay import Replay
 
-from ..layout import scope_graph
-from ..layout import strata as stratify
+from ..graph_layout import scope_graph
+from ..graph_layout import strata as stratify
 from ..paths import holder_path, port_graph
-from ..session import Session, port_rows
+from ..session import Session
+from ..views import port_rows, scope_tree
+from ..views import search as search_operators
 from . import deps
-from .models import Explanation, Graph, Problem, ScopeState, ScopeTree, SearchHit, Strata
+from .models import Explanation, Graph, ScopeState, ScopeTree, SearchHit, Strata, problems
 
 router = APIRouter(prefix="/api/sessions/{sid}", tags=["scopes"])
 
-_ERRORS = {400: {"model": Problem}, 404: {"model": Problem}}
+_ERRORS = problems(400, 404)
 
 
 def _find(root, path: tuple, batch: int | None = None):
@@ -37,7 +40,7 @@ def _find(root, path: tuple, batch: int | None = None):
 
 @router.get("/scopes", response_model=ScopeTree, responses=_ERRORS, summary="The scope hierarchy")
 async def scopes(session: Session = Depends(deps.session)):
-    return deps.JSON(session.scope_tree())
+    return deps.JSON(scope_tree(session.replay.root))
 
 
 @router.get("/graph", response_model=Graph, responses=_ERRORS,
@@ -119,11 +122,13 @@ async def state(
 def _explain(session: Session, replay: Replay, path: tuple, loc: Location, time_text: str | None,
              batch: int, live: bool) -> dict:
     scope = _find(replay.root, path, batch)
-    scope._ensure_built()
-    if loc not in scope.tracker.index:
+    scope.ensure_built()
+    tracker = scope.tracker
+    assert tracker is not None  # built just above
+    if loc not in tracker.index:
         raise HTTPException(404, f"scope {list(path)} has no port {loc.to_json()}")
     t = _time(scope, time_text)
-    frontier = scope.tracker.frontier(loc)
+    frontier = tracker.frontier(loc)
     if t is None:
         if not frontier:
             return {"scope": list(path), "port": loc.to_json(), "time": None, "frontier": [], "batch": batch,
@@ -137,23 +142,10 @@ def _explain(session: Session, replay: Replay, path: tuple, loc: Location, time_
         if live:
             session.cache[key] = g
 
-    def holder(h) -> dict:
+    def holder(h: Holder) -> dict:
         out = h.to_json()
-        node = h.location.node
-        child = scope.children.get(node)
-        nxt = None
-        if node == 0:
-            what, name, attrs = "parent-frontier", "scope input", {}
-            if scope.parent is not None:
-                nxt = {"scope": list(scope.parent.path), "port": ["in", scope.node, h.location.port]}
-        elif h.location.kind == OUT and child is not None and child.scope is not None:
-            what, name, attrs = "nested-scope", child.name, child.attrs
-            nxt = {"scope": list(child.scope.path), "port": ["in", 0, h.location.port]}
-        else:
-            what = "capability" if h.location.kind == OUT else "message"
-            name, attrs = (child.name, child.attrs) if child is not None else ("", {})
-        out.update(what=what, operator=name, attrs=attrs, next=nxt,
-                   path=[p.to_json() for p in holder_path(g, h.location, loc)])
+        out.update(holder_role(scope, h).to_json())
+        out["path"] = [p.to_json() for p in holder_path(g, h.location, loc)]
         return out
 
     # detail records live at the head only; for the past, those set by then and still present (a lower bound)
@@ -191,4 +183,4 @@ async def explain(
 @router.get("/search", response_model=list[SearchHit], summary="Operators whose name contains q, in every scope")
 async def search(session: Session = Depends(deps.session), q: str = Query(..., min_length=1),
                  limit: int = Query(50, ge=1, le=500)):
-    return session.search(q, limit)
+    return search_operators(session.replay.root, q, limit)

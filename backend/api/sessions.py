@@ -8,17 +8,18 @@ from ..feeds import FeedError
 from ..manager import SessionManager, UploadTooLarge
 from ..security import PathNotAllowed
 from ..session import Session
+from ..views import session_info
 from . import deps
-from .models import Problem, SessionCreate, SessionInfo
+from .models import SessionCreate, SessionInfo, problems
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
-_ERRORS = {403: {"model": Problem}, 404: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
+_ERRORS = problems(403, 404, 413, 422)
 
 
 @router.get("", response_model=list[SessionInfo], summary="All sessions")
 async def list_sessions(manager: SessionManager = Depends(deps.manager)):
-    return [s.info() for s in manager.sessions.values()]
+    return [session_info(s) for s in manager.sessions.values()]
 
 
 @router.post("", response_model=SessionInfo, status_code=201, responses=_ERRORS,
@@ -32,7 +33,7 @@ async def create_session(body: SessionCreate, manager: SessionManager = Depends(
         raise HTTPException(404, str(e)) from None
     except FeedError as e:
         raise HTTPException(422, str(e)) from None
-    return session.info()
+    return session_info(session)
 
 
 @router.post("/upload", response_model=SessionInfo, status_code=201, responses=_ERRORS,
@@ -57,12 +58,12 @@ async def upload_session(
         raise HTTPException(413, str(e)) from None
     except FeedError as e:
         raise HTTPException(422, str(e)) from None
-    return session.info()
+    return session_info(session)
 
 
 @router.get("/{sid}", response_model=SessionInfo, responses=_ERRORS, summary="One session")
 async def get_session(session: Session = Depends(deps.session)):
-    return session.info()
+    return session_info(session)
 
 
 @router.delete("/{sid}", status_code=204, responses=_ERRORS, summary="Stop a session and remove its uploads")

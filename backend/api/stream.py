@@ -7,8 +7,8 @@ import asyncio
 import orjson
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from ..session import parse_scope
 from ..stream import Subscriber, pump
+from ..views import parse_scope
 
 router = APIRouter(tags=["stream"])
 

@@ -4,17 +4,18 @@ and their batches."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
 from ..session import Session
 from . import deps
-from .models import Batches, Errors, Findings, Marks, Problem, Series, Workers
+from .models import Batches, Errors, Findings, Marks, Series, Workers, problems
 
 router = APIRouter(prefix="/api/sessions/{sid}", tags=["timeline"])
 
-_ERRORS = {400: {"model": Problem}, 404: {"model": Problem}}
+_ERRORS = problems(400, 404)
 
 
 def _mark(m: dict) -> dict:
@@ -112,6 +113,7 @@ async def batches(session: Session = Depends(deps.session), offset: int = Query(
 
     def rows() -> dict:
         n = h.batches
+        numbers: Sequence[int]
         if worker is None:
             numbers = range(offset + 1, min(n, offset + limit) + 1)
             total = n

@@ -35,7 +35,7 @@ from typing import Any
 
 from backend.sources import AppLog, EventLogReader, LineError, MissingCodecError
 from backend.spark.model import SparkModel
-from backend.spark.record import EventLogError, open_event_log
+from backend.spark.convert import EventLogError, open_event_log
 from tracker.contracts import BatchInfo
 from tracker.reachability import Location
 from tracker.replay import Replay

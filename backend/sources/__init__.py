@@ -9,9 +9,9 @@ problems as `LineError` values; what the events mean is the Spark model's busine
 
 from .codecs import CodecError, MissingCodecError
 from .eventlog import EventLogReader, read_events
+from .eventlog_layout import AppLog, LogDirectoryScanner, describe_log, find_logs
+from .events import LineError, LogEvent, PendingLine, ReadStats
 from .follow import EventLogFollower
-from .layout import AppLog, LogDirectoryScanner, describe_log, find_logs
-from .records import LineError, LogEvent, PendingLine, ReadStats
 
 __all__ = [
     "AppLog",

@@ -16,9 +16,9 @@ from typing import BinaryIO
 
 import orjson
 
-from . import records
+from . import events as records
 from .codecs import CodecError, codec_from_name, make_decoder
-from .records import LineError, LogEvent, PendingLine, ReadStats
+from .events import LineError, LogEvent, PendingLine, ReadStats
 
 __all__ = ["FileCursor"]
 

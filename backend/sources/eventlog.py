@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from . import records
+from . import events as records
 from .codecs import codec_from_name, make_decoder
 from .cursor import FileCursor
-from .layout import AppLog, describe_log
-from .records import ErrorCallback, LineError, LogEvent, PendingLine, ReadStats
+from .eventlog_layout import AppLog, describe_log
+from .events import ErrorCallback, LineError, LogEvent, PendingLine, ReadStats
 
 __all__ = ["EventLogReader", "read_events"]
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import records
+from . import events as records
 from .cursor import FileCursor
-from .layout import INPROGRESS, ROLLING_PREFIX, part_index, rolling_parts, rolling_state
-from .records import ErrorCallback, LineError, LogEvent, PendingLine, ReadStats
+from .eventlog_layout import INPROGRESS, ROLLING_PREFIX, part_index, rolling_parts, rolling_state
+from .events import ErrorCallback, LineError, LogEvent, PendingLine, ReadStats
 
 __all__ = ["EventLogFollower"]
 

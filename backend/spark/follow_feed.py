@@ -25,7 +25,7 @@ from pathlib import Path
 
 from backend.feeds import Feed, FeedKind, FeedRegistry
 from backend.sources import EventLogFollower, LineError, LogDirectoryScanner
-from backend.sources.layout import ROLLING_PREFIX, looks_like_event_log, rolling_parts
+from backend.sources.eventlog_layout import ROLLING_PREFIX, looks_like_event_log, rolling_parts
 from tracker.progress_log import LogError
 
 from .gaps import GapDetector

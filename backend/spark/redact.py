@@ -50,7 +50,7 @@ import orjson
 from backend.sources import EventLogReader, LineError, describe_log
 from backend.sources.codecs import CODECS, codec_from_name, strip_codec
 from backend.sources.encoders import encode_end, encode_flush
-from backend.sources.layout import INPROGRESS, STATUS_PREFIX, AppLog
+from backend.sources.eventlog_layout import INPROGRESS, STATUS_PREFIX, AppLog
 
 __all__ = ["REDACTED", "Redactor", "RedactStats", "main", "redact_event", "redact_log"]
 

@@ -6,7 +6,7 @@ from its source with the JDK on the machine (`build`), put into a running driver
 Spark calls through Py4J (`py4j_listener`): the same protocol, slower. Both send the event-log JSON lines Spark
 itself writes to a flowscope server's Spark ingest socket (``backend.spark.live``).
 
-``flowscope listener-jar`` (or ``python -m backend.spark.listener``) builds the jar if needed and prints its path
+``flowscope listener-jar`` (flowscope/commands/listener_jar.py) builds the jar if needed and prints its path
 (for ``spark.jars``).
 """
 

@@ -11,7 +11,6 @@ import json
 import sys
 from typing import Any
 
-from .blame import blame_log, select
 
 __all__ = ["register", "segment_text"]
 
@@ -55,8 +54,9 @@ def segment_text(seg: dict, latency: float) -> str:
 
 
 def cmd_blame(args: argparse.Namespace) -> int:
-    from .feeds import FeedError, default_registry
-    from .security import PathNotAllowed
+    from backend.blame import blame_log, select
+    from backend.feeds import FeedError, default_registry
+    from backend.security import PathNotAllowed
 
     try:
         scope = json.loads(args.scope) if args.scope else None

@@ -1,10 +1,14 @@
-"""``flowscope demo``: the embedded default. A real local PySpark pipeline, attached live, in the browser view.
+"""The demo behind ``flowscope demo``, the embedded default: a real local PySpark pipeline, attached live, in the
+browser view.
 
 It needs nothing but the install: a local SparkSession (``local[2]``), ``flowscope.attach`` starting the server
 in the background of this driver, then a Structured Streaming query on the rate source with a stateful windowed
 aggregation. One micro-batch is deliberately slow (a Python UDF sleeps on one row), so the view shows a stage
 holding that batch id while the source has moved on, and "Why is this stuck?" names the stage, its task and its
 executor. The page keeps serving after the query has run its batches, until Ctrl-C.
+
+It is a client of :func:`flowscope.attach` like any user's driver; its command-line options are in
+flowscope/commands/demo.py.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from typing import Any
 SLOW_VALUE = 40  # the rate source's 41st row: past the first batches, so the stall stands out
 
 
-def build_query(spark: Any, checkpoint: str, rows_per_second: int, stall_seconds: float):
+def build_query(spark: Any, checkpoint: str, rows_per_second: int, stall_seconds: float) -> Any:
+    """The streaming query: a rate source, one deliberately slow row, a windowed count into a memory sink."""
     from pyspark.sql import functions as F
 
     @F.udf("long")
@@ -44,13 +49,14 @@ def build_query(spark: Any, checkpoint: str, rows_per_second: int, stall_seconds
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the demo with the options of ``flowscope demo`` (see flowscope/commands/demo.py)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     try:
         from pyspark.sql import SparkSession
     except ImportError:  # pragma: no cover - pyspark is a dependency
         print("flowscope demo: pyspark is not installed (pip install pyspark)", file=sys.stderr)
         return 2
-    import flowscope
+    from flowscope import attach
 
     workdir = tempfile.mkdtemp(prefix="flowscope-demo-")
     print("flowscope demo: starting a local Spark session (about 10 s)...", flush=True)
@@ -58,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
              .config("spark.ui.showConsoleProgress", "false").config("spark.ui.enabled", "false")
              .config("spark.sql.shuffle.partitions", "2").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    attachment = flowscope.attach(spark, args.url, name="flowscope demo")
+    attachment = attach(spark, args.url, name="flowscope demo")
     if args.open and attachment.url.startswith("http"):
         threading.Timer(1.0, webbrowser.open, args=(attachment.url,)).start()
     query = build_query(spark, os.path.join(workdir, "checkpoint"), args.rows_per_second, args.stall)
@@ -87,14 +93,3 @@ def run(args: argparse.Namespace) -> int:
         spark.stop()
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
-
-
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("demo", help="run a local PySpark streaming pipeline attached live, in the browser view")
-    p.add_argument("--batches", type=int, default=12, help="micro-batches to run (default 12)")
-    p.add_argument("--stall", type=float, default=5.0, help="seconds the slow batch sleeps (default 5)")
-    p.add_argument("--rows-per-second", type=int, default=8)
-    p.add_argument("--url", default=None, help="a running flowscope server to stream to (default: start one here)")
-    p.add_argument("--open", action="store_true", help="open the page in a browser")
-    p.add_argument("--exit", action="store_true", help="stop once the batches have run instead of serving on")
-    p.set_defaults(func=run)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.sources import AppLog, EventLogReader, LineError, MissingCodecError, describe_log, find_logs
-from backend.sources.layout import looks_like_event_log
+from backend.sources.eventlog_layout import looks_like_event_log
 from tracker.progress_log import FORMAT, ProgressLogWriter
 
 from .model import SparkModel
@@ -359,7 +359,7 @@ def _progress_bar(conversion: SparkLogConversion):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m backend.spark.record EVENTLOG -o OUT [--redact]`: the same command without the flowscope CLI."""
+    """`python -m backend.spark.convert EVENTLOG -o OUT [--redact]`: the same command without the flowscope CLI."""
     parser = argparse.ArgumentParser(prog="flowscope")
     sub = parser.add_subparsers(dest="command", required=True)
     register(sub)

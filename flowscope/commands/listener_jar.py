@@ -22,7 +22,7 @@ def register(subparsers) -> None:
 
 
 def cmd_listener_jar(args: argparse.Namespace) -> int:
-    from .build import ListenerBuildError, listener_jar
+    from backend.spark.listener.build import ListenerBuildError, listener_jar
 
     try:
         print(listener_jar(rebuild=args.rebuild))

@@ -51,7 +51,7 @@ def _box(loc_node: int, kind: int) -> Any:
 def scope_graph(scope: Subgraph) -> nx.DiGraph:
     """The scope as boxes and box-to-box edges; everything the layout needs is copied into the graph, so
     :func:`layout_graph` can run without touching the scope (off the event loop)."""
-    scope._ensure_built()
+    scope.ensure_built()
     g = nx.DiGraph(scope=list(scope.path), name=scope.name, depth=scope.domain.depth)
     if scope.inputs:
         g.add_node(ENTER, kind="enter", name="scope inputs", inputs=0, outputs=scope.inputs, attrs={})
@@ -59,7 +59,7 @@ def scope_graph(scope: Subgraph) -> nx.DiGraph:
         g.add_node(LEAVE, kind="leave", name="scope outputs", inputs=scope.outputs, outputs=0, attrs={})
     for node in sorted(scope.children):
         op = scope.children[node]
-        data = dict(kind="scope" if op.scope is not None else "operator", name=op.name,
+        data: dict[str, Any] = dict(kind="scope" if op.scope is not None else "operator", name=op.name,
                     inputs=op.inputs, outputs=op.outputs, attrs=dict(op.attrs))
         if op.scope is not None:
             data["scope"] = list(op.scope.path)
@@ -123,7 +123,7 @@ def layered_layout(g: nx.DiGraph, sweeps: int = 4) -> dict:
     if ENTER in layer:
         layer[ENTER] = 0
     if LEAVE in layer:
-        last = max((l for n, l in layer.items() if n != LEAVE), default=-1)
+        last = max((k for n, k in layer.items() if n != LEAVE), default=-1)
         layer[LEAVE] = last + 1
     nlayers = max(layer.values(), default=-1) + 1
     layers: list[list[Any]] = [[] for _ in range(nlayers)]
@@ -153,7 +153,7 @@ def layered_layout(g: nx.DiGraph, sweeps: int = 4) -> dict:
         down = sweep % 2 == 0
         seq = layers[1:] if down else layers[-2::-1]
         for lay in seq:
-            def bary(v: Any) -> float:
+            def bary(v: Any, down: bool = down) -> float:
                 nbrs = list(order_g.predecessors(v) if down else order_g.successors(v))
                 return sum(pos[u] for u in nbrs) / len(nbrs) if nbrs else pos[v]
             lay.sort(key=lambda v: (bary(v), pos[v]))

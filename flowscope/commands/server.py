@@ -1,25 +1,27 @@
-"""The server's commands for the ``flowscope`` CLI: ``serve`` and ``replay``.
+"""What ``flowscope serve`` and ``flowscope replay`` share: their options, and running the server.
 
-``register(subparsers)`` adds them to the CLI's parser (``flowscope/cli.py`` calls it); ``main(argv)`` runs them
-standalone (``python -m backend.cli_commands replay LOG``). They only parse arguments, start uvicorn with the app
-from :func:`backend.app.create_app`, print the URL, and show a progress bar (rich) while a log loads.
+Both only parse arguments, start uvicorn with the app from :func:`backend.app.create_app`, print the URL, and show
+a progress bar (rich) while a log loads. The web server's imports happen in :func:`run_server`, not at import.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import sys
+import socket
 import time
 import webbrowser
-from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["register", "main"]
+if TYPE_CHECKING:
+    from backend.app import Settings
+
+__all__ = ["add_server_options", "server_settings", "run_server"]
 
 
-def _common(p: argparse.ArgumentParser, default_port: int) -> None:
+def add_server_options(p: argparse.ArgumentParser, default_port: int) -> None:
+    """The options both commands take: where to listen, who may connect, what the API may open."""
     p.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1; any other needs --token)")
     p.add_argument("--port", type=int, default=default_port, help=f"port (default {default_port or 'a free one'})")
     p.add_argument("--token", help="require this token on every request and WebSocket")
@@ -32,32 +34,9 @@ def _common(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--open", action="store_true", help="open the URL in a browser")
 
 
-def register(subparsers) -> None:
-    """Add ``serve`` and ``replay`` to the ``flowscope`` CLI's subparsers."""
-    p = subparsers.add_parser("serve", help="start the debugger's server (browser view, REST API, WebSocket)",
-                              description="Start the flowscope server. Open logs from the page or the API; "
-                                          "--follow DIR opens every log that appears in DIR, live.")
-    p.add_argument("logs", nargs="*", metavar="LOG", help="logs to open at startup")
-    p.add_argument("--spark-port", type=int, metavar="PORT",
-                   help="accept live Spark applications here: flowscope.attach(spark, URL), or by configuration "
-                        "spark.extraListeners=flowscope.FlowscopeListener with spark.flowscope.port=PORT")
-    p.add_argument("--follow", action="append", default=[], metavar="DIR",
-                   help="follow a directory: each log in it (now or later) becomes a live session")
-    _common(p, 8765)
-    p.set_defaults(func=cmd_serve)
-
-    p = subparsers.add_parser("replay", help="open a progress log or Spark event log in the browser view",
-                              description="Replay a log (any kind the server knows: progress logs; Spark event "
-                                          "logs once the Spark model registers them), start the server on a free "
-                                          "port and print the URL.")
-    p.add_argument("log", help="the log to replay")
-    p.add_argument("--follow", dest="follow_file", action="store_true", help="keep following the file as it grows")
-    _common(p, 0)
-    p.set_defaults(func=cmd_replay)
-
-
-def _settings(args: argparse.Namespace, extra_allowed: list[Path]):
-    from .app import Settings
+def server_settings(args: argparse.Namespace, extra_allowed: list[Path]) -> Settings:
+    """The app's settings from the options (``extra_allowed``: directories of the logs named on the command line)."""
+    from backend.app import Settings
 
     allowed = [Path(d).resolve() for d in args.allow] or [Path.cwd()]
     allowed += [d for d in extra_allowed if d not in allowed]
@@ -73,9 +52,7 @@ def _settings(args: argparse.Namespace, extra_allowed: list[Path]):
     )
 
 
-def _bind(host: str, port: int):
-    import socket
-
+def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say they are TCP (without it, responses
     # written in two parts wait ~40 ms for a delayed ACK)
@@ -96,15 +73,24 @@ def _url(args: argparse.Namespace, port: int, sid: str | None) -> str:
     return f"http://{host}:{port}/{query}" + (f"#/s/{sid}" if sid else "")
 
 
-async def _run(args: argparse.Namespace, settings, open_logs: list[str], follow_dirs: list[Path],
+def run_server(args: argparse.Namespace, settings: Settings, open_logs: list[str], follow_dirs: list[Path],
                follow_file: bool) -> int:
+    """Serve until Ctrl-C, with ``open_logs`` opened (followed if ``follow_file``) and ``follow_dirs`` watched."""
+    try:
+        return asyncio.run(_serve(args, settings, open_logs, follow_dirs, follow_file))
+    except KeyboardInterrupt:
+        return 0
+
+
+async def _serve(args: argparse.Namespace, settings: Settings, open_logs: list[str], follow_dirs: list[Path],
+                 follow_file: bool) -> int:
     import uvicorn
     from rich.console import Console
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from .app import create_app
-    from .feeds import FeedError
-    from .security import PathNotAllowed
+    from backend.app import create_app
+    from backend.feeds import FeedError
+    from backend.security import PathNotAllowed
 
     console = Console(stderr=True)
     try:
@@ -157,48 +143,10 @@ async def _run(args: argparse.Namespace, settings, open_logs: list[str], follow_
         if s.status == "failed":
             console.print(f"[red]flowscope: {s.name}: {s.error}[/red]")
         elif s.errors():
-            console.print(f"[yellow]{s.name}: {len(s.errors())} corrupt lines or rejected batches (see the Errors tab)[/yellow]")
+            console.print(f"[yellow]{s.name}: {len(s.errors())} corrupt lines or rejected batches "
+                          "(see the Errors tab)[/yellow]")
     try:
         await serving
     except asyncio.CancelledError:
         pass
     return 0
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    follow = [Path(d).resolve() for d in args.follow]
-    for d in follow:
-        if not d.is_dir():
-            print(f"flowscope: --follow {d}: not a directory", file=sys.stderr)
-            return 2
-    extra = follow + [Path(log).resolve().parent for log in args.logs]
-    settings = _settings(args, extra)
-    settings.spark_port = args.spark_port
-    try:
-        return asyncio.run(_run(args, settings, [str(Path(log).resolve()) for log in args.logs], follow, False))
-    except KeyboardInterrupt:
-        return 0
-
-
-def cmd_replay(args: argparse.Namespace) -> int:
-    log = Path(args.log).resolve()
-    if not log.exists():
-        print(f"flowscope: {args.log}: no such file or directory", file=sys.stderr)
-        return 2
-    settings = _settings(args, [log.parent])
-    try:
-        return asyncio.run(_run(args, settings, [str(log)], [], args.follow_file))
-    except KeyboardInterrupt:
-        return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="flowscope", description="flowscope's server commands")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    sys.exit(main())

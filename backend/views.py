@@ -1,0 +1,126 @@
+"""The JSON views of a session: port rows, the scope tree, the session's info, operator search, scope paths.
+
+The session (backend/session.py) ingests; these functions only read. Each takes the objects it shows (a scope, a
+session) and returns plain lists and dicts the API and the stream send as they are, so a view can be tested
+without a server and the ingest loop never grows a reading method for each new screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from tracker.reachability import IN, Location
+from tracker.subgraph import Subgraph
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["port_rows", "scope_tree", "session_info", "search", "parse_scope"]
+
+
+def parse_scope(text: str | None) -> tuple:
+    """``""`` or ``None`` is the root; ``"3"`` or ``"3,1"`` (or JSON ``[3,1]``) a nested scope path."""
+    if text is None:
+        return ()
+    text = text.strip().strip("[]").replace(".", ",").replace("/", ",")
+    if not text:
+        return ()
+    try:
+        return tuple(int(p) for p in text.split(","))
+    except ValueError:
+        raise ValueError(f"scope {text!r} is not a path of child indices like 3 or 3,1") from None
+
+
+def port_rows(scope: Subgraph, locations: Iterable[Location] | None = None) -> list[list]:
+    """Ports as ``[kind, node, port, frontier, pointstamps, implications]`` rows (all ports, or ``locations``)."""
+    scope.ensure_built()
+    tracker = scope.tracker
+    assert tracker is not None  # built just above
+    locs = tracker.locations
+    if locations is None:
+        ks: Iterable[int] = range(len(locs))
+    else:
+        index = tracker.index
+        ks = sorted(k for k in (index.get(loc) for loc in locations) if k is not None)
+    rows = []
+    for k in ks:
+        loc = locs[k]
+        rows.append([
+            "in" if loc.kind == IN else "out",
+            loc.node,
+            loc.port,
+            tracker.implications[k].frontier(),
+            [[t, c] for t, c in tracker.pointstamps[k].updates()],
+            [[t, c] for t, c in tracker.implications[k].updates()],
+        ])
+    return rows
+
+
+def scope_tree(scope: Subgraph) -> dict:
+    """``scope`` and its nested scopes as a tree: name, depth, boundary ports and how many operators each holds."""
+    children = []
+    leaves = 0
+    for node in sorted(scope.children):
+        op = scope.children[node]
+        if op.scope is not None:
+            children.append(scope_tree(op.scope))
+        else:
+            leaves += 1
+    return {
+        "path": list(scope.path),
+        "name": scope.name,
+        "depth": scope.domain.depth,
+        "operators": leaves,
+        "inputs": scope.inputs,
+        "outputs": scope.outputs,
+        "scopes": children,
+    }
+
+
+def search(root: Subgraph, query: str, limit: int = 50) -> list[dict]:
+    """Operators whose name contains ``query`` (or whose node index is ``query``), in every scope under ``root``."""
+    q = query.lower().strip()
+    out: list[dict] = []
+    if not q:
+        return out
+    for sc in root.scopes():
+        for node in sorted(sc.children):
+            op = sc.children[node]
+            if q in op.name.lower() or q == str(node):
+                out.append({"scope": list(sc.path), "scope_name": sc.name, "node": node, "name": op.name,
+                            "nested": op.scope is not None})
+                if len(out) >= limit:
+                    return out
+    return out
+
+
+def session_info(session: Session) -> dict[str, Any]:
+    """What the session list shows: the source, the ingest's status and how much it has read and found."""
+    h = session.history
+    replay = session.replay
+    operators = scopes = 0
+    for sc in replay.root.scopes():
+        scopes += 1
+        operators += sum(1 for op in sc.children.values() if op.scope is None)
+    feed = session.feed
+    return {
+        "id": session.id,
+        "name": session.name,
+        "kind": feed.kind,
+        "source": feed.label,
+        "live": feed.live,
+        "status": session.status,
+        "error": session.error,
+        "created": session.created,
+        "records": session.records,
+        "batches": session.head,
+        "first_at": h.at[0] if len(h.at) else None,
+        "last_at": h.at_max[-1] if len(h.at_max) else None,
+        "errors": len(feed.errors) + len(replay.errors),
+        "findings": len(replay.findings),
+        "marks": len(replay.marks),
+        "scopes": scopes,
+        "operators": operators,
+        "checked": session.options.check_contracts,
+    }

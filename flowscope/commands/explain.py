@@ -1,0 +1,68 @@
+"""``flowscope explain LOG --port P``: who holds a port's frontier, the minimal blocking pointstamps."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .offline import dump_json, fmt_time, replay_log, report_errors
+
+__all__ = ["register", "cmd_explain"]
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("explain", help="who holds a port's frontier: the minimal blocking pointstamps")
+    p.add_argument("log", help="a flowscope progress log")
+    p.add_argument("--scope", default="[]", help="scope path as JSON, e.g. [2] (default: the root)")
+    p.add_argument("--port", required=True, help="in,NODE,PORT or out,NODE,PORT")
+    p.add_argument("--time", help="timestamp as JSON (default: the least time in the port's frontier)")
+    p.add_argument("--at", type=int, metavar="N", help="stop after the first N progress records")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_explain)
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from tracker.details import late_json
+    from tracker.explain import explain
+    from tracker.reachability import Location
+
+    from ..holders import late_lines
+
+    replay = replay_log(args, False)
+    if replay is None:
+        return 2
+    report_errors(replay)
+    try:
+        scope = replay.root.find(json.loads(args.scope))
+        kind, node, port = args.port.split(",")
+        loc = Location.from_json([kind.strip(), int(node), int(port)])
+        time = scope.domain.parse(json.loads(args.time)) if args.time is not None else None
+    except (KeyError, ValueError) as e:
+        print(f"flowscope: {e}", file=sys.stderr)
+        return 2
+    if time is None:
+        frontier = scope.tracker.frontier(loc)
+        if not frontier:
+            print(f"{loc} in scope {list(scope.path)} is complete: nothing can arrive there any more")
+            return 0
+        time = frontier[0]
+    answer = explain(scope, loc, time)
+    late = late_json(answer, scope, replay.details, replay.last_at)
+    if args.json:
+        sys.stdout.write(dump_json({**answer.to_json(), "late": late}) + "\n")
+        return 0
+    frontier_text = ", ".join(fmt_time(t) for t in answer.frontier)
+    print(f"scope {list(scope.path)} port {loc} time {fmt_time(time)}: frontier [{frontier_text}]")
+    if not answer.held:
+        print("  not held: no pointstamp could result in this time here")
+    for text in late_lines(late):
+        print(text)
+    for h in answer.holders:
+        who = "parent scope's frontier" if h.from_parent else scope.children[h.location.node].name
+        print(f"  held by {h.location} ({who}) at {fmt_time(h.time)} x{h.count} "
+              f"via summary {fmt_time(h.summary)} -> {fmt_time(h.results_in)}")
+    if answer.implied:
+        print(f"  ({len(answer.implied)} more pointstamps qualify, each implied by a holder above)")
+    return 0
