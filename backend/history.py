@@ -76,7 +76,7 @@ class Segment:
 
 def primary_pointstamps(scope: Subgraph) -> list[tuple[Location, Any, int]]:
     """The pointstamps batches put in ``scope`` (see the module docstring): not the derived ones."""
-    scope._ensure_built()
+    scope.ensure_built()
     tracker = scope.tracker
     nested = scope.parent is not None
     children = scope.children

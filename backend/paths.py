@@ -17,7 +17,7 @@ __all__ = ["port_graph", "holder_path"]
 
 
 def port_graph(scope: Subgraph) -> nx.DiGraph:
-    scope._ensure_built()
+    scope.ensure_built()
     g = nx.DiGraph()
     for src, tgt in scope.edges:
         g.add_edge(src, tgt)

@@ -73,7 +73,7 @@ def parse_scope(text: str | None) -> tuple:
 
 def port_rows(scope: Subgraph, locations: Iterable[Location] | None = None) -> list[list]:
     """Ports as ``[kind, node, port, frontier, pointstamps, implications]`` rows (all ports, or ``locations``)."""
-    scope._ensure_built()
+    scope.ensure_built()
     tracker = scope.tracker
     locs = tracker.locations
     if locations is None:

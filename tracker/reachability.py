@@ -110,8 +110,13 @@ class Builder:
         self.shape: list[tuple[int, int]] = []
         self.nodes: list[Connectivity] = []
         self.edges: list[list[list[Location]]] = []
+        # Predecessors, kept as nodes and edges are added: the backward searches start from them.
+        self.edges_into: dict[Location, list[Location]] = {}  # target -> the sources with an edge to it
+        self.internal_into: dict[Location, list[tuple[Location, Antichain]]] = {}  # source -> (own input, summaries)
 
-    def add_node(self, index: int, inputs: int, outputs: int, summary: Iterable[Iterable[Iterable[Any]]] | None = None) -> None:
+    def add_node(
+        self, index: int, inputs: int, outputs: int, summary: Iterable[Iterable[Iterable[Any]]] | None = None
+    ) -> None:
         """Declare node ``index``; ``summary[i][o]`` lists the summaries from input i to output o.
 
         ``None`` connects every input to every output with the identity; an empty list means not connected.
@@ -139,10 +144,19 @@ class Builder:
                     if len(ac):
                         ports[o] = ac
                 conn.append(ports)
-        if self.shape[index][1] != outputs:
+        old_outputs = self.shape[index][1]
+        if old_outputs != outputs:
+            for o, targets in enumerate(self.edges[index]):
+                for t in targets:
+                    self.edges_into[t].remove(Source(index, o))
             self.edges[index] = [[] for _ in range(outputs)]
+        for o in range(old_outputs):
+            self.internal_into.pop(Source(index, o), None)
         self.shape[index] = (inputs, outputs)
         self.nodes[index] = conn
+        for i, ports in enumerate(conn):
+            for o, ac in ports.items():
+                self.internal_into.setdefault(Source(index, o), []).append((Target(index, i), ac))
 
     def add_edge(self, source: Location, target: Location) -> None:
         if source.kind != OUT or target.kind != IN:
@@ -150,6 +164,7 @@ class Builder:
         self._check_port(source)
         self._check_port(target)
         self.edges[source.node][source.port].append(target)
+        self.edges_into.setdefault(target, []).append(source)
 
     def _check_port(self, loc: Location) -> None:
         if loc.node >= len(self.shape):
@@ -157,7 +172,8 @@ class Builder:
         inputs, outputs = self.shape[loc.node]
         count = inputs if loc.kind == IN else outputs
         if loc.port >= count:
-            raise ValueError(f"edge names {loc}, but node {loc.node} has only {count} {_KIND_NAMES[loc.kind]}put port(s){self._where()}")
+            what = f"{count} {_KIND_NAMES[loc.kind]}put port(s)"
+            raise ValueError(f"edge names {loc}, but node {loc.node} has only {what}{self._where()}")
 
     def _where(self) -> str:
         return f" in scope {self.name}" if self.name else ""
@@ -212,56 +228,48 @@ class Builder:
 
     def path_summaries_to(self, location: Location) -> dict[Location, Antichain]:
         """For every port, the minimal summaries of paths from it to ``location`` (itself: the identity)."""
-        return _summaries_to(self, [location])[location]
+        return self.summaries_to([location])[location]
+
+    def summaries_to(self, seeds: list[Location]) -> dict[Location, dict[Location, Antichain]]:
+        """For each seed port, every port that reaches it with its minimal path summaries: seed -> {port: summaries}.
+
+        A backward breadth-first search from each seed (explain asks which pointstamps could reach a port with it).
+
+        A summary is re-enqueued only when it is not dominated, so going around a strictly advancing cycle stops.
+        """
+        domain = self.domain
+        le, then = domain.le, domain.followed_by
+        reverse_edges, reverse_internal = self.edges_into, self.internal_into
+        out: dict[Location, dict[Location, Antichain]] = {}
+        for seed in seeds:
+            results = {seed: Antichain([domain.identity], le)}
+            queue = deque([(seed, domain.identity)])
+            while queue:
+                loc, s = queue.popleft()
+                if loc.kind == IN:
+                    for src in reverse_edges.get(loc, ()):
+                        ac = results.get(src)
+                        if ac is None:
+                            ac = results[src] = Antichain((), le)
+                        if ac.insert(s):
+                            queue.append((src, s))
+                else:
+                    for tgt, summaries in reverse_internal.get(loc, ()):
+                        for op in summaries:
+                            c = then(op, s)
+                            ac = results.get(tgt)
+                            if ac is None:
+                                ac = results[tgt] = Antichain((), le)
+                            if ac.insert(c):
+                                queue.append((tgt, c))
+            out[seed] = results
+        return out
 
     def build(self) -> tuple[Tracker, list[dict[int, Antichain]]]:
         """Check the graph and allocate a tracker; also returns the scope summary (scope input -> output)."""
         self.check_acyclic()
         tracker = Tracker(self)
         return tracker, tracker.scope_summary
-
-
-def _summaries_to(builder: Builder, seeds: list[Location]) -> dict[Location, dict[Location, Antichain]]:
-    """Backward breadth-first search from each seed port: seed -> {port: minimal summaries port->seed}.
-
-    A summary is re-enqueued only when it is not dominated, so going around a strictly advancing cycle stops.
-    """
-    domain = builder.domain
-    le, then = domain.le, domain.followed_by
-    reverse_edges: dict[Location, list[Location]] = {}
-    for n, outs in enumerate(builder.edges):
-        for o, targets in enumerate(outs):
-            for t in targets:
-                reverse_edges.setdefault(t, []).append(Source(n, o))
-    reverse_internal: dict[Location, list[tuple[Location, Antichain]]] = {}
-    for n, conn in enumerate(builder.nodes):
-        for i, ports in enumerate(conn):
-            for o, ac in ports.items():
-                reverse_internal.setdefault(Source(n, o), []).append((Target(n, i), ac))
-    out: dict[Location, dict[Location, Antichain]] = {}
-    for seed in seeds:
-        results = {seed: Antichain([domain.identity], le)}
-        queue = deque([(seed, domain.identity)])
-        while queue:
-            loc, s = queue.popleft()
-            if loc.kind == IN:
-                for src in reverse_edges.get(loc, ()):
-                    ac = results.get(src)
-                    if ac is None:
-                        ac = results[src] = Antichain((), le)
-                    if ac.insert(s):
-                        queue.append((src, s))
-            else:
-                for tgt, summaries in reverse_internal.get(loc, ()):
-                    for op in summaries:
-                        c = then(op, s)
-                        ac = results.get(tgt)
-                        if ac is None:
-                            ac = results[tgt] = Antichain((), le)
-                        if ac.insert(c):
-                            queue.append((tgt, c))
-        out[seed] = results
-    return out
 
 
 class Tracker:
@@ -271,6 +279,7 @@ class Tracker:
         domain = builder.domain
         self.domain = domain
         self.name = builder.name
+        self.structure = builder  # the scope's nodes and edges, for path-summary questions (explain, contracts)
         le, total = domain.le, domain.total
         self.shape = list(builder.shape)
         locations: list[Location] = []
@@ -294,7 +303,7 @@ class Tracker:
         self._fanout = fanout
         # Summaries from every port to every scope output (node 0's inputs).
         scope_outputs, scope_inputs = self.shape[0] if self.shape else (0, 0)
-        per_output = _summaries_to(builder, [Target(0, j) for j in range(scope_outputs)])
+        per_output = builder.summaries_to([Target(0, j) for j in range(scope_outputs)])
         out_summaries: list[list[tuple[int, Any]]] = [[] for _ in locations]
         scope_summary: list[dict[int, Antichain]] = [dict() for _ in range(scope_inputs)]
         for j in range(scope_outputs):
@@ -408,6 +417,14 @@ class Tracker:
             return []
         pushed, self._pushed = self._pushed, {}
         return [(k, t, d) for (k, t), d in pushed.items()]
+
+    def has_pushed(self) -> bool:
+        """Some port's frontier changed since the last drain."""
+        return bool(self._pushed)
+
+    def discard_pushed(self) -> None:
+        """Forget the frontier changes since the last drain (when nobody looks at them)."""
+        self._pushed = {}
 
     def is_global(self, location: Location, time: Any) -> bool:
         """Would removing the pointstamps at exactly ``(location, time)`` change the frontier there?"""

@@ -24,7 +24,7 @@ from typing import Any
 from .change_batch import ChangeBatch
 from .frontier import Antichain, MutableAntichain
 from .operate import Operate
-from .reachability import IN, OUT, Builder, Location, Source, Target, Tracker, _summaries_to
+from .reachability import IN, OUT, Builder, Location, Source, Target, Tracker
 from .timestamp import Refinement, TimeDomain, domain
 
 __all__ = ["Subgraph", "OperatorNode"]
@@ -124,7 +124,9 @@ class Subgraph(Operate):
         if capabilities is not None:
             caps = list(capabilities)
             if len(caps) > outputs:
-                raise ValueError(f"operator {node} in scope {self.label}: {len(caps)} capability lists for {outputs} outputs")
+                raise ValueError(
+                    f"operator {node} in scope {self.label}: {len(caps)} capability lists for {outputs} outputs"
+                )
             for o, times in enumerate(caps):
                 for t in times:
                     self._initial.append((Source(node, o), t, 1))
@@ -155,7 +157,8 @@ class Subgraph(Operate):
                 raise ValueError(f"edge names {loc}, but scope {self.label} has no node {loc.node}")
             count = child.inputs if loc.kind == IN else child.outputs
             if loc.port >= count:
-                raise ValueError(f"edge names {loc}, but node {loc.node} ({child.name}) has {count} {'in' if loc.kind == IN else 'out'}put(s)")
+                direction = "in" if loc.kind == IN else "out"
+                raise ValueError(f"edge names {loc}, but node {loc.node} ({child.name}) has {count} {direction}put(s)")
         self.edges.append((source, target))
         self._out_edges.setdefault(source, []).append(target)
         self.in_edges.setdefault(target, []).append(source)
@@ -220,14 +223,20 @@ class Subgraph(Operate):
             b.add_edge(s, t)
         return b
 
-    def _ensure_built(self) -> None:
+    @property
+    def needs_build(self) -> bool:
+        """Structure was added here or in a nested scope since the tracker was last brought up to date."""
+        return self._dirty or bool(self._child_dirty)
+
+    def ensure_built(self) -> None:
+        """Bring the tracker up to date with every operator, nested scope and edge added so far."""
         if self._child_dirty:
             self._child_dirty = False
             for op in self.children.values():
                 child = op.scope
                 if child is not None and (child._dirty or child._child_dirty):
                     before = child._internal_summary
-                    child._ensure_built()
+                    child.ensure_built()
                     if child._internal_summary != before:
                         self._dirty = True
         if not self._dirty:
@@ -269,7 +278,7 @@ class Subgraph(Operate):
             self._dispatch_output_changes()
         else:
             tracker.drain_pushed_indexed()
-            diff = []
+            diff: list[tuple[int, Any, int]] = []
             for k, loc in enumerate(tracker.locations):
                 new_f = tracker.implications[k].frontier()
                 old_f = old_frontiers.get(loc, [])
@@ -286,7 +295,7 @@ class Subgraph(Operate):
             if op.scope is None or not op.inputs or not op.outputs:
                 continue
             le = self.domain.le
-            back = _summaries_to(builder, [Target(node, i) for i in range(op.inputs)])
+            back = builder.summaries_to([Target(node, i) for i in range(op.inputs)])
             summary = [
                 [Antichain(back[Target(node, i)].get(Source(node, o), ()), le) for i in range(op.inputs)]
                 for o in range(op.outputs)
@@ -295,7 +304,7 @@ class Subgraph(Operate):
 
     def _replace_output_capabilities(self) -> None:
         """After a rebuild: report the difference between the old and the new internal capabilities."""
-        tracker = self.tracker
+        tracker = self.built_tracker()
         to_outer = self._to_outer
         ole, total = self.outer_domain.le, self.outer_domain.total
         for j, batch in enumerate(tracker.output_changes):
@@ -325,9 +334,9 @@ class Subgraph(Operate):
 
     def schedule(self) -> bool:
         """Bring this scope and its nested scopes up to date with everything received; True if still tracking."""
-        self._ensure_built()
+        tracker = self.built_tracker()
         while True:
-            tracker = self.tracker
+            tracker = self.built_tracker()
             if self._has_external:
                 self._has_external = False
                 to_inner = self._to_inner
@@ -339,7 +348,7 @@ class Subgraph(Operate):
             if self._incoming:
                 incoming, self._incoming = self._incoming, []
                 index = tracker.index
-                pending = tracker._pending
+                update_index = tracker.update_index
                 for loc, t, d in incoming:
                     if loc.node == 0:
                         to_outer = self._to_outer
@@ -348,18 +357,14 @@ class Subgraph(Operate):
                         else:
                             self._produced[loc.port].update(to_outer(t), d)
                     else:
-                        k = index.get(loc)
-                        if k is None:
+                        port = index.get(loc)
+                        if port is None:
                             raise ValueError(f"scope {self.label} has no port {loc}")
-                        entry = pending.get(k)
-                        if entry is None:
-                            pending[k] = [(t, d)]
-                        else:
-                            entry.append((t, d))
+                        update_index(port, t, d)
             tracker.propagate_all()
-            if tracker._pushed:
+            if tracker.has_pushed():
                 if self.pushed_sink is None and not self._scope_inputs:
-                    tracker._pushed = {}  # nobody looks at these frontier changes
+                    tracker.discard_pushed()  # nobody looks at these frontier changes
                 else:
                     self._dispatch_pushed(tracker.drain_pushed_indexed())
             if tracker.output_changes:
@@ -373,16 +378,16 @@ class Subgraph(Operate):
                         child.schedule()
                         self._pull_from(node, child)
             if self._dirty or self._child_dirty:
-                self._ensure_built()
+                self.ensure_built()
             if not (self._incoming or self._has_external or self._active_children):
                 break
-        return self.tracker.tracking_anything()
+        return tracker.tracking_anything()
 
     def _dispatch_pushed(self, pushed: list[tuple[int, Any, int]]) -> None:
         if not pushed:
             return
         if self.pushed_sink is not None:
-            locations = self.tracker.locations
+            locations = self.built_tracker().locations
             self.pushed_sink.extend((self, locations[k], t, d) for k, t, d in pushed)
         scope_inputs = self._scope_inputs
         if scope_inputs:
@@ -390,13 +395,15 @@ class Subgraph(Operate):
                 hit = scope_inputs.get(k)
                 if hit is not None:
                     op, i = hit
-                    op.scope._external[i].update(t, d)
-                    op.scope._has_external = True
+                    child = op.scope
+                    assert child is not None
+                    child._external[i].update(t, d)
+                    child._has_external = True
                     self._active_children.add(op.node)
 
     def _dispatch_output_changes(self) -> None:
         to_outer = self._to_outer
-        for j, batch in enumerate(self.tracker.output_changes):
+        for j, batch in enumerate(self.built_tracker().output_changes):
             if batch:
                 changes = self._output_capabilities[j].update_iter([(to_outer(t), d) for t, d in batch.drain()])
                 for t, d in changes:
@@ -432,11 +439,11 @@ class Subgraph(Operate):
         return self._outputs
 
     def get_internal_summary(self) -> tuple[list[list[Antichain]], list[ChangeBatch]]:
-        self._ensure_built()
+        self.ensure_built()
         caps = [ChangeBatch() for _ in range(self._outputs)]
         for j, batch in enumerate(self._internal):
             batch.drain_into(caps[j])
-        return [list(row) for row in self._internal_summary], caps
+        return [list(row) for row in self._internal_summary or ()], caps
 
     def set_external_summary(self, summary: list[list[Antichain]], frontiers: Sequence[ChangeBatch]) -> None:
         self.external_summary = summary
@@ -453,11 +460,11 @@ class Subgraph(Operate):
     def pull_internal_progress(
         self, consumed: Sequence[ChangeBatch], internal: Sequence[ChangeBatch], produced: Sequence[ChangeBatch]
     ) -> bool:
-        for mine, theirs in zip(self._consumed, consumed):
+        for mine, theirs in zip(self._consumed, consumed, strict=False):
             mine.drain_into(theirs)
-        for mine, theirs in zip(self._internal, internal):
+        for mine, theirs in zip(self._internal, internal, strict=False):
             mine.drain_into(theirs)
-        for mine, theirs in zip(self._produced, produced):
+        for mine, theirs in zip(self._produced, produced, strict=False):
             mine.drain_into(theirs)
         return self.tracker is not None and self.tracker.tracking_anything()
 
@@ -472,15 +479,24 @@ class Subgraph(Operate):
         for scope in self.scopes():
             scope.pushed_sink = sink
 
+    @property
+    def structure(self) -> Builder:
+        """The scope's current nodes and edges as the tracker sees them (built first if structure was added)."""
+        return self.built_tracker().structure
+
+    def built_tracker(self) -> Tracker:
+        """The tracker, brought up to date with every operator, scope and edge added so far."""
+        self.ensure_built()
+        assert self.tracker is not None
+        return self.tracker
+
     def path_summaries_to(self, location: Location) -> dict[Location, Antichain]:
         """For every port of this scope, the minimal path summaries from it to ``location``."""
-        self._ensure_built()
-        return self._builder.path_summaries_to(location)
+        return self.structure.path_summaries_to(location)
 
     def port_state(self) -> list[dict]:
         """Every port's frontier, pointstamp counts and implication counts (the shape `frontiers --json` prints)."""
-        self._ensure_built()
-        tracker = self.tracker
+        tracker = self.built_tracker()
         return [
             {
                 "port": loc.to_json(),

@@ -118,7 +118,7 @@ async def state(
 def _explain(session: Session, replay: Replay, path: tuple, loc: Location, time_text: str | None,
              batch: int, live: bool) -> dict:
     scope = _find(replay.root, path, batch)
-    scope._ensure_built()
+    scope.ensure_built()
     if loc not in scope.tracker.index:
         raise HTTPException(404, f"scope {list(path)} has no port {loc.to_json()}")
     t = _time(scope, time_text)
