@@ -297,6 +297,22 @@ class Builder:
             out[seed] = results
         return out
 
+    def upstream(self, seeds: Iterable[Location]) -> set[Location]:
+        """Every port with a path to one of ``seeds`` (the seeds included)."""
+        seen = set(seeds)
+        stack = list(seen)
+        while stack:
+            loc = stack.pop()
+            if loc.kind == IN:
+                before: Iterable[Location] = self.edges_into.get(loc, ())
+            else:
+                before = (tgt for tgt, _ in self.internal_into.get(loc, ()))
+            for prev in before:
+                if prev not in seen:
+                    seen.add(prev)
+                    stack.append(prev)
+        return seen
+
     def build(self) -> tuple[Tracker, list[dict[int, Antichain]]]:
         """Check the graph and allocate a tracker; also returns the scope summary (scope input -> output)."""
         self.check_acyclic()
