@@ -621,6 +621,16 @@ class Subgraph(Operate):
         """What this scope reports to its parent at each output: the frontier of its internal capabilities."""
         return [m.frontier() for m in self._output_capabilities]
 
+    @property
+    def internal_summary(self) -> list[list[Antichain]]:
+        """Summaries from each input to each output as the parent sees them (through ``summarize``; empty before
+        the first build and for the root)."""
+        return self._internal_summary or []
+
+    def targets_of(self, source: Location) -> list[Location]:
+        """The targets that ``source``'s edges lead to, in this scope."""
+        return list(self._out_edges.get(source, ()))
+
     def set_pushed_sink(self, sink: list | None) -> None:
         """Observe every frontier change of this scope and its nested scopes (present and future)."""
         for scope in self.scopes():
