@@ -14,6 +14,10 @@ small set of (port, time) pairs so that counts go transiently negative and back,
 
 Separately: the Builder rejects exactly the graphs that have a cycle of identity summaries (compared with
 networkx on the identity-link subgraph), and its path summaries and scope summary match the oracle's.
+
+Growth: a built tracker grown one node, edge or node summary at a time, batches in between, equals after every step
+the oracle and a tracker built from scratch for the structure so far (frontiers, implication and pointstamp counts,
+reported frontier changes, output reports, scope summary); an edge that would close an identity cycle is refused.
 """
 
 from __future__ import annotations
@@ -388,3 +392,175 @@ def test_oracle_detects_a_wrong_frontier():
     assert fronts[Target(1, 0)] == [3]
     assert fronts[Source(2, 0)] == [4]
     assert oracle.frontiers(g, {(Target(1, 0), 3): -1}) == {p: [] for p in g.ports()}
+
+
+# --- growth -------------------------------------------------------------------------------------------------
+
+
+def weakened(draw, depth: int, rows):
+    """A summary that the given one dominates (some paths missing or slower): what a nested scope had earlier."""
+    slower = 1 if depth == 1 else (1, 0)
+    out = []
+    for row in rows:
+        new_row = []
+        for summaries in row:
+            kind = draw(st.sampled_from(["same", "empty", "slower"]))
+            if kind == "same":
+                new_row.append(list(summaries))
+            elif kind == "empty":
+                new_row.append([])
+            else:
+                new_row.append([oracle.add(slower, s) for s in summaries])
+        out.append(new_row)
+    return out
+
+
+@st.composite
+def growth_scenarios(draw):
+    """A final graph, the part of it built first, and the rest added one piece at a time between batches.
+
+    Nodes are added in index order; an edge once both its nodes exist; a node may start with a weaker summary and
+    get its final one later (sometimes weaker again and final again, which is not growth: the tracker recomputes).
+    """
+    depth, final = draw(graphs())
+    nodes = sorted(final.nodes)
+    m = draw(st.integers(0, len(nodes) - 1))
+    initial_nodes = nodes[: m + 1]
+    weaker = {k: weakened(draw, depth, final.nodes[k][2]) for k in nodes[1:] if draw(st.booleans())}
+    again = [k for k in weaker if draw(st.booleans())]
+    initial_edges = [e for e in final.edges if e[0].node in initial_nodes and e[1].node in initial_nodes
+                     and draw(st.booleans())]
+    items = [("node", k) for k in nodes[m + 1:]]
+    items += [("edge", s, t) for s, t in final.edges if (s, t) not in initial_edges]
+    items += [("summary", k) for k in weaker] + [("summary", k) for k in again for _ in range(2)]
+    items = draw(st.permutations(items))
+    keys = draw(st.lists(st.tuples(st.sampled_from(final.ports()), times(depth)), min_size=1, max_size=6, unique=True))
+    update = st.tuples(st.sampled_from(keys), st.sampled_from([-2, -1, -1, 1, 1, 1, 2]))
+    batches = [draw(st.lists(st.lists(update, min_size=1, max_size=3), max_size=2)) for _ in range(len(items) + 1)]
+    sequences = {k: ["final", "weaker", "final"] if k in again else ["final"] for k in weaker}
+    return depth, final, initial_nodes, weaker, sequences, initial_edges, items, batches
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(growth_scenarios())
+def test_growth_matches_a_fresh_build_and_the_oracle(scenario):
+    """Grow a built tracker step by step, batches in between: after every step its frontiers, implications, frontier
+    changes and output reports equal the oracle's and a tracker built from scratch for the structure so far."""
+    depth, final, initial_nodes, weaker, sequences, initial_edges, items, batches = scenario
+    current = oracle.Graph(depth)
+    for k in initial_nodes:
+        inputs, outputs, rows = final.nodes[k]
+        current.add_node(k, inputs, outputs, weaker.get(k, rows))
+    for s, t in initial_edges:
+        current.add_edge(s, t)
+    tracker, _ = build(current).build()
+    counts: Counter = Counter()
+    pushed_acc: Counter = Counter()
+    outputs_acc = [Counter() for _ in range(final.nodes[0][0])]
+
+    def settle_and_check():
+        tracker.propagate_all()
+        for loc, t, d in tracker.drain_pushed():
+            pushed_acc[(loc, t)] += d
+        for j, batch_j in enumerate(tracker.output_changes):
+            for t, d in batch_j.drain():
+                outputs_acc[j][t] += d
+        paths = oracle.path_summaries(current)
+        check_state(current, paths, tracker, counts, pushed_acc, outputs_acc)
+        scratch, scope_summary = build(current).build()
+        for (loc, t), c in counts.items():
+            if c:
+                scratch.update(loc, t, c)
+        scratch.propagate_all()
+        assert tracker.locations == scratch.locations
+        for p in current.ports():
+            assert tracker.implications_at(p).updates() == scratch.implications_at(p).updates(), f"implications at {p}"
+            assert tracker.pointstamps_at(p).updates() == scratch.pointstamps_at(p).updates(), f"pointstamps at {p}"
+        for i, row in enumerate(tracker.scope_summary):
+            for j in range(final.nodes[0][0]):
+                have = row[j].elements() if j in row else []
+                assert have == paths.get((Source(0, i), Target(0, j)), []), f"scope summary {i} -> {j}"
+
+    def apply(batch):
+        ports = set(current.ports())
+        for (loc, t), d in batch:
+            if loc in ports:
+                tracker.update(loc, t, d)
+                counts[(loc, t)] += d
+
+    for batch in batches[0]:
+        apply(batch)
+        settle_and_check()
+    pending = list(items)
+    step = 0
+    while pending:
+        ready = next(item for item in pending if _ready(item, current, pending))
+        pending.remove(ready)
+        kind, *what = ready
+        if kind == "node":
+            k = what[0]
+            inputs, outputs, rows = final.nodes[k]
+            rows = weaker.get(k, rows)
+            tracker.add_node(k, inputs, outputs, rows)
+            current.add_node(k, inputs, outputs, rows)
+        elif kind == "edge":
+            tracker.add_edge(*what)
+            current.add_edge(*what)
+        else:
+            k = what[0]
+            inputs, outputs, rows = final.nodes[k]
+            rows = weaker[k] if sequences[k].pop(0) == "weaker" else rows
+            tracker.set_node_summary(k, rows)
+            current.add_node(k, inputs, outputs, rows)
+        settle_and_check()
+        step += 1
+        for batch in batches[step]:
+            apply(batch)
+            settle_and_check()
+    assert sorted(current.edges) == sorted(final.edges) and current.nodes == final.nodes
+    apply([((loc, t), -c) for (loc, t), c in counts.items() if c])
+    settle_and_check()
+    assert not tracker.tracking_anything()
+
+
+def _ready(item, current: oracle.Graph, pending: list) -> bool:
+    """Nodes come in index order, edges once both nodes exist, a node's summaries once it exists."""
+    kind, *what = item
+    if kind == "node":
+        return what[0] == min(k for kind2, *w in pending if kind2 == "node" for k in w)
+    if kind == "edge":
+        return what[0].node in current.nodes and what[1].node in current.nodes
+    return what[0] in current.nodes
+
+
+@settings(max_examples=200, **SETTINGS)
+@given(arbitrary_graphs())
+def test_growth_rejects_exactly_the_edge_that_closes_an_identity_cycle(g):
+    """Edges added one by one to a built tracker: each that would close an identity cycle raises and is left out."""
+    start = oracle.Graph(g.depth)
+    for k, (inputs, outputs, rows) in sorted(g.nodes.items()):
+        start.add_node(k, inputs, outputs, rows)
+    tracker, _ = build(start).build()
+    kept = oracle.Graph(g.depth)
+    kept.nodes = dict(start.nodes)
+    for s, t in g.edges:
+        ident = nx.DiGraph()
+        ident.add_edges_from(kept.identity_links() + ([(s, t)]))
+        closes = not nx.is_directed_acyclic_graph(ident)
+        if closes:
+            with pytest.raises(CycleError) as info:
+                tracker.add_edge(s, t)
+            cycle = info.value.cycle
+            for a, b in zip(cycle, cycle[1:] + cycle[:1]):
+                assert ident.has_edge(a, b), f"reported cycle hop {a} -> {b} is not an identity link"
+        else:
+            tracker.add_edge(s, t)
+            kept.add_edge(s, t)
+    assert sorted(loc for loc in tracker.locations) == tracker.locations
+    ports = kept.ports()
+    if ports:
+        t0 = oracle.identity(g.depth)
+        tracker.update(ports[0], t0, 1)
+        tracker.propagate_all()
+        fronts = oracle.frontiers(kept, {(ports[0], t0): 1})
+        assert all(tracker.frontier(p) == fronts[p] for p in ports)

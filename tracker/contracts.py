@@ -7,8 +7,9 @@ consolidated (timely compacts them too), so a consumption and the production it 
 batch; the check therefore follows could-result-in: whatever a batch adds at ``(l, t)`` must be reachable from a
 pointstamp the batch removes or a capability held before it, along a path whose summary takes it to ``<= t``
 (timely's own debug check accepts exactly the output implications). A frontier that moves backwards, or counts
-still negative once every batch is in, mean the recording (or the system recorded) broke the contract. The checker flags, never raises: a debugger shows a broken log
-rather than refusing it. Every finding names the batch (``seq``, worker, ``cause``) and the file line.
+still negative once every batch is in, mean the recording (or the system recorded) broke the contract. The checker
+flags, never raises: a debugger shows a broken log rather than refusing it. Every finding names the batch (``seq``,
+worker, ``cause``) and the file line.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ class Finding:
     def __str__(self) -> str:
         b = self.batch
         where = f"line {b.line}, " if b.line is not None else ""
-        return f"[{self.kind}] scope {list(self.scope)} {self.location} @ {self.time!r}: {self.message} ({where}worker {b.worker}, seq {b.seq}, cause {b.cause})"
+        origin = f"{where}worker {b.worker}, seq {b.seq}, cause {b.cause}"
+        return f"[{self.kind}] scope {list(self.scope)} {self.location} @ {self.time!r}: {self.message} ({origin})"
 
 
 class ContractChecker:
@@ -70,7 +72,6 @@ class ContractChecker:
         self.findings: list[Finding] = []
         self._seen_nonempty: set[tuple[tuple, Location]] = set()
         self._last_negative: dict[tuple[tuple, Location, Any], BatchInfo] = {}
-        self._reverse_cache: dict[int, tuple[Any, dict, dict]] = {}
 
     # --- before a batch --------------------------------------------------------------------------------
 
@@ -83,9 +84,6 @@ class ContractChecker:
         and re-sends within one batch nets its input out, but the capability upstream still backs the message).
         Messages entering a scope are backed only by the batch's own entries at the scope input (child 0).
         """
-        tracker = scope.tracker
-        d = scope.domain
-        le, results_in = d.le, d.results_in
         found: list[Finding] = []
         removed: dict[Location, list[Any]] = {}
         for loc, t, delta in updates:
@@ -100,7 +98,8 @@ class ContractChecker:
             if loc.kind == OUT:
                 found.append(Finding(
                     "capability-without-cause", scope.path, loc, t,
-                    "capability taken without holding one <= t or consuming, in the same batch, something that could result in it",
+                    "capability taken without holding one <= t or consuming, in the same batch, "
+                    "something that could result in it",
                     info))
             else:
                 found.append(Finding(
@@ -118,8 +117,8 @@ class ContractChecker:
         """
         d = scope.domain
         le, add, then, minimum = d.le, d.results_in, d.followed_by, d.minimum
-        reverse_edges, reverse_internal = self._reverse(scope)
-        tracker = scope.tracker
+        tracker = scope.built_tracker()
+        reverse_edges, reverse_internal = scope.in_edges, tracker.structure.internal_into
         seen = {loc: Antichain([d.identity], le)}
         queue = deque([(loc, d.identity)])
         while queue:
@@ -145,23 +144,11 @@ class ContractChecker:
                     queue.append((prev, summary))
         return False
 
-    def _reverse(self, scope: Subgraph) -> tuple[dict, dict]:
-        """Predecessors of every port in the scope's current structure (cached until it is rebuilt)."""
-        cached = self._reverse_cache.get(id(scope))
-        if cached is not None and cached[0] is scope._builder:
-            return cached[1], cached[2]
-        builder = scope._builder
-        reverse_internal: dict[Location, list] = {}
-        for n, conn in enumerate(builder.nodes):
-            for i, ports in enumerate(conn):
-                for o, ac in ports.items():
-                    reverse_internal.setdefault(Location(n, OUT, o), []).append((Location(n, 0, i), ac))
-        self._reverse_cache[id(scope)] = (builder, scope.in_edges, reverse_internal)
-        return scope.in_edges, reverse_internal
-
     # --- after a batch ---------------------------------------------------------------------------------
 
-    def check_frontier_changes(self, pushed: list[tuple[Subgraph, Location, Any, int]], info: BatchInfo) -> list[Finding]:
+    def check_frontier_changes(
+        self, pushed: list[tuple[Subgraph, Location, Any, int]], info: BatchInfo
+    ) -> list[Finding]:
         """A frontier moves backwards when a time appears that no element of the previous frontier was <=."""
         found: list[Finding] = []
         by_port: dict[tuple[int, Location], tuple[Subgraph, list, list]] = {}
@@ -171,7 +158,7 @@ class ContractChecker:
                 entry = by_port[(id(scope), loc)] = (scope, [], [])
             (entry[1] if delta > 0 else entry[2]).append(t)
         for (_, loc), (scope, added, removed) in by_port.items():
-            current = scope.tracker.frontier(loc)
+            current = scope.built_tracker().frontier(loc)
             key = (scope.path, loc)
             previous = [t for t in current if t not in added] + removed
             le = scope.domain.le

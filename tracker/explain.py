@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .reachability import Location, _summaries_to
+from .reachability import Location
 from .subgraph import Subgraph
 
 __all__ = ["Holder", "Explanation", "explain", "HolderRole", "holder_role"]
@@ -72,8 +72,7 @@ class Explanation:
 
 def explain(scope: Subgraph, port: Location, time: Any) -> Explanation:
     """The minimal pointstamps that still could result in ``time`` at ``port`` of ``scope``."""
-    scope._ensure_built()
-    tracker = scope.tracker
+    tracker = scope.built_tracker()
     if port not in tracker.index:
         raise KeyError(f"scope {scope.label} has no port {port}")
     d = scope.domain
@@ -94,8 +93,9 @@ def explain(scope: Subgraph, port: Location, time: Any) -> Explanation:
     # A candidate is implied when another candidate could result in it (a path from the other's location
     # whose summary takes the other's time to <= its time).
     locations = sorted({c.location for c in candidates})
-    reach = _summaries_to(scope._builder, locations) if len(candidates) > 1 else {}
-    holders, implied = [], []
+    reach = tracker.structure.summaries_to(locations) if len(candidates) > 1 else {}
+    holders: list[Holder] = []
+    implied: list[Holder] = []
     for c in candidates:
         into = reach.get(c.location, {})
         is_implied = False
@@ -113,7 +113,8 @@ def explain(scope: Subgraph, port: Location, time: Any) -> Explanation:
                 break
         (implied if is_implied else holders).append(c)
     key = lambda h: (h.results_in, h.location, h.time)  # noqa: E731
-    return Explanation(scope.path, port, time, tracker.frontier(port), sorted(holders, key=key), sorted(implied, key=key))
+    frontier = tracker.frontier(port)
+    return Explanation(scope.path, port, time, frontier, sorted(holders, key=key), sorted(implied, key=key))
 
 
 @dataclass(frozen=True)

@@ -110,8 +110,13 @@ class Builder:
         self.shape: list[tuple[int, int]] = []
         self.nodes: list[Connectivity] = []
         self.edges: list[list[list[Location]]] = []
+        # Predecessors, kept as nodes and edges are added: the backward searches start from them.
+        self.edges_into: dict[Location, list[Location]] = {}  # target -> the sources with an edge to it
+        self.internal_into: dict[Location, list[tuple[Location, Antichain]]] = {}  # source -> (own input, summaries)
 
-    def add_node(self, index: int, inputs: int, outputs: int, summary: Iterable[Iterable[Iterable[Any]]] | None = None) -> None:
+    def add_node(
+        self, index: int, inputs: int, outputs: int, summary: Iterable[Iterable[Iterable[Any]]] | None = None
+    ) -> None:
         """Declare node ``index``; ``summary[i][o]`` lists the summaries from input i to output o.
 
         ``None`` connects every input to every output with the identity; an empty list means not connected.
@@ -139,17 +144,30 @@ class Builder:
                     if len(ac):
                         ports[o] = ac
                 conn.append(ports)
-        if self.shape[index][1] != outputs:
+        old_outputs = self.shape[index][1]
+        if old_outputs != outputs:
+            for o, targets in enumerate(self.edges[index]):
+                for t in targets:
+                    self.edges_into[t].remove(Source(index, o))
             self.edges[index] = [[] for _ in range(outputs)]
+        for o in range(old_outputs):
+            self.internal_into.pop(Source(index, o), None)
         self.shape[index] = (inputs, outputs)
         self.nodes[index] = conn
+        for i, ports in enumerate(conn):
+            for o, ac in ports.items():
+                self.internal_into.setdefault(Source(index, o), []).append((Target(index, i), ac))
 
     def add_edge(self, source: Location, target: Location) -> None:
+        self._check_edge(source, target)
+        self.edges[source.node][source.port].append(target)
+        self.edges_into.setdefault(target, []).append(source)
+
+    def _check_edge(self, source: Location, target: Location) -> None:
         if source.kind != OUT or target.kind != IN:
             raise ValueError(f"an edge goes from an output to an input, not {source} -> {target}")
         self._check_port(source)
         self._check_port(target)
-        self.edges[source.node][source.port].append(target)
 
     def _check_port(self, loc: Location) -> None:
         if loc.node >= len(self.shape):
@@ -157,7 +175,8 @@ class Builder:
         inputs, outputs = self.shape[loc.node]
         count = inputs if loc.kind == IN else outputs
         if loc.port >= count:
-            raise ValueError(f"edge names {loc}, but node {loc.node} has only {count} {_KIND_NAMES[loc.kind]}put port(s){self._where()}")
+            what = f"{count} {_KIND_NAMES[loc.kind]}put port(s)"
+            raise ValueError(f"edge names {loc}, but node {loc.node} has only {what}{self._where()}")
 
     def _where(self) -> str:
         return f" in scope {self.name}" if self.name else ""
@@ -205,6 +224,35 @@ class Builder:
         k = cycle.index(min(cycle))
         return cycle[k:] + cycle[:k]
 
+    def identity_path(self, start: Location, goal: Location) -> list[Location] | None:
+        """A path from ``start`` to ``goal`` on which every hop keeps times unchanged, or ``None``.
+
+        Growth asks this of the new part only: an edge ``s -> t`` closes an identity cycle exactly when such a
+        path leads from ``t`` back to ``s``.
+        """
+        identity = self.domain.identity
+        came_from = {start: start}
+        stack = [start]
+        while stack:
+            loc = stack.pop()
+            if loc == goal:
+                path = [loc]
+                while loc != start:
+                    loc = came_from[loc]
+                    path.append(loc)
+                return path[::-1]
+            if loc.kind == IN:
+                conn = self.nodes[loc.node]
+                ports = conn[loc.port] if loc.port < len(conn) else {}
+                following = [Source(loc.node, o) for o, ac in ports.items() if identity in ac]
+            else:
+                following = self.edges[loc.node][loc.port]
+            for nxt in following:
+                if nxt not in came_from:
+                    came_from[nxt] = loc
+                    stack.append(nxt)
+        return None
+
     def check_acyclic(self) -> None:
         cycle = self.find_identity_cycle()
         if cycle is not None:
@@ -212,56 +260,64 @@ class Builder:
 
     def path_summaries_to(self, location: Location) -> dict[Location, Antichain]:
         """For every port, the minimal summaries of paths from it to ``location`` (itself: the identity)."""
-        return _summaries_to(self, [location])[location]
+        return self.summaries_to([location])[location]
+
+    def summaries_to(self, seeds: list[Location]) -> dict[Location, dict[Location, Antichain]]:
+        """For each seed port, every port that reaches it with its minimal path summaries: seed -> {port: summaries}.
+
+        A backward breadth-first search from each seed (explain asks which pointstamps could reach a port with it).
+
+        A summary is re-enqueued only when it is not dominated, so going around a strictly advancing cycle stops.
+        """
+        domain = self.domain
+        le, then = domain.le, domain.followed_by
+        reverse_edges, reverse_internal = self.edges_into, self.internal_into
+        out: dict[Location, dict[Location, Antichain]] = {}
+        for seed in seeds:
+            results = {seed: Antichain([domain.identity], le)}
+            queue = deque([(seed, domain.identity)])
+            while queue:
+                loc, s = queue.popleft()
+                if loc.kind == IN:
+                    for src in reverse_edges.get(loc, ()):
+                        ac = results.get(src)
+                        if ac is None:
+                            ac = results[src] = Antichain((), le)
+                        if ac.insert(s):
+                            queue.append((src, s))
+                else:
+                    for tgt, summaries in reverse_internal.get(loc, ()):
+                        for op in summaries:
+                            c = then(op, s)
+                            ac = results.get(tgt)
+                            if ac is None:
+                                ac = results[tgt] = Antichain((), le)
+                            if ac.insert(c):
+                                queue.append((tgt, c))
+            out[seed] = results
+        return out
+
+    def upstream(self, seeds: Iterable[Location]) -> set[Location]:
+        """Every port with a path to one of ``seeds`` (the seeds included)."""
+        seen = set(seeds)
+        stack = list(seen)
+        while stack:
+            loc = stack.pop()
+            if loc.kind == IN:
+                before: Iterable[Location] = self.edges_into.get(loc, ())
+            else:
+                before = (tgt for tgt, _ in self.internal_into.get(loc, ()))
+            for prev in before:
+                if prev not in seen:
+                    seen.add(prev)
+                    stack.append(prev)
+        return seen
 
     def build(self) -> tuple[Tracker, list[dict[int, Antichain]]]:
         """Check the graph and allocate a tracker; also returns the scope summary (scope input -> output)."""
         self.check_acyclic()
         tracker = Tracker(self)
         return tracker, tracker.scope_summary
-
-
-def _summaries_to(builder: Builder, seeds: list[Location]) -> dict[Location, dict[Location, Antichain]]:
-    """Backward breadth-first search from each seed port: seed -> {port: minimal summaries port->seed}.
-
-    A summary is re-enqueued only when it is not dominated, so going around a strictly advancing cycle stops.
-    """
-    domain = builder.domain
-    le, then = domain.le, domain.followed_by
-    reverse_edges: dict[Location, list[Location]] = {}
-    for n, outs in enumerate(builder.edges):
-        for o, targets in enumerate(outs):
-            for t in targets:
-                reverse_edges.setdefault(t, []).append(Source(n, o))
-    reverse_internal: dict[Location, list[tuple[Location, Antichain]]] = {}
-    for n, conn in enumerate(builder.nodes):
-        for i, ports in enumerate(conn):
-            for o, ac in ports.items():
-                reverse_internal.setdefault(Source(n, o), []).append((Target(n, i), ac))
-    out: dict[Location, dict[Location, Antichain]] = {}
-    for seed in seeds:
-        results = {seed: Antichain([domain.identity], le)}
-        queue = deque([(seed, domain.identity)])
-        while queue:
-            loc, s = queue.popleft()
-            if loc.kind == IN:
-                for src in reverse_edges.get(loc, ()):
-                    ac = results.get(src)
-                    if ac is None:
-                        ac = results[src] = Antichain((), le)
-                    if ac.insert(s):
-                        queue.append((src, s))
-            else:
-                for tgt, summaries in reverse_internal.get(loc, ()):
-                    for op in summaries:
-                        c = then(op, s)
-                        ac = results.get(tgt)
-                        if ac is None:
-                            ac = results[tgt] = Antichain((), le)
-                        if ac.insert(c):
-                            queue.append((tgt, c))
-        out[seed] = results
-    return out
 
 
 class Tracker:
@@ -271,13 +327,14 @@ class Tracker:
         domain = builder.domain
         self.domain = domain
         self.name = builder.name
+        self.structure = builder  # the scope's nodes and edges, for path-summary questions (explain, contracts)
         le, total = domain.le, domain.total
-        self.shape = list(builder.shape)
+        self.shape = builder.shape  # grows with the structure
         locations: list[Location] = []
         for n, (inputs, outputs) in enumerate(self.shape):
             locations.extend(Target(n, i) for i in range(inputs))
             locations.extend(Source(n, o) for o in range(outputs))
-        self.locations = locations  # sorted: index order == Location order
+        self.locations = locations  # sorted: index order == Location order (growth adds nodes after the last)
         self.index = {loc: k for k, loc in enumerate(locations)}
         index = self.index
         self._is_target = [loc.kind == IN for loc in locations]
@@ -292,11 +349,22 @@ class Tracker:
             else:
                 fanout.append([index[t] for t in builder.edges[loc.node][loc.port]])
         self._fanout = fanout
-        # Summaries from every port to every scope output (node 0's inputs).
+        # Summaries from every port to every scope output (node 0's inputs), flattened to (output, summary).
+        self._out_summaries, self.scope_summary = self._output_summaries()
+        scope_outputs = self.shape[0][0] if self.shape else 0
+        self.output_changes = [ChangeBatch() for _ in range(scope_outputs)]
+        self.total_counts = 0
+        self._pending: dict[int, list[tuple[Any, int]]] = {}
+        self._worklist: list[tuple[Any, int, int]] = []
+        self._pushed: dict[tuple[int, Any], int] = {}
+
+    def _output_summaries(self) -> tuple[list[list[tuple[int, Any]]], list[dict[int, Antichain]]]:
+        """Per port, the minimal summaries to each scope output; and the scope summary (scope input -> output)."""
         scope_outputs, scope_inputs = self.shape[0] if self.shape else (0, 0)
-        per_output = _summaries_to(builder, [Target(0, j) for j in range(scope_outputs)])
-        out_summaries: list[list[tuple[int, Any]]] = [[] for _ in locations]
+        per_output = self.structure.summaries_to([Target(0, j) for j in range(scope_outputs)])
+        out_summaries: list[list[tuple[int, Any]]] = [[] for _ in self.locations]
         scope_summary: list[dict[int, Antichain]] = [dict() for _ in range(scope_inputs)]
+        index = self.index
         for j in range(scope_outputs):
             for loc, ac in per_output[Target(0, j)].items():
                 if loc.node == 0:
@@ -304,13 +372,161 @@ class Tracker:
                         scope_summary[loc.port][j] = ac
                     continue
                 out_summaries[index[loc]].extend((j, s) for s in ac)
-        self._out_summaries = out_summaries
-        self.scope_summary = scope_summary
-        self.output_changes = [ChangeBatch() for _ in range(scope_outputs)]
-        self.total_counts = 0
-        self._pending: dict[int, list[tuple[Any, int]]] = {}
-        self._worklist: list[tuple[Any, int, int]] = []
-        self._pushed: dict[tuple[int, Any], int] = {}
+        return out_summaries, scope_summary
+
+    # --- growth ----------------------------------------------------------------------------------------
+    #
+    # A scope may grow after progress started. Each addition updates only what the new part can change: the new
+    # ports themselves; the implications downstream of a new link (the upstream port's frontier pushed along it,
+    # then propagated like any change); and the summaries to the scope outputs of the ports that reach the new
+    # link, when the link reaches an output. Growth only adds paths, so summaries only gain smaller elements and
+    # the new minimal ones are inserted into the antichains. Frontier changes are reported as after any batch
+    # (``drain_pushed``, ``output_changes``); ``propagate_all`` moves them.
+
+    def add_node(
+        self, index: int, inputs: int, outputs: int, summary: Iterable[Iterable[Iterable[Any]]] | None = None
+    ) -> None:
+        """Declare node ``index`` (beyond every node so far, so ports stay in Location order), with no edges yet."""
+        structure = self.structure
+        if index < len(structure.shape):
+            last = len(self.shape) - 1
+            raise ValueError(f"node {index}{structure._where()}: a built tracker grows after its last node ({last})")
+        structure.add_node(index, inputs, outputs, summary)
+        le, total = self.domain.le, self.domain.total
+        for loc in [*(Target(index, i) for i in range(inputs)), *(Source(index, o) for o in range(outputs))]:
+            self.index[loc] = len(self.locations)
+            self.locations.append(loc)
+            self._is_target.append(loc.kind == IN)
+            self.pointstamps.append(MutableAntichain(le, total))
+            self.implications.append(MutableAntichain(le, total))
+            self._fanout.append([])
+            self._out_summaries.append([])
+        for i, ports in enumerate(structure.nodes[index]):
+            self._fanout[self.index[Target(index, i)]] = self._links(index, ports)
+
+    def add_edge(self, source: Location, target: Location) -> None:
+        """Connect ``source`` to ``target``; a :class:`CycleError` (nothing changed) if it closes an identity cycle."""
+        structure = self.structure
+        structure._check_edge(source, target)
+        back = structure.identity_path(target, source)
+        if back is not None:
+            raise CycleError(_rotated([source, *back[:-1]]), self.name)
+        structure.add_edge(source, target)
+        ks, kt = self.index[source], self.index[target]
+        self._fanout[ks].append(kt)
+        for t in self.implications[ks].frontier():
+            heappush(self._worklist, (t, kt, 1))
+        self._extend_output_summaries(source, self._summaries_to_outputs(target))
+
+    def set_node_summary(self, index: int, summary: Iterable[Iterable[Iterable[Any]]]) -> None:
+        """Node ``index``'s internal summaries changed (a nested scope grew); ports and edges stay.
+
+        A :class:`CycleError` (nothing changed) if a new identity summary closes an identity cycle.
+        """
+        structure = self.structure
+        inputs, outputs = self.shape[index]
+        old = structure.nodes[index]
+        structure.add_node(index, inputs, outputs, summary)
+        new = structure.nodes[index]
+        identity = self.domain.identity
+        for i, ports in enumerate(new):
+            for o, ac in ports.items():
+                if identity in ac and not (o in old[i] and identity in old[i][o]):
+                    back = structure.identity_path(Source(index, o), Target(index, i))
+                    if back is not None:
+                        rows = [[row.get(o, ()) for o in range(outputs)] for row in old]
+                        structure.add_node(index, inputs, outputs, rows)
+                        raise CycleError(_rotated([Target(index, i), *back[:-1]]), self.name)
+        results_in, worklist = self.domain.results_in, self._worklist
+        for i, ports in enumerate(new):
+            k = self.index[Target(index, i)]
+            before, after = self._fanout[k], self._links(index, ports)
+            if before == after:
+                continue
+            frontier = self.implications[k].frontier()
+            for src, s in before:
+                if (src, s) not in after:
+                    for t in frontier:
+                        heappush(worklist, (results_in(s, t), src, -1))
+            for src, s in after:
+                if (src, s) not in before:
+                    for t in frontier:
+                        heappush(worklist, (results_in(s, t), src, 1))
+            self._fanout[k] = after
+        if not all(o in new[i] and new[i][o].dominates(ac) for i, ports in enumerate(old) for o, ac in ports.items()):
+            # Some path got slower (not growth): recompute every summary to the outputs.
+            out_summaries, self.scope_summary = self._output_summaries()
+            for k, flat in enumerate(out_summaries):
+                self._replace_output_summaries(k, flat)
+            return
+        then = self.domain.followed_by
+        for i, ports in enumerate(new):
+            for o, ac in ports.items():
+                added = [s for s in ac if o not in old[i] or s not in old[i][o]]
+                downstream = self._summaries_to_outputs(Source(index, o)) if added else {}
+                if downstream:
+                    through = {j: [then(s, c) for s in added for c in cs] for j, cs in downstream.items()}
+                    self._extend_output_summaries(Target(index, i), through)
+
+    def _links(self, node: int, ports: dict[int, Antichain]) -> list[tuple[int, Any]]:
+        """A target's fan-out: (source index, summary) along the node's internal paths from it."""
+        index = self.index
+        return [(index[Source(node, o)], s) for o, ac in sorted(ports.items()) for s in ac]
+
+    def _summaries_to_outputs(self, location: Location) -> dict[int, list[Any]]:
+        """Scope output -> the minimal summaries from ``location`` to it."""
+        if location.node == 0:  # the boundary: its summaries to the outputs are the scope summary's
+            if location.kind == OUT:
+                return {j: list(ac) for j, ac in self.scope_summary[location.port].items()}
+            le, then = self.domain.le, self.domain.followed_by
+            reach = {location.port: Antichain([self.domain.identity], le)}
+            for i, ac in self.structure.nodes[0][location.port].items():  # back in through a scope input
+                for j, cs in self.scope_summary[i].items():
+                    reach.setdefault(j, Antichain((), le)).extend(then(a, c) for a in ac for c in cs)
+            return {j: list(ac) for j, ac in reach.items()}
+        out: dict[int, list[Any]] = {}
+        for j, s in self._out_summaries[self.index[location]]:
+            out.setdefault(j, []).append(s)
+        return out
+
+    def _extend_output_summaries(self, start: Location, downstream: dict[int, list[Any]]) -> None:
+        """New paths leave ``start`` with these summaries to the outputs: every port reaching ``start`` gains them."""
+        if not downstream:
+            return
+        le, then = self.domain.le, self.domain.followed_by
+        for loc, ac in self.structure.summaries_to([start])[start].items():
+            if loc.node == 0:
+                if loc.kind == OUT:
+                    row = self.scope_summary[loc.port]
+                    for j, cs in downstream.items():
+                        into = row.setdefault(j, Antichain((), le))
+                        into.extend(then(a, c) for a in ac for c in cs)
+                continue
+            k = self.index[loc]
+            per_output: dict[int, Antichain] = {}
+            for j, s in self._out_summaries[k]:
+                per_output.setdefault(j, Antichain((), le)).insert(s)
+            changed = False
+            for j, cs in downstream.items():
+                changed |= per_output.setdefault(j, Antichain((), le)).extend(then(a, c) for a in ac for c in cs)
+            if changed:
+                self._replace_output_summaries(k, [(j, s) for j in sorted(per_output) for s in per_output[j]])
+
+    def _replace_output_summaries(self, k: int, new: list[tuple[int, Any]]) -> None:
+        """Port ``k``'s summaries to the outputs become ``new``: move its pointstamp frontier's output counts."""
+        old = self._out_summaries[k]
+        frontier = self.pointstamps[k].frontier()
+        if frontier and old != new:
+            results_in, changes = self.domain.results_in, self.output_changes
+            for j, s in old:
+                if (j, s) not in new:
+                    for t in frontier:
+                        changes[j].update(results_in(s, t), -1)
+            for j, s in new:
+                if (j, s) not in old:
+                    for t in frontier:
+                        changes[j].update(results_in(s, t), 1)
+        self._out_summaries[k] = new
 
     # --- input -----------------------------------------------------------------------------------------
 
@@ -409,6 +625,14 @@ class Tracker:
         pushed, self._pushed = self._pushed, {}
         return [(k, t, d) for (k, t), d in pushed.items()]
 
+    def has_pushed(self) -> bool:
+        """Some port's frontier changed since the last drain."""
+        return bool(self._pushed)
+
+    def discard_pushed(self) -> None:
+        """Forget the frontier changes since the last drain (when nobody looks at them)."""
+        self._pushed = {}
+
     def is_global(self, location: Location, time: Any) -> bool:
         """Would removing the pointstamps at exactly ``(location, time)`` change the frontier there?"""
         imp = self.implications[self.index[location]]
@@ -426,3 +650,9 @@ class Tracker:
     def frontier(self, location: Location) -> list[Any]:
         """The implications frontier at a port: the least times that may still arrive or be produced there."""
         return self.implications[self.index[location]].frontier()
+
+
+def _rotated(cycle: list[Location]) -> list[Location]:
+    """The cycle starting at its least port (how find_identity_cycle reports one)."""
+    k = cycle.index(min(cycle))
+    return cycle[k:] + cycle[:k]

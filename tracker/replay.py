@@ -207,7 +207,7 @@ class Replay:
         if sink is not None:
             info = BatchInfo(record.get("seq"), record.get("worker"), record.get("cause"), line, self.batches_applied)
             if self.checker is not None:
-                if scope.needs_build():
+                if scope.needs_build:
                     self.root.schedule()
                 self.checker.check_batch(scope, updates, info)
         scope.receive(updates)

@@ -10,9 +10,13 @@ its pointstamps could still produce there, computed from pointstamp frontiers an
 filtered through a :class:`~tracker.frontier.MutableAntichain` so the parent sees discrete changes. The summary
 the parent sees is the scope summary mapped through ``summarize``.
 
-Unlike timely, a scope may grow after progress started (a Spark application submits new stages as it runs):
-adding operators, nested scopes or edges marks the scope dirty, and the next time it is scheduled it rebuilds its
-tracker, carrying every pointstamp count over and reporting only the frontier changes the new structure causes.
+Unlike timely, a scope may grow after progress started (a Spark application submits new stages as it runs, a
+notebook runs job after job): operators, nested scopes and edges added are queued, and the next time the scope is
+scheduled its tracker grows by exactly them (see the growth section of :mod:`tracker.reachability`), so the cost of
+growth follows what was added, not the size of the scope. A nested scope that grew and now has a different summary
+changes that one node of its parent. Only a node declared below the last one (the ports' order would break) makes
+the scope build its tracker afresh, carrying every pointstamp count over and reporting only the frontier changes.
+A finished nested scope can be retired: its state leaves the live hierarchy, its summary stays in its parent.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 from .change_batch import ChangeBatch
 from .frontier import Antichain, MutableAntichain
 from .operate import Operate
-from .reachability import IN, OUT, Builder, Location, Source, Target, Tracker, _summaries_to
+from .reachability import IN, OUT, Builder, Location, Source, Target, Tracker
 from .timestamp import Refinement, TimeDomain, domain
 
 __all__ = ["Subgraph", "OperatorNode"]
@@ -41,6 +45,7 @@ class OperatorNode:
     summary: list | None = None  # summary[i][o]: summaries from input i to output o; None: identity everywhere
     attrs: dict = field(default_factory=dict)
     scope: Subgraph | None = None
+    retired: bool = False  # a nested scope that finished and left the live hierarchy (its summary stays)
 
 
 class Subgraph(Operate):
@@ -75,7 +80,12 @@ class Subgraph(Operate):
         self.external_summary: list[list[Antichain]] = []
         self._internal_summary: list[list[Antichain]] | None = None
         self._dirty = True
-        self._child_dirty = False
+        self._child_dirty: set[int] = set()  # nested scopes (by node) with structure added since the last build
+        self._new_nodes: list[int] = []  # children declared since the tracker was built, not yet in it
+        self._new_edges: list[tuple[Location, Location]] = []  # likewise, edges
+        self._changed_summaries: set[int] = set()  # nested scopes whose summary changed since the tracker saw it
+        self._build_afresh = False  # a child was declared below the last node: grow cannot keep the ports' order
+        self._summary_unread = False  # the internal summary changed since the parent last read it
         self._initial: list[tuple[Location, Any, int]] = []
         self._incoming: list[tuple[Location, Any, int]] = []
         self._external = [ChangeBatch() for _ in range(inputs)]
@@ -86,7 +96,7 @@ class Subgraph(Operate):
         self._output_capabilities = [MutableAntichain(outer.le, outer.total) for _ in range(outputs)]
         self._active_children: set[int] = set()
         self._scope_inputs: dict[int, tuple[OperatorNode, int]] = {}  # target index -> (child scope, input)
-        self._builder: Builder | None = None
+        self._through: set[int] = set()  # nested scopes with inputs and outputs: they get external summaries
         # When set (a list shared by the whole hierarchy), every frontier change is appended as
         # (scope, location, time, ±1): how the replay observes what each batch did.
         self.pushed_sink: list | None = parent.pushed_sink if parent else None
@@ -121,14 +131,16 @@ class Subgraph(Operate):
             summary = [[Antichain(s, le) for s in row] for row in summary]
         op = OperatorNode(node, name, inputs, outputs, summary, dict(attrs or {}))
         self.children[node] = op
+        self._declared(node)
         if capabilities is not None:
             caps = list(capabilities)
             if len(caps) > outputs:
-                raise ValueError(f"operator {node} in scope {self.label}: {len(caps)} capability lists for {outputs} outputs")
+                raise ValueError(
+                    f"operator {node} in scope {self.label}: {len(caps)} capability lists for {outputs} outputs"
+                )
             for o, times in enumerate(caps):
                 for t in times:
                     self._initial.append((Source(node, o), t, 1))
-        self._mark_dirty()
         return op
 
     def add_scope(self, node: int, name: str = "", inputs: int = 0, outputs: int = 0, depth: int | None = None,
@@ -137,7 +149,7 @@ class Subgraph(Operate):
         self._check_new_node(node)
         child = Subgraph(self.path + (node,), name, inputs, outputs, depth or self.domain.depth, parent=self)
         self.children[node] = OperatorNode(node, name, inputs, outputs, None, dict(attrs or {}), child)
-        self._mark_dirty()
+        self._declared(node)
         return child
 
     def add_edge(self, source: Location, target: Location) -> None:
@@ -155,10 +167,13 @@ class Subgraph(Operate):
                 raise ValueError(f"edge names {loc}, but scope {self.label} has no node {loc.node}")
             count = child.inputs if loc.kind == IN else child.outputs
             if loc.port >= count:
-                raise ValueError(f"edge names {loc}, but node {loc.node} ({child.name}) has {count} {'in' if loc.kind == IN else 'out'}put(s)")
+                direction = "in" if loc.kind == IN else "out"
+                raise ValueError(f"edge names {loc}, but node {loc.node} ({child.name}) has {count} {direction}put(s)")
         self.edges.append((source, target))
         self._out_edges.setdefault(source, []).append(target)
         self.in_edges.setdefault(target, []).append(source)
+        if self.tracker is not None:
+            self._new_edges.append((source, target))
         self._mark_dirty()
 
     def _check_new_node(self, node: int) -> None:
@@ -167,11 +182,20 @@ class Subgraph(Operate):
         if node in self.children:
             raise ValueError(f"scope {self.label}: node {node} is declared twice")
 
+    def _declared(self, node: int) -> None:
+        tracker = self.tracker
+        if tracker is not None:
+            if node < len(tracker.shape):
+                self._build_afresh = True
+            else:
+                self._new_nodes.append(node)
+        self._mark_dirty()
+
     def _mark_dirty(self) -> None:
         self._dirty = True
-        s = self.parent
-        while s is not None and not s._child_dirty:
-            s._child_dirty = True
+        s = self
+        while s.parent is not None and s.node not in s.parent._child_dirty:
+            s.parent._child_dirty.add(s.node)
             s = s.parent
         self._activate()
 
@@ -183,6 +207,40 @@ class Subgraph(Operate):
                 return
             p._active_children.add(s.node)
             s = p
+
+    def retire(self, node: int) -> None:
+        """Take finished nested scope ``node`` out of the live hierarchy: a long application's memory stays bounded.
+
+        Finished means nothing is tracked inside it and nothing more can reach its inputs (their frontier here is
+        empty). Its tracker, children and state go; the node stays here as an operator with the scope's last
+        summary, so this scope's structure, and every summary through it, is unchanged. Costs O(the retired scope).
+        """
+        op = self.children.get(node)
+        if op is None:
+            raise KeyError(f"scope {self.label} has no node {node}")
+        if op.retired:
+            raise ValueError(f"scope {self.label}: node {node} ({op.name}) is already retired")
+        child = op.scope
+        if child is None:
+            raise ValueError(f"scope {self.label}: node {node} ({op.name}) is an operator, not a nested scope")
+        self.schedule()
+        busy = [s.label for s in child.scopes() if s.tracker is None or s.tracker.tracking_anything()]
+        if busy:
+            raise ValueError(f"scope {child.label} still tracks progress (in {', '.join(busy)}): it is not finished")
+        tracker = self._current_tracker()
+        for i in range(op.inputs):
+            if tracker.frontier(Target(node, i)) or tracker.pointstamps_at(Target(node, i)).updates():
+                raise ValueError(f"scope {child.label} may still receive messages at input {i}: it is not finished")
+        summary, _ = child.get_internal_summary()
+        op.summary = summary
+        op.scope = None
+        op.retired = True
+        self._through.discard(node)
+        for i in range(op.inputs):
+            self._scope_inputs.pop(tracker.index[Target(node, i)], None)
+        self._active_children.discard(node)
+        self._child_dirty.discard(node)
+        self._changed_summaries.discard(node)
 
     def find(self, path: Sequence[int]) -> Subgraph:
         """The nested scope at ``path`` (absolute, from the root)."""
@@ -220,26 +278,47 @@ class Subgraph(Operate):
             b.add_edge(s, t)
         return b
 
-    def ensure_built(self) -> None:
-        """Build (or rebuild) this scope's tracker for its current structure, nested scopes first."""
-        self._ensure_built()
+    @property
+    def needs_build(self) -> bool:
+        """Structure was added here or in a nested scope since the tracker was last brought up to date."""
+        return self._dirty or bool(self._child_dirty)
 
-    def _ensure_built(self) -> None:
+    def ensure_built(self) -> None:
+        """Bring the tracker up to date with every operator, nested scope and edge added so far.
+
+        The first time, the tracker is built from the whole structure; afterwards it grows by what was added. A
+        :class:`~tracker.reachability.CycleError` leaves the offending part queued: the scope stays unbuilt.
+        """
         if self._child_dirty:
-            self._child_dirty = False
-            for op in self.children.values():
-                child = op.scope
-                if child is not None and (child._dirty or child._child_dirty):
-                    before = child._internal_summary
-                    child._ensure_built()
-                    if child._internal_summary != before:
-                        self._dirty = True
+            dirty = sorted(self._child_dirty)
+            self._child_dirty = set()
+            for k, node in enumerate(dirty):
+                child = self.children[node].scope
+                if child is None:
+                    continue
+                try:
+                    child.ensure_built()
+                except Exception:
+                    self._child_dirty.update(dirty[k:])
+                    raise
+                if child._summary_unread:
+                    self._changed_summaries.add(node)
+                    self._dirty = True
         if not self._dirty:
             return
-        builder = self.builder()
-        tracker, scope_summary = builder.build()  # raises CycleError, and stays dirty, until the structure is fixed
+        if self.tracker is None or self._build_afresh:
+            self._build()
+        else:
+            self._grow()
         self._dirty = False
-        self._builder = builder
+        self._activate()
+
+    def _build(self) -> None:
+        """Build the tracker from the whole structure (carrying the old one's pointstamps over, if any)."""
+        builder = self.builder()
+        tracker, _ = builder.build()  # raises CycleError, and stays dirty, until the structure is fixed
+        self._build_afresh = False
+        self._new_nodes, self._new_edges, self._changed_summaries = [], [], set()
         old = self.tracker
         old_frontiers: dict[Location, list] = {}
         if old is not None:
@@ -254,26 +333,19 @@ class Subgraph(Operate):
         self._initial = []
         tracker.propagate_all()
         self.tracker = tracker
-        self._scope_inputs = {
-            tracker.index[Target(node, i)]: (op, i)
-            for node, op in self.children.items() if op.scope is not None for i in range(op.inputs)
-        }
-        # The summary the parent sees, through summarize().
-        if self.refinement is not None:
-            summarize, ole = self.refinement.summarize, self.outer_domain.le
-            self._internal_summary = [
-                [Antichain((summarize(s) for s in scope_summary[i].get(j, ())), ole) for j in range(self._outputs)]
-                for i in range(self._inputs)
-            ]
-        else:
-            self._internal_summary = []
-        self._set_children_external_summaries(builder)
+        self._scope_inputs, self._through = {}, set()
+        for op in self.children.values():
+            if op.scope is not None:
+                self._register_nested(op)
+        self._update_internal_summary()
+        for node in sorted(self._through):
+            self._set_external_summary_of(node)
         if old is None:
             self._dispatch_pushed(tracker.drain_pushed_indexed())
             self._dispatch_output_changes()
         else:
             tracker.drain_pushed_indexed()
-            diff = []
+            diff: list[tuple[int, Any, int]] = []
             for k, loc in enumerate(tracker.locations):
                 new_f = tracker.implications[k].frontier()
                 old_f = old_frontiers.get(loc, [])
@@ -282,24 +354,103 @@ class Subgraph(Operate):
                     diff.extend((k, t, 1) for t in new_f if t not in old_f)
             self._dispatch_pushed(diff)
             self._replace_output_capabilities()
-        self._activate()
 
-    def _set_children_external_summaries(self, builder: Builder) -> None:
-        """Tell each nested scope the summaries from its outputs back to its inputs, outside it."""
-        for node, op in self.children.items():
-            if op.scope is None or not op.inputs or not op.outputs:
-                continue
-            le = self.domain.le
-            back = _summaries_to(builder, [Target(node, i) for i in range(op.inputs)])
-            summary = [
-                [Antichain(back[Target(node, i)].get(Source(node, o), ()), le) for i in range(op.inputs)]
-                for o in range(op.outputs)
-            ]
-            op.scope.set_external_summary(summary, [ChangeBatch() for _ in range(op.inputs)])
+    def _grow(self) -> None:
+        """Add the queued children, changed nested summaries and edges to the tracker, and report what changed."""
+        tracker = self._current_tracker()
+        starts: list[Location] = []  # where the new paths begin (for the nested scopes' external summaries)
+        fresh: list[int] = []
+        self._new_nodes.sort()
+        added = 0
+        try:
+            for node in self._new_nodes:
+                op = self.children[node]
+                if op.scope is None:
+                    tracker.add_node(node, op.inputs, op.outputs, op.summary)
+                else:
+                    summary, caps = op.scope.get_internal_summary()
+                    tracker.add_node(node, op.inputs, op.outputs, summary)
+                    self._take_capabilities(node, caps)
+                    self._register_nested(op)
+                    fresh.append(node)
+                self._changed_summaries.discard(node)
+                added += 1
+        finally:
+            del self._new_nodes[:added]
+        for node in sorted(self._changed_summaries):
+            child = self.children[node].scope
+            if child is not None:
+                summary, caps = child.get_internal_summary()
+                self._take_capabilities(node, caps)
+                tracker.set_node_summary(node, summary)
+                starts.extend(Target(node, i) for i in range(child.inputs))
+            self._changed_summaries.discard(node)
+        added = 0
+        try:
+            for source, target in self._new_edges:
+                tracker.add_edge(source, target)
+                starts.append(source)
+                added += 1
+        finally:
+            del self._new_edges[:added]
+        for loc, t, d in self._initial:
+            tracker.update(loc, t, d)
+        self._initial = []
+        tracker.propagate_all()
+        self._dispatch_pushed(tracker.drain_pushed_indexed())
+        self._dispatch_output_changes()
+        self._update_internal_summary()
+        if self._through:
+            reached = tracker.structure.upstream(starts) if starts else set()
+            for node in sorted(self._through):
+                if node in fresh or any(Source(node, o) in reached for o in range(self.children[node].outputs)):
+                    self._set_external_summary_of(node)
+
+    def _take_capabilities(self, node: int, caps: list[ChangeBatch]) -> None:
+        """A nested scope's reported capabilities become pointstamps at its outputs here."""
+        tracker = self._current_tracker()
+        for o, batch in enumerate(caps):
+            for t, d in batch.drain():
+                tracker.update(Source(node, o), t, d)
+
+    def _register_nested(self, op: OperatorNode) -> None:
+        """Route frontier changes at a nested scope's inputs to it; note whether paths can leave and re-enter it."""
+        index = self._current_tracker().index
+        for i in range(op.inputs):
+            self._scope_inputs[index[Target(op.node, i)]] = (op, i)
+        if op.inputs and op.outputs:
+            self._through.add(op.node)
+
+    def _update_internal_summary(self) -> None:
+        """The summary the parent sees (the scope summary through ``summarize``); flag it when it changed."""
+        if self.refinement is None:
+            self._internal_summary = []
+            return
+        scope_summary = self._current_tracker().scope_summary
+        summarize, ole = self.refinement.summarize, self.outer_domain.le
+        summary = [
+            [Antichain((summarize(s) for s in scope_summary[i].get(j, ())), ole) for j in range(self._outputs)]
+            for i in range(self._inputs)
+        ]
+        if summary != self._internal_summary:
+            self._internal_summary = summary
+            self._summary_unread = True
+
+    def _set_external_summary_of(self, node: int) -> None:
+        """Tell nested scope ``node`` the summaries from its outputs back to its inputs, outside it."""
+        op = self.children[node]
+        assert op.scope is not None
+        le = self.domain.le
+        back = self._current_tracker().structure.summaries_to([Target(node, i) for i in range(op.inputs)])
+        summary = [
+            [Antichain(back[Target(node, i)].get(Source(node, o), ()), le) for i in range(op.inputs)]
+            for o in range(op.outputs)
+        ]
+        op.scope.set_external_summary(summary, [ChangeBatch() for _ in range(op.inputs)])
 
     def _replace_output_capabilities(self) -> None:
         """After a rebuild: report the difference between the old and the new internal capabilities."""
-        tracker = self.tracker
+        tracker = self._current_tracker()
         to_outer = self._to_outer
         ole, total = self.outer_domain.le, self.outer_domain.total
         for j, batch in enumerate(tracker.output_changes):
@@ -325,9 +476,9 @@ class Subgraph(Operate):
 
     def schedule(self) -> bool:
         """Bring this scope and its nested scopes up to date with everything received; True if still tracking."""
-        self._ensure_built()
+        tracker = self.built_tracker()
         while True:
-            tracker = self.tracker
+            tracker = self._current_tracker()
             if self._has_external:
                 self._has_external = False
                 to_inner = self._to_inner
@@ -339,7 +490,7 @@ class Subgraph(Operate):
             if self._incoming:
                 incoming, self._incoming = self._incoming, []
                 index = tracker.index
-                pending = tracker._pending
+                update_index = tracker.update_index
                 for loc, t, d in incoming:
                     if loc.node == 0:
                         to_outer = self._to_outer
@@ -348,18 +499,14 @@ class Subgraph(Operate):
                         else:
                             self._produced[loc.port].update(to_outer(t), d)
                     else:
-                        k = index.get(loc)
-                        if k is None:
+                        port = index.get(loc)
+                        if port is None:
                             raise ValueError(f"scope {self.label} has no port {loc}")
-                        entry = pending.get(k)
-                        if entry is None:
-                            pending[k] = [(t, d)]
-                        else:
-                            entry.append((t, d))
+                        update_index(port, t, d)
             tracker.propagate_all()
-            if tracker._pushed:
+            if tracker.has_pushed():
                 if self.pushed_sink is None and not self._scope_inputs:
-                    tracker._pushed = {}  # nobody looks at these frontier changes
+                    tracker.discard_pushed()  # nobody looks at these frontier changes
                 else:
                     self._dispatch_pushed(tracker.drain_pushed_indexed())
             if tracker.output_changes:
@@ -372,17 +519,17 @@ class Subgraph(Operate):
                     if child is not None:
                         child.schedule()
                         self._pull_from(node, child)
-            if self._dirty or self._child_dirty:
-                self._ensure_built()
+            if self.needs_build:
+                self.ensure_built()
             if not (self._incoming or self._has_external or self._active_children):
                 break
-        return self.tracker.tracking_anything()
+        return tracker.tracking_anything()
 
     def _dispatch_pushed(self, pushed: list[tuple[int, Any, int]]) -> None:
         if not pushed:
             return
         if self.pushed_sink is not None:
-            locations = self.tracker.locations
+            locations = self._current_tracker().locations
             self.pushed_sink.extend((self, locations[k], t, d) for k, t, d in pushed)
         scope_inputs = self._scope_inputs
         if scope_inputs:
@@ -390,13 +537,15 @@ class Subgraph(Operate):
                 hit = scope_inputs.get(k)
                 if hit is not None:
                     op, i = hit
-                    op.scope._external[i].update(t, d)
-                    op.scope._has_external = True
+                    child = op.scope
+                    assert child is not None
+                    child._external[i].update(t, d)
+                    child._has_external = True
                     self._active_children.add(op.node)
 
     def _dispatch_output_changes(self) -> None:
         to_outer = self._to_outer
-        for j, batch in enumerate(self.tracker.output_changes):
+        for j, batch in enumerate(self._current_tracker().output_changes):
             if batch:
                 changes = self._output_capabilities[j].update_iter([(to_outer(t), d) for t, d in batch.drain()])
                 for t, d in changes:
@@ -432,11 +581,12 @@ class Subgraph(Operate):
         return self._outputs
 
     def get_internal_summary(self) -> tuple[list[list[Antichain]], list[ChangeBatch]]:
-        self._ensure_built()
+        self.ensure_built()
+        self._summary_unread = False
         caps = [ChangeBatch() for _ in range(self._outputs)]
         for j, batch in enumerate(self._internal):
             batch.drain_into(caps[j])
-        return [list(row) for row in self._internal_summary], caps
+        return [list(row) for row in self._internal_summary or ()], caps
 
     def set_external_summary(self, summary: list[list[Antichain]], frontiers: Sequence[ChangeBatch]) -> None:
         self.external_summary = summary
@@ -453,11 +603,11 @@ class Subgraph(Operate):
     def pull_internal_progress(
         self, consumed: Sequence[ChangeBatch], internal: Sequence[ChangeBatch], produced: Sequence[ChangeBatch]
     ) -> bool:
-        for mine, theirs in zip(self._consumed, consumed):
+        for mine, theirs in zip(self._consumed, consumed, strict=False):
             mine.drain_into(theirs)
-        for mine, theirs in zip(self._internal, internal):
+        for mine, theirs in zip(self._internal, internal, strict=False):
             mine.drain_into(theirs)
-        for mine, theirs in zip(self._produced, produced):
+        for mine, theirs in zip(self._produced, produced, strict=False):
             mine.drain_into(theirs)
         return self.tracker is not None and self.tracker.tracking_anything()
 
@@ -467,21 +617,27 @@ class Subgraph(Operate):
         """What this scope reports to its parent at each output: the frontier of its internal capabilities."""
         return [m.frontier() for m in self._output_capabilities]
 
+    @property
+    def internal_summary(self) -> list[list[Antichain]]:
+        """Summaries from each input to each output as the parent sees them (through ``summarize``; empty before
+        the first build and for the root)."""
+        return self._internal_summary or []
+
+    def targets_of(self, source: Location) -> list[Location]:
+        """The targets that ``source``'s edges lead to, in this scope."""
+        return list(self._out_edges.get(source, ()))
+
     def set_pushed_sink(self, sink: list | None) -> None:
         """Observe every frontier change of this scope and its nested scopes (present and future)."""
         for scope in self.scopes():
             scope.pushed_sink = sink
-
-    def needs_build(self) -> bool:
-        """True when the structure changed (here or in a nested scope) since the tracker was last built."""
-        return self.tracker is None or self._dirty or self._child_dirty
 
     def internal_summary(self) -> list[list[Antichain]]:
         """The summaries from each input to each output, as the parent sees them (built if needed).
 
         Unlike :meth:`get_internal_summary`, this only reads: the capabilities waiting for the parent stay here.
         """
-        self._ensure_built()
+        self.ensure_built()
         return [list(row) for row in self._internal_summary or []]
 
     def drop_initial_capabilities(self) -> None:
@@ -489,15 +645,30 @@ class Subgraph(Operate):
         that already include whatever is still held (the session history's checkpoints)."""
         self._initial = []
 
+    @property
+    def structure(self) -> Builder:
+        """The scope's current nodes and edges as the tracker sees them (built first if structure was added)."""
+        return self.built_tracker().structure
+
+    def built_tracker(self) -> Tracker:
+        """The tracker, brought up to date with every operator, scope and edge added so far."""
+        self.ensure_built()
+        assert self.tracker is not None
+        return self.tracker
+
+    def _current_tracker(self) -> Tracker:
+        """The tracker as it is (inside building and scheduling, where it exists)."""
+        tracker = self.tracker
+        assert tracker is not None, f"scope {self.label} has no tracker yet"
+        return tracker
+
     def path_summaries_to(self, location: Location) -> dict[Location, Antichain]:
         """For every port of this scope, the minimal path summaries from it to ``location``."""
-        self._ensure_built()
-        return self._builder.path_summaries_to(location)
+        return self.structure.path_summaries_to(location)
 
     def port_state(self) -> list[dict]:
         """Every port's frontier, pointstamp counts and implication counts (the shape `frontiers --json` prints)."""
-        self._ensure_built()
-        tracker = self.tracker
+        tracker = self.built_tracker()
         return [
             {
                 "port": loc.to_json(),

@@ -170,7 +170,9 @@ class TimeDomain:
         """A timestamp or summary of this depth from JSON, with a clear error when the shape is wrong."""
         t = time_from_json(value)
         if depth_of(t) != self.depth:
-            raise ValueError(f"timestamp {value!r} has depth {depth_of(t)}, but this scope's times have depth {self.depth}")
+            raise ValueError(
+                f"timestamp {value!r} has depth {depth_of(t)}, but this scope's times have depth {self.depth}"
+            )
         return t
 
     def __repr__(self) -> str:
