@@ -15,7 +15,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .contracts import BatchInfo, ContractChecker, Finding
-from .progress_log import LogError, read_records
+from .jsonl import REJECTED_RECORD, LineError
+from .log_records import record_problem
+from .progress_log import read_records
 from .reachability import Location
 from .subgraph import Subgraph
 from .timestamp import depth_of, time_from_json
@@ -54,7 +56,7 @@ class Replay:
         self.root = Subgraph((), "root", 0, 0, 1)
         self.checker = ContractChecker() if check_contracts else None
         self.observer = observer
-        self.errors: list[LogError] = []
+        self.errors: list[LineError] = []
         self.marks: list[dict] = []
         self.header: dict | None = None
         self.progress_records = 0  # progress records seen, applied or rejected
@@ -64,7 +66,7 @@ class Replay:
         self._sink: list | None = [] if (check_contracts or observer is not None) else None
         self.root.set_pushed_sink(self._sink)
         self._scopes: dict[tuple, tuple[Subgraph, dict, Callable]] = {}
-        self._on_error: Callable[[LogError], None] | None = None
+        self._on_error: Callable[[LineError], None] | None = None
         self._root_entry: tuple | None = None
         self._unsettled = 0  # batches received but not yet propagated (only without observer and checker)
 
@@ -119,7 +121,7 @@ class Replay:
         return []
 
     def _error(self, line: int | None, reason: str) -> None:
-        err = LogError(self.source, line or 0, reason)
+        err = LineError(self.source, line or 0, REJECTED_RECORD, reason)
         self.errors.append(err)
         if self._on_error is not None:
             self._on_error(err)
@@ -269,7 +271,7 @@ def replay_file(
     at: int | None = None,
     check_contracts: bool = False,
     observer: BatchObserver | None = None,
-    on_error: Callable[[LogError], None] | None = None,
+    on_error: Callable[[LineError], None] | None = None,
 ) -> Replay:
     """Replay a progress log (or its first ``at`` progress records) and settle it."""
     replay = Replay(os.fspath(path), check_contracts, observer)
