@@ -25,12 +25,11 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-import orjson
-
+from tracker.jsonl import CodecError, JsonLinesCursor, LineError, PlainDecoder, file_decoder
 from tracker.log_records import header_problem
-from tracker.progress_log import LogError, ProgressLogError, open_binary, read_records
+from tracker.progress_log import ProgressLogError, first_record_problem, read_records
 
 __all__ = [
     "Feed",
@@ -60,7 +59,7 @@ class Feed:
     live: bool = False  # may still grow: the session follows its head
 
     def __init__(self) -> None:
-        self.errors: list[LogError] = []  # read problems (corrupt lines), reported and skipped
+        self.errors: list[LineError] = []  # read problems (corrupt lines), reported and skipped
 
     def poll(self, limit: int) -> list[Record] | None:  # pragma: no cover - interface
         raise NotImplementedError
@@ -114,10 +113,10 @@ class ProgressLogFeed(Feed):
         try:
             out = list(itertools.islice(self._it, limit))
         except ProgressLogError as e:
-            self.errors.append(LogError(self.path, 0, str(e)))
+            self.errors.append(LineError(self.path, 0, "not-a-progress-log", str(e)))
             out = []
-        except OSError as e:  # a corrupt compressed stream: keep what was read, report the rest
-            self.errors.append(LogError(self.path, 0, f"cannot read further: {e}"))
+        except OSError as e:
+            self.errors.append(LineError(self.path, 0, "unreadable", f"cannot read further: {e}"))
             out = []
         if not out:
             self._it = None
@@ -131,7 +130,8 @@ class ProgressLogFeed(Feed):
 
 
 class FollowProgressLog(Feed):
-    """A plain-text progress log that is still being written: tailed, a partial last line kept for later."""
+    """A plain-text progress log that is still being written: tailed with a :class:`~tracker.jsonl.JsonLinesCursor`
+    (a partial last line is kept for later)."""
 
     kind = "progress-log"
     live = True
@@ -141,53 +141,33 @@ class FollowProgressLog(Feed):
         self.path = os.fspath(path)
         self.label = os.path.basename(self.path) + " (followed)"
         self.poll_interval = poll_interval
-        self._fh = None
-        self._partial = b""
-        self._lines: collections.deque[bytes] = collections.deque()
-        self._lineno = 0
+        self._fh: IO[bytes] | None = None
+        self._cursor = JsonLinesCursor(self.path, PlainDecoder(), self.errors.append)
         self._header = False
         self._closed = False
-
-    def _fill(self) -> None:
-        if self._fh is None:
-            try:
-                self._fh = open(self.path, "rb")
-            except FileNotFoundError:
-                return
-        data = self._fh.read(1 << 20)
-        if not data:
-            return
-        parts = (self._partial + data).split(b"\n")
-        self._partial = parts.pop()
-        self._lines.extend(parts)
 
     def poll(self, limit: int) -> list[Record] | None:
         if self._closed:
             return None
-        if len(self._lines) < limit:
-            self._fill()
+        ready = self._cursor.ready
+        if len(ready) < limit:
+            if self._fh is None:
+                try:
+                    self._fh = open(self.path, "rb")
+                except FileNotFoundError:
+                    return []
+            self._cursor.pull(self._fh)
         out: list[Record] = []
-        while self._lines and len(out) < limit:
-            raw = self._lines.popleft()
-            self._lineno += 1
-            if not raw.strip():
-                continue
-            try:
-                record = orjson.loads(raw)
-            except orjson.JSONDecodeError as e:
-                self.errors.append(LogError(self.path, self._lineno, f"invalid JSON: {e}"))
-                continue
-            if type(record) is not dict:
-                self.errors.append(LogError(self.path, self._lineno, "expected a JSON object"))
-                continue
+        while ready and len(out) < limit:
+            line, record = ready.popleft()
             if not self._header:
                 reason = header_problem(record)
                 if reason:
-                    self.errors.append(LogError(self.path, self._lineno, reason))
+                    self.errors.append(LineError(self.path, line, "not-a-progress-log", reason))
                     self._closed = True
                     return None
                 self._header = True
-            out.append((self._lineno, record))
+            out.append((line, record))
         return out
 
     async def wait(self, timeout: float) -> None:
@@ -215,6 +195,7 @@ class PushFeed(Feed):
         self._queue: collections.deque[Record] = collections.deque()
         self._ended = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None  # the thread running ``_loop`` (set where the loop is learned)
         self._event: asyncio.Event | None = None
         self._lock = threading.Lock()
 
@@ -235,7 +216,7 @@ class PushFeed(Feed):
         if loop is None or event is None:
             return
         try:
-            if threading.get_ident() == getattr(loop, "_thread_id", None):
+            if threading.get_ident() == self._loop_thread:
                 event.set()
             else:
                 loop.call_soon_threadsafe(event.set)
@@ -252,6 +233,7 @@ class PushFeed(Feed):
     async def wait(self, timeout: float) -> None:
         if self._event is None:
             self._loop = asyncio.get_running_loop()
+            self._loop_thread = threading.get_ident()
             self._event = asyncio.Event()
         if self._queue or self._ended:
             return
@@ -324,13 +306,19 @@ def _broken_compression(path: Path, growing: bool = False) -> str | None:
     name = path.name
     if path.is_dir() or not name.endswith((".gz", ".zst", ".zstd")):
         return None
+    codec = name.rsplit(".", 1)[1]
     try:
-        with open_binary(path) as f:
-            f.read(1 << 16)
-    except EOFError as e:
-        return None if growing else f"the {name.rsplit('.', 1)[1]} stream ends too early: truncated ({e})"
-    except Exception as e:  # gzip.BadGzipFile, zlib.error, zstandard.ZstdError
-        return f"the {name.rsplit('.', 1)[1]} compression is broken ({e})"
+        decoder = file_decoder(name)
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+            at_end = not fh.read(1)
+        for _ in decoder.chunks(head):
+            break  # the first block decodes
+        else:
+            if at_end and decoder.pending and not growing:
+                return f"the {codec} stream ends too early: truncated ({decoder.pending} bytes undecodable)"
+    except CodecError as e:
+        return f"the {codec} compression is broken ({e})"
     return None
 
 
@@ -339,25 +327,9 @@ def check_progress_log(path: Path) -> str | None:
     if path.is_dir():
         return "it is a directory"
     try:
-        with open_binary(path) as f:
-            first = b""
-            for raw in f:
-                if raw.strip():
-                    first = raw
-                    break
-    except ProgressLogError as e:
-        return str(e)
-    except (OSError, EOFError) as e:
+        return first_record_problem(path)
+    except OSError as e:
         return f"cannot read it ({e})"
-    except Exception as e:  # zstandard raises its own error type for a corrupt frame
-        return f"cannot decompress it ({e})"
-    if not first:
-        return "the file is empty"
-    try:
-        record = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        return "the first line is not JSON"
-    return header_problem(record)
 
 
 def _open_progress_log(path: Path, follow: bool) -> Feed:

@@ -3,39 +3,33 @@
 One JSON object per line (``type`` first): a header, then ``scope``, ``operator`` and ``edge`` records for the
 structure, ``progress`` records (one atomic batch of pointstamp updates for one scope, as one worker reports it)
 and ``mark`` records for the timeline. Files may be gzip- or zstd-compressed (``.gz``, ``.zst``/``.zstd``).
-``docs/progress-log.md`` is the full specification.
+``docs/progress-log.md`` is the full specification; :mod:`tracker.log_records` builds and checks the records.
 
-Reading is one streaming pass. A line that is not valid JSON (or not a JSON object) is reported with the file,
-line number and reason, and skipped: nothing already read is lost and the replay goes on. A file whose first
-record is not a flowscope header is not a progress log at all, and that is an error.
+Reading is one streaming pass of :mod:`tracker.jsonl`. A line that is not valid JSON (or not a JSON object) is
+reported with the file, line number and reason, and skipped: nothing already read is lost and the replay goes on;
+damaged compressed bytes cost the rest of the file, and everything before them is read. A file whose first record
+is not a flowscope header is not a progress log at all, and that is an error.
 """
 
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 import time as _time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import IO, Any
 
 from . import log_records
+from .jsonl import DEFAULT_LIMITS, CodecError, JsonLinesCursor, LineError, ReadLimits, file_decoder, read_json_lines
 from .log_records import FORMAT, VERSION
 
 try:  # orjson is optional here (tracker/ needs only the standard library) but much faster when present
-    import orjson as _orjson
-
-    _loads: Callable[[bytes], Any] = _orjson.loads
-    _JSONError: type[Exception] = _orjson.JSONDecodeError
+    import orjson
 
     def _dumps(obj: Any) -> bytes:
-        return _orjson.dumps(obj)
+        return orjson.dumps(obj)
 except ImportError:  # pragma: no cover - exercised only without orjson
-    _orjson = None
-    _loads = json.loads
-    _JSONError = json.JSONDecodeError
 
     def _dumps(obj: Any) -> bytes:
         return json.dumps(obj, separators=(",", ":")).encode()
@@ -44,97 +38,106 @@ except ImportError:  # pragma: no cover - exercised only without orjson
 __all__ = [
     "FORMAT",
     "VERSION",
+    "LineError",
     "LogError",
     "ProgressLogError",
-    "open_binary",
+    "first_record_problem",
     "read_records",
     "ProgressLogWriter",
 ]
 
-
-@dataclass(frozen=True)
-class LogError:
-    """A problem with one line of a log: reported, and the line skipped."""
-
-    path: str
-    line: int
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.reason}"
+LogError = LineError  # the name this module used to give the one error type of every reader
 
 
 class ProgressLogError(ValueError):
     """The file cannot be read as a progress log at all (no header, unknown version, unreadable codec)."""
 
 
-def _zstd():
+def _zstd() -> Any:
     try:
         import zstandard
     except ImportError:  # pragma: no cover
-        raise ProgressLogError("reading or writing .zst logs needs the 'zstandard' package (pip install zstandard)") from None
+        raise ProgressLogError("reading or writing .zst logs needs the 'zstandard' package "
+                               "(pip install zstandard)") from None
     return zstandard
-
-
-def open_binary(path: str | os.PathLike) -> IO[bytes]:
-    """Open a log for reading as a decompressed byte stream, by suffix (.gz, .zst/.zstd, else plain)."""
-    p = os.fspath(path)
-    if p.endswith(".gz"):
-        return gzip.open(p, "rb")
-    if p.endswith((".zst", ".zstd")):
-        raw = open(p, "rb")
-        reader = _zstd().ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=True)
-        return io.BufferedReader(reader, buffer_size=1 << 20)
-    return open(p, "rb", buffering=1 << 20)
 
 
 def read_records(
     path: str | os.PathLike,
-    errors: list[LogError] | None = None,
-    on_error: Callable[[LogError], None] | None = None,
+    errors: list[LineError] | None = None,
+    on_error: Callable[[LineError], None] | None = None,
+    limits: ReadLimits = DEFAULT_LIMITS,
 ) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line_number, record)`` for every record after the header.
+    """Yield ``(line_number, record)`` for every record, the header first.
 
-    Corrupt lines are reported (appended to ``errors`` and passed to ``on_error``) and skipped. Raises
-    :class:`ProgressLogError` if the file does not start with a flowscope progress-log header of a known version.
+    Corrupt lines and damaged compressed bytes are reported (appended to ``errors`` and passed to ``on_error``)
+    and skipped. Raises :class:`ProgressLogError` if the file does not start with a flowscope progress-log header
+    of a known version.
     """
     p = os.fspath(path)
+    header_seen = False
+    before_header: list[LineError] = []
 
-    def report(line: int, reason: str) -> None:
-        err = LogError(p, line, reason)
+    def report(err: LineError) -> None:
+        if not header_seen:
+            before_header.append(err)
+            return
         if errors is not None:
             errors.append(err)
         if on_error is not None:
             on_error(err)
 
-    with open_binary(p) as f:
-        lineno = 0
-        header_seen = False
-        for raw in f:
-            lineno += 1
-            if not raw.strip():
-                continue
-            try:
-                record = _loads(raw)
-            except _JSONError as e:
-                if not header_seen:
-                    raise ProgressLogError(f"{p}:{lineno}: not a flowscope progress log (first line is not JSON: {e})") from None
-                truncated = not raw.endswith(b"\n")
-                report(lineno, f"{'truncated line' if truncated else 'invalid JSON'}: {e}")
-                continue
-            if type(record) is not dict:
-                report(lineno, f"expected a JSON object, found {type(record).__name__}")
-                continue
-            if not header_seen:
-                problem = log_records.header_problem(record)
-                if problem is not None:
-                    raise ProgressLogError(f"{p}:{lineno}: {_not_a_log(record, problem)}")
-                header_seen = True
-                yield lineno, record
-                continue
-            yield lineno, record
+    try:
+        decoder = file_decoder(p)
+    except CodecError as e:
+        raise ProgressLogError(f"{p}: {e}") from None
+    for lineno, record in read_json_lines(p, report, decoder=decoder, limits=limits):
         if not header_seen:
-            raise ProgressLogError(f"{p}: empty file, not a flowscope progress log")
+            # the reader parses ahead: problems reported so far may lie before the header or after it
+            if before_header and before_header[0].line < lineno:
+                raise ProgressLogError(_before_header(p, before_header[0]))
+            problem = log_records.header_problem(record)
+            if problem is not None:
+                raise ProgressLogError(f"{p}:{lineno}: {_not_a_log(record, problem)}")
+            header_seen = True
+            for err in before_header:
+                report(err)
+            before_header.clear()
+        yield lineno, record
+    if not header_seen:
+        if before_header:
+            raise ProgressLogError(_before_header(p, before_header[0]))
+        raise ProgressLogError(f"{p}: empty file, not a flowscope progress log")
+
+
+def _before_header(path: str, err: LineError) -> str:
+    if err.kind in ("corrupt-stream", "truncated-stream", "stream-too-large"):
+        return f"{path}: cannot read it: {err.reason}"
+    return f"{path}:{err.line}: not a flowscope progress log (the first line is not a JSON object: {err.reason})"
+
+
+def first_record_problem(path: str | os.PathLike) -> str | None:
+    """None if ``path`` starts with a flowscope progress-log header (after decompression), else why not. Reads
+    only as far as the first line (or the first damage)."""
+    p = os.fspath(path)
+    problems: list[LineError] = []
+    try:
+        cursor = JsonLinesCursor(p, file_decoder(p), problems.append, chunk_size=1 << 16)
+    except CodecError as e:
+        return str(e)
+    with open(p, "rb") as fh:
+        while not cursor.ready and not problems and cursor.pull(fh):
+            pass
+        if not cursor.ready and not problems:
+            cursor.finish(True)
+    if cursor.ready:
+        return log_records.header_problem(cursor.ready[0][1])
+    if problems:
+        err = problems[0]
+        if err.kind in ("invalid-json", "truncated-line"):
+            return "the first line is not JSON"
+        return err.reason
+    return "the file is empty"
 
 
 def _not_a_log(record: dict, problem: str) -> str:

@@ -16,7 +16,9 @@ from typing import Any
 
 from .contracts import BatchInfo, ContractChecker, Finding
 from .details import HolderDetails
-from .progress_log import LogError, read_records
+from .jsonl import REJECTED_RECORD, LineError
+from .log_records import record_problem
+from .progress_log import read_records
 from .reachability import Location
 from .subgraph import Subgraph
 from .timestamp import depth_of, time_from_json
@@ -51,13 +53,13 @@ class Replay:
     """Applies progress-log records to a scope hierarchy rooted at ``self.root``."""
 
     def __init__(self, source: str = "<log>", check_contracts: bool = False, observer: BatchObserver | None = None,
-                 on_error: Callable[[LogError], None] | None = None):
+                 on_error: Callable[[LineError], None] | None = None):
         """``on_error`` is told of each rejected record as it happens (they are all kept in ``errors`` too)."""
         self.source = source
         self.root = Subgraph((), "root", 0, 0, 1)
         self.checker = ContractChecker() if check_contracts else None
         self.observer = observer
-        self.errors: list[LogError] = []
+        self.errors: list[LineError] = []
         self.marks: list[dict] = []
         self.details = HolderDetails()  # what `detail` records say pointstamps are made of (running tasks)
         self.header: dict | None = None
@@ -125,7 +127,7 @@ class Replay:
         return []
 
     def _error(self, line: int | None, reason: str) -> None:
-        err = LogError(self.source, line or 0, reason)
+        err = LineError(self.source, line or 0, REJECTED_RECORD, reason)
         self.errors.append(err)
         if self.on_error is not None:
             self.on_error(err)
@@ -299,7 +301,7 @@ def replay_file(
     at: int | None = None,
     check_contracts: bool = False,
     observer: BatchObserver | None = None,
-    on_error: Callable[[LogError], None] | None = None,
+    on_error: Callable[[LineError], None] | None = None,
 ) -> Replay:
     """Replay a progress log (or its first ``at`` progress records) and settle it."""
     replay = Replay(os.fspath(path), check_contracts, observer, on_error)

@@ -11,17 +11,19 @@ log that Spark is still writing: `decode(chunk)` takes the next bytes of the fil
 decode so far, keeping an incomplete block for the next call; `pending` is how many input bytes it holds that do
 not yet form a complete unit (0 at a clean boundary). A finished file that ends with `pending > 0` was truncated;
 an in-progress file that does is just "more to come". Corrupt input raises `CodecError`; no decoder ever needs the
-whole file in memory.
+whole file in memory. `chunks(chunk)` is the same, yielding the text in bounded pieces (what the one JSON-lines
+reader, `tracker.jsonl`, drives). Plain, gzip and zstd decoders live in `tracker.jsonl` (progress logs use them too).
 """
 
 from __future__ import annotations
 
 import importlib
 import struct
-import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
+
+from tracker.jsonl import CodecError, Decoder, GzipDecoder, PlainDecoder, ZstdDecoder
 
 __all__ = [
     "CODECS",
@@ -44,26 +46,8 @@ CODECS: dict[str, str] = {
 }
 
 
-class CodecError(ValueError):
-    """The compressed bytes are corrupt: the stream cannot be decoded past this point. `partial` is what the
-    same `decode` call decoded before it met the damage."""
-
-    def __init__(self, message: str, partial: bytes = b"") -> None:
-        super().__init__(message)
-        self.partial = partial
-
-
 class MissingCodecError(RuntimeError):
     """The log is compressed with a codec whose decoder library is not installed."""
-
-
-class Decoder(Protocol):
-    codec: str
-
-    def decode(self, data: bytes) -> bytes: ...
-
-    @property
-    def pending(self) -> int: ...
 
 
 def _strip_state(name: str) -> str:
@@ -103,74 +87,6 @@ def make_decoder(codec: str | None, path: str | Path = "<stream>") -> Decoder:
     raise MissingCodecError(f"{path}: unknown compression codec {codec!r}")
 
 
-class PlainDecoder:
-    codec = "none"
-    pending = 0
-
-    def decode(self, data: bytes) -> bytes:
-        return data
-
-
-class GzipDecoder:
-    """gzip, including several members back to back (what appending with `gzip >>` produces)."""
-
-    codec = "gz"
-
-    def __init__(self) -> None:
-        self._z = zlib.decompressobj(wbits=31)
-        self._fed = 0  # input bytes fed to the current member
-
-    @property
-    def pending(self) -> int:
-        return 0 if self._z.eof or self._fed == 0 else self._fed
-
-    def decode(self, data: bytes) -> bytes:
-        out = []
-        while data:
-            self._fed += len(data)
-            try:
-                out.append(self._z.decompress(data))
-            except zlib.error as exc:
-                raise CodecError(f"gzip: {exc}", b"".join(out)) from None
-            if not self._z.eof:
-                break
-            data = self._z.unused_data
-            self._z = zlib.decompressobj(wbits=31)
-            self._fed = 0
-        return b"".join(out)
-
-
-class ZstdDecoder:
-    """Zstandard, read across frames: Spark closes a frame at every flush, so a log is many frames back to back."""
-
-    codec = "zstd"
-
-    def __init__(self, zstandard: Any) -> None:
-        self._dctx = zstandard.ZstdDecompressor()
-        self._error = zstandard.ZstdError
-        self._obj = self._dctx.decompressobj()
-        self._fed = 0  # input bytes fed to the current, unfinished frame
-
-    @property
-    def pending(self) -> int:
-        return self._fed
-
-    def decode(self, data: bytes) -> bytes:
-        out = []
-        while data:
-            self._fed += len(data)
-            try:
-                out.append(self._obj.decompress(data))
-            except self._error as exc:
-                raise CodecError(f"zstd: {exc}", b"".join(out)) from None
-            if not self._obj.eof:
-                break
-            data = self._obj.unused_data
-            self._obj = self._dctx.decompressobj()
-            self._fed = 0
-        return b"".join(out)
-
-
 class _BlockDecoder:
     """Shared buffering for the length-prefixed block containers: collects input until a whole block is there."""
 
@@ -197,6 +113,18 @@ class _BlockDecoder:
             exc.partial = b"".join(out)
             raise
         return b"".join(out)
+
+    def chunks(self, data: bytes) -> Iterator[bytes]:
+        """The blocks' text, one block at a time (bounded by the container's largest block)."""
+        if self._pos:
+            del self._buf[: self._pos]
+            self._pos = 0
+        self._buf += data
+        while True:
+            out: list[bytes] = []
+            if not self._next_block(out):
+                return
+            yield from out
 
     def _next_block(self, out: list[bytes]) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError

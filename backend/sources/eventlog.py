@@ -71,7 +71,7 @@ class EventLogReader:
             while ready:
                 yield ready.popleft()
             if not final:
-                self.pending = cursor.pending
+                self.pending = cursor.pending_line
 
     def _report(self, error: LineError) -> None:
         self.errors.append(error)

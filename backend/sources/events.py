@@ -12,6 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from tracker import jsonl
+from tracker.jsonl import LineCounts, LineError
+
 __all__ = ["ErrorCallback", "LineError", "LogEvent", "PendingLine", "ReadStats"]
 
 
@@ -23,28 +26,13 @@ class LogEvent(NamedTuple):
     event: dict[str, Any]
 
 
-# LineError.kind values
-INVALID_JSON = "invalid-json"  # the line is not JSON
-NOT_AN_OBJECT = "not-an-object"  # valid JSON, but not an object (Spark writes one object per line)
-TRUNCATED_LINE = "truncated-line"  # a finished file ends in an unterminated line that does not parse
-CORRUPT_STREAM = "corrupt-stream"  # the compressed bytes cannot be decoded: the rest of the file is skipped
-TRUNCATED_STREAM = "truncated-stream"  # a finished compressed file ends inside a block or frame
-FILE_VANISHED = "file-vanished"  # a file of the log disappeared before it was read to its end
-
-
-@dataclass(frozen=True, slots=True)
-class LineError:
-    """A problem at `path`:`line`. For the two stream kinds `line` is the line at which decoding stopped."""
-
-    path: str
-    line: int
-    kind: str
-    reason: str
-    excerpt: str = ""  # the start of the offending line, for a message
-
-    def __str__(self) -> str:
-        text = f"{self.path}:{self.line}: {self.kind}: {self.reason}"
-        return f"{text} [{self.excerpt}]" if self.excerpt else text
+# LineError.kind values: the one reader's (tracker.jsonl) kinds
+INVALID_JSON = jsonl.INVALID_JSON  # the line is not JSON
+NOT_AN_OBJECT = jsonl.NOT_AN_OBJECT  # valid JSON, but not an object (Spark writes one object per line)
+TRUNCATED_LINE = jsonl.TRUNCATED_LINE  # a finished file ends in an unterminated line that does not parse
+CORRUPT_STREAM = jsonl.CORRUPT_STREAM  # the compressed bytes cannot be decoded: the rest of the file is skipped
+TRUNCATED_STREAM = jsonl.TRUNCATED_STREAM  # a finished compressed file ends inside a block or frame
+FILE_VANISHED = jsonl.FILE_VANISHED  # a file of the log disappeared before it was read to its end
 
 
 ErrorCallback = Callable[[LineError], None]
@@ -61,20 +49,12 @@ class PendingLine:
 
 
 @dataclass
-class ReadStats:
-    """Counts for one reader. Every complete line read is an event, a corrupt line or a blank line:
-    `lines_read == events + lines_corrupt + lines_blank` (see `accounted`)."""
+class ReadStats(LineCounts):
+    """Counts for one reader (over all files of a log). Every complete line read is an event, a corrupt line or a
+    blank line: `lines_read == events + lines_corrupt + lines_blank` (see `accounted`)."""
 
     files: int = 0
-    lines_read: int = 0
-    events: int = 0
-    lines_corrupt: int = 0
-    lines_blank: int = 0
     streams_corrupt: int = 0  # files whose compressed stream broke or was cut short
     bytes_compressed: int = 0  # bytes read from disk
     bytes_uncompressed: int = 0  # bytes after decompression (equal to the above for plain files)
     errors_by_kind: Counter[str] = field(default_factory=Counter)
-
-    @property
-    def accounted(self) -> bool:
-        return self.lines_read == self.events + self.lines_corrupt + self.lines_blank

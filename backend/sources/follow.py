@@ -57,7 +57,7 @@ class EventLogFollower:
 
     @property
     def pending(self) -> PendingLine | None:
-        return None if self._cursor is None or self.finalized else self._cursor.pending
+        return None if self._cursor is None or self.finalized else self._cursor.pending_line
 
     def poll(self, limit: int | None = None) -> list[LogEvent]:
         """The new complete events, in log order. Call again for more; with `limit`, at most that many."""

@@ -24,9 +24,8 @@ import os
 from pathlib import Path
 
 from backend.feeds import Feed, FeedKind, FeedRegistry
-from backend.sources import EventLogFollower, LineError, LogDirectoryScanner
+from backend.sources import EventLogFollower, LogDirectoryScanner
 from backend.sources.eventlog_layout import ROLLING_PREFIX, looks_like_event_log, rolling_parts
-from tracker.progress_log import LogError
 
 from .gaps import GapDetector
 from .model import SparkModel
@@ -54,7 +53,7 @@ class SparkLogFeed(Feed):
         self.model = SparkModel()
         self.gaps = GapDetector()
         self.events = 0
-        self.follower = EventLogFollower(self.path, on_error=self._error)
+        self.follower = EventLogFollower(self.path, on_error=self.errors.append)
         self._done = False
         self._more = False
 
@@ -93,9 +92,6 @@ class SparkLogFeed(Feed):
 
     async def wait(self, timeout: float) -> None:
         await asyncio.sleep(0 if self._more else min(timeout, self.poll_interval))
-
-    def _error(self, error: LineError) -> None:
-        self.errors.append(LogError(error.path, error.line, f"{error.kind}: {error.reason}"))
 
 
 class SparkDirectoryFollower:

@@ -33,7 +33,7 @@ import orjson
 
 from backend.feeds import Feed
 from backend.security import is_loopback
-from tracker.progress_log import LogError
+from tracker.jsonl import DEFAULT_LIMITS, LINE_TOO_LONG, JsonLines, LineError, LineSplitter
 
 from .gaps import GapDetector
 from .model import SparkModel
@@ -43,6 +43,8 @@ __all__ = ["PROTOCOL", "SparkIngestServer", "SparkLiveFeed", "IngestRefused"]
 log = logging.getLogger("flowscope.spark.live")
 
 PROTOCOL = 1
+# what the ingest thread puts in place of a line over the length limit (it never holds such a line whole)
+TOO_LONG = b'{"Event":"flowscope.LineTooLong"}'
 Record = tuple[int | None, dict]
 
 
@@ -76,6 +78,7 @@ class SparkLiveFeed(Feed):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._event: asyncio.Future | None = None
         self._waiting = False
+        self._parser = JsonLines(label, self.errors.append, _ignore)  # lines to events, problems reported
 
     # --- producer side (the socket thread) ------------------------------------------------------------------
 
@@ -96,6 +99,11 @@ class SparkLiveFeed(Feed):
             if was_empty:
                 self._wake()
         return True
+
+    @property
+    def ending(self) -> bool:
+        """The producer has said no more lines will come (some may still be waiting to be polled)."""
+        return self._ended
 
     def end(self) -> None:
         with self._cond:
@@ -174,15 +182,8 @@ class SparkLiveFeed(Feed):
 
     def _line(self, raw: bytes, out: list[Record]) -> None:
         self.lines += 1
-        if not raw.strip():
-            return
-        try:
-            event = orjson.loads(raw)
-        except orjson.JSONDecodeError as e:
-            self.errors.append(LogError(self.label, self.lines, f"invalid JSON: {e}"))
-            return
-        if type(event) is not dict:
-            self.errors.append(LogError(self.label, self.lines, "expected a JSON object"))
+        event = self._parser.parse(raw)
+        if event is None:
             return
         kind = event.get("Event")
         if isinstance(kind, str) and kind.startswith("flowscope."):
@@ -228,6 +229,11 @@ class SparkLiveFeed(Feed):
                 out.extend((None, r) for r in self.model.note_gap(label))
             else:
                 out.append((None, self.model.note(label)))
+        elif kind == "flowscope.LineTooLong":
+            limit = DEFAULT_LIMITS.max_line_bytes
+            self.errors.append(LineError(self.label, self.lines, LINE_TOO_LONG,
+                                         f"longer than {limit} bytes (FLOWSCOPE_MAX_LINE_BYTES); skipped"))
+            out.extend((None, r) for r in self.model.note_gap(f"an event over {limit} bytes was skipped"))
         elif kind == "flowscope.Detach":
             self.detached = True
             if not self.model.ended:
@@ -244,6 +250,10 @@ class SparkLiveFeed(Feed):
         return {"events": self.events, "lines": self.lines, "queued": len(self._lines),
                 "listener_dropped": self.listener_dropped, "spark_dropped": dict(self.spark_dropped),
                 "uncertain": list(self.model.uncertain), "listener": self.hello.get("listener")}
+
+
+def _ignore(line: int, event: dict) -> None:
+    """Parsed events are taken from ``JsonLines.parse``'s answer, not from its callback."""
 
 
 def _resolve(waiter: asyncio.Future) -> None:
@@ -312,18 +322,18 @@ class SparkIngestServer:
             feed.put([first])
             self.feeds.append(feed)
             self.on_feed(feed)
-            partial = rest
+            splitter = LineSplitter()  # bounded: an over-long line is dropped as it arrives, and said so
+            data = rest
             while True:
-                parts = partial.split(b"\n")
-                partial = parts.pop()
-                if parts and not feed.put(parts):
+                lines = [TOO_LONG if raw is None else raw for raw in splitter.feed(data)]
+                if lines and not feed.put(lines):
                     return  # the session was closed
                 data = conn.recv(1 << 20)
                 if not data:
                     break
-                partial += data
-            if partial.strip():
-                feed.put([partial])
+            last = splitter.rest()
+            if last is not None and last.strip():
+                feed.put([last])
         except IngestRefused as e:
             self.refused.append(f"{peer}: {e}")
             log.warning("refused a Spark listener from %s: %s", peer, e)

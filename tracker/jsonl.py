@@ -1,0 +1,554 @@
+"""JSON Lines, read once or tailed: the one reader behind progress logs, followed logs, Spark event logs and the
+live Spark feed.
+
+The layers: a *decoder* turns a file's bytes into text (plain, gzip or zstd here; the Spark event-log reader adds
+Spark's own codecs with the same shape), :class:`LineSplitter` cuts text into lines, :class:`JsonLines` parses each
+line into an object, and :class:`JsonLinesCursor` remembers where it stopped in one file (byte offset, decoder
+state, the partial last line) so reading a finished file and tailing a growing one are the same loop. Problems are
+values, never the end: a corrupt line costs one line, damaged compressed bytes cost the rest of that file (what
+decoded before the damage is kept), and each is reported once as a :class:`LineError` naming the file, the line
+and the cause. :class:`ReadLimits` bounds what one line and one decompressed stream may cost.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any, Protocol
+
+try:  # orjson is optional here (tracker/ needs only the standard library) but much faster when present
+    import orjson
+
+    loads: Callable[[bytes], Any] = orjson.loads
+    JSONError: type[Exception] = orjson.JSONDecodeError
+except ImportError:  # pragma: no cover - exercised only without orjson
+    import json
+
+    loads = json.loads
+    JSONError = json.JSONDecodeError
+
+__all__ = [
+    "CodecError",
+    "CORRUPT_STREAM",
+    "FILE_VANISHED",
+    "INVALID_JSON",
+    "JsonLines",
+    "JsonLinesCursor",
+    "LineCounts",
+    "LineError",
+    "LineSplitter",
+    "LINE_TOO_LONG",
+    "NOT_AN_OBJECT",
+    "ReadLimits",
+    "REJECTED_RECORD",
+    "STREAM_TOO_LARGE",
+    "TRUNCATED_LINE",
+    "TRUNCATED_STREAM",
+    "GzipDecoder",
+    "PlainDecoder",
+    "ZstdDecoder",
+    "file_decoder",
+    "read_json_lines",
+]
+
+# LineError.kind values
+INVALID_JSON = "invalid-json"  # the line is not JSON
+NOT_AN_OBJECT = "not-an-object"  # valid JSON, but not an object (every format here writes one object per line)
+TRUNCATED_LINE = "truncated-line"  # a finished file ends in an unterminated line that does not parse
+LINE_TOO_LONG = "line-too-long"  # a line longer than ReadLimits.max_line_bytes: skipped without being kept
+CORRUPT_STREAM = "corrupt-stream"  # the compressed bytes cannot be decoded: the rest of the file is skipped
+TRUNCATED_STREAM = "truncated-stream"  # a finished compressed file ends inside a block or frame
+STREAM_TOO_LARGE = "stream-too-large"  # decompressed past ReadLimits.max_stream_bytes: the rest is skipped
+FILE_VANISHED = "file-vanished"  # a file disappeared before it was read to its end
+REJECTED_RECORD = "rejected-record"  # a well-formed line whose record was rejected (by the replay)
+
+_EXCERPT = 120
+OUT_CHUNK = 1 << 20  # decompressed bytes handed on at a time: a decompression bomb never sits in memory whole
+_ZSTD_SLICE = 4096  # compressed bytes fed to zstd at a time (zstd can expand a few bytes into 128 KiB)
+
+
+@dataclass(frozen=True, slots=True)
+class LineError:
+    """A problem at ``path``:``line``: reported, and the line (or for the stream kinds, the rest of the file)
+    skipped. For the stream kinds ``line`` is the line at which decoding stopped."""
+
+    path: str
+    line: int
+    kind: str
+    reason: str
+    excerpt: str = ""  # the start of the offending line, for a message
+
+    def __str__(self) -> str:
+        text = f"{self.path}:{self.line}: {self.kind}: {self.reason}"
+        return f"{text} [{self.excerpt}]" if self.excerpt else text
+
+
+ErrorCallback = Callable[[LineError], None]
+
+
+def _env_int(name: str, default: int | None) -> int | None:
+    value = os.environ.get(name)
+    if not value:
+        return default
+    n = int(value)
+    return n if n > 0 else None
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """What one line and one decompressed stream may cost (None: unbounded). A line over ``max_line_bytes`` is
+    reported (``line-too-long``) and skipped without ever being held whole; a file that decompresses past
+    ``max_stream_bytes`` is reported (``stream-too-large``) and the rest of it skipped. Defaults come from the
+    environment (``FLOWSCOPE_MAX_LINE_BYTES``, ``FLOWSCOPE_MAX_STREAM_BYTES``; 0 means unbounded)."""
+
+    max_line_bytes: int | None = 64 << 20  # Spark's largest events (SQL plans) are a few MB
+    max_stream_bytes: int | None = None
+
+    @classmethod
+    def from_env(cls) -> ReadLimits:
+        return cls(_env_int("FLOWSCOPE_MAX_LINE_BYTES", 64 << 20), _env_int("FLOWSCOPE_MAX_STREAM_BYTES", None))
+
+
+DEFAULT_LIMITS = ReadLimits.from_env()
+
+
+@dataclass
+class LineCounts:
+    """Every complete line read is an object, a corrupt line or a blank line: ``lines_read == events +
+    lines_corrupt + lines_blank`` (see ``accounted``)."""
+
+    lines_read: int = 0
+    events: int = 0
+    lines_corrupt: int = 0
+    lines_blank: int = 0
+
+    @property
+    def accounted(self) -> bool:
+        return self.lines_read == self.events + self.lines_corrupt + self.lines_blank
+
+
+class LineSplitter:
+    """Cuts a stream of bytes into lines. Keeps the unterminated last piece for the next ``feed``; a line longer
+    than ``max_line`` is not kept: it comes out as ``None`` (once), its bytes dropped as they arrive."""
+
+    def __init__(self, max_line: int | None = DEFAULT_LIMITS.max_line_bytes) -> None:
+        self.max_line = max_line
+        self._partial: list[bytes] = []
+        self._size = 0
+        self._skipping = False  # inside an over-long line: drop until its newline
+
+    @property
+    def pending(self) -> int:
+        """Bytes of the unterminated last line held so far."""
+        return self._size
+
+    def feed(self, data: bytes) -> list[bytes | None]:
+        out: list[bytes | None] = []
+        if not data:
+            return out
+        pieces = data.split(b"\n")
+        last = pieces.pop()
+        for piece in pieces:
+            if self._skipping:
+                self._skipping = False
+                continue
+            if self._partial:
+                self._partial.append(piece)
+                piece = b"".join(self._partial)
+                self._partial.clear()
+                self._size = 0
+            if self.max_line is not None and len(piece) > self.max_line:
+                out.append(None)
+                continue
+            out.append(piece)
+        if last and not self._skipping:
+            self._partial.append(last)
+            self._size += len(last)
+            if self.max_line is not None and self._size > self.max_line:
+                self._partial.clear()
+                self._size = 0
+                self._skipping = True
+                out.append(None)
+        return out
+
+    def rest(self) -> bytes | None:
+        """The unterminated last line (at the end of a finished file); None if there is none."""
+        if self._skipping:
+            self._skipping = False
+            return None
+        if not self._partial:
+            return None
+        raw = b"".join(self._partial)
+        self._partial.clear()
+        self._size = 0
+        return raw
+
+
+class JsonLines:
+    """Parses the lines of one file (or connection) into objects, counting and reporting what is not one.
+
+    ``feed(bytes)`` splits and parses; ``parse(raw)`` takes one line already split. Parsed objects go to
+    ``on_object(line, obj)``; problems to ``report``.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        report: ErrorCallback,
+        on_object: Callable[[int, dict], None],
+        counts: LineCounts | None = None,
+        limits: ReadLimits = DEFAULT_LIMITS,
+    ) -> None:
+        self.path = path
+        self.line = 0  # lines seen
+        self.counts = counts if counts is not None else LineCounts()
+        self.limits = limits
+        self._report = report
+        self._on_object = on_object
+        self.splitter = LineSplitter(limits.max_line_bytes)
+
+    def feed(self, text: bytes) -> None:
+        for raw in self.splitter.feed(text):
+            if raw is None:
+                self.too_long()
+            else:
+                self.parse(raw)
+
+    def finish(self) -> None:
+        """The end of a finished file: an unterminated last line is parsed, and reported if it does not."""
+        raw = self.splitter.rest()
+        if raw is not None:
+            self.parse(raw, truncated=True)
+
+    def too_long(self) -> None:
+        """One line was longer than the limit and skipped."""
+        self.line += 1
+        self.counts.lines_read += 1
+        self.corrupt(LINE_TOO_LONG, f"longer than {self.limits.max_line_bytes} bytes (FLOWSCOPE_MAX_LINE_BYTES); "
+                                    "skipped", b"")
+
+    def parse(self, raw: bytes, truncated: bool = False) -> dict | None:
+        """Count and parse one line; the object, or None (a blank or corrupt line, reported)."""
+        self.line += 1
+        counts = self.counts
+        counts.lines_read += 1
+        try:
+            obj = loads(raw)
+        except JSONError as exc:
+            if not raw.strip():
+                counts.lines_blank += 1
+                return None
+            if truncated:
+                self.corrupt(TRUNCATED_LINE, f"truncated line: the last line has no newline and is not valid JSON "
+                                             f"({exc})", raw)
+            else:
+                self.corrupt(INVALID_JSON, f"invalid JSON: the line is not valid JSON ({exc})", raw)
+            return None
+        except RecursionError:
+            self.corrupt(INVALID_JSON, "invalid JSON: nested too deeply to parse", raw)
+            return None
+        if type(obj) is not dict:
+            self.corrupt(NOT_AN_OBJECT, f"expected a JSON object, found a JSON {_json_type(obj)}", raw)
+            return None
+        counts.events += 1
+        self._on_object(self.line, obj)
+        return obj
+
+    def corrupt(self, kind: str, reason: str, raw: bytes) -> None:
+        self.counts.lines_corrupt += 1
+        self._report(LineError(self.path, self.line, kind, reason, raw[:_EXCERPT].decode("utf-8", "replace")))
+
+
+def _json_type(obj: Any) -> str:
+    return {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}.get(type(obj), "null")
+
+
+# --- decoders ----------------------------------------------------------------------------------------------------
+
+
+class CodecError(ValueError):
+    """The compressed bytes are corrupt: the stream cannot be decoded past this point. ``partial`` is what the
+    same ``decode`` call decoded before it met the damage."""
+
+    def __init__(self, message: str, partial: bytes = b"") -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
+class Decoder(Protocol):
+    """``chunks(data)`` takes the next bytes of a file and yields the text decoded so far in bounded pieces,
+    keeping an incomplete block for the next call; ``pending`` is how many input bytes it holds that do not yet
+    form a complete unit (0 at a clean boundary). Corrupt input raises :class:`CodecError`."""
+
+    codec: str
+
+    def chunks(self, data: bytes) -> Iterator[bytes]: ...
+
+    @property
+    def pending(self) -> int: ...
+
+
+class PlainDecoder:
+    codec = "none"
+    pending = 0
+
+    def decode(self, data: bytes) -> bytes:
+        return data
+
+    def chunks(self, data: bytes) -> Iterator[bytes]:
+        if data:
+            yield data
+
+
+class GzipDecoder:
+    """gzip, including several members back to back (what appending with ``gzip >>`` produces)."""
+
+    codec = "gz"
+
+    def __init__(self) -> None:
+        self._z = zlib.decompressobj(wbits=31)
+        self._fed = 0  # input bytes fed to the current member
+
+    @property
+    def pending(self) -> int:
+        return 0 if self._z.eof or self._fed == 0 else self._fed
+
+    def decode(self, data: bytes) -> bytes:
+        return _decode_all(self, data)
+
+    def chunks(self, data: bytes) -> Iterator[bytes]:
+        while data:
+            self._fed += len(data)
+            z = self._z
+            while True:
+                try:
+                    out = z.decompress(data, OUT_CHUNK)
+                except zlib.error as exc:
+                    raise CodecError(f"gzip: {exc}") from None
+                if out:
+                    yield out
+                if z.eof:  # (at the end of a member zlib leaves the rest in unused_data, and unconsumed_tail too)
+                    break
+                data = z.unconsumed_tail
+                if not data and len(out) < OUT_CHUNK:
+                    break
+            if not z.eof:
+                break
+            data = z.unused_data
+            self._z = zlib.decompressobj(wbits=31)
+            self._fed = 0
+
+
+class ZstdDecoder:
+    """Zstandard, read across frames (Spark closes a frame at every flush, so a log is many frames back to back).
+    Input is fed in small slices so that one call never expands into more than a few MiB."""
+
+    codec = "zstd"
+
+    def __init__(self, zstandard: Any) -> None:
+        self._dctx = zstandard.ZstdDecompressor()
+        self._error = zstandard.ZstdError
+        self._obj = self._dctx.decompressobj()
+        self._fed = 0  # input bytes fed to the current, unfinished frame
+
+    @property
+    def pending(self) -> int:
+        return self._fed
+
+    def decode(self, data: bytes) -> bytes:
+        return _decode_all(self, data)
+
+    def chunks(self, data: bytes) -> Iterator[bytes]:
+        view = memoryview(data)
+        pos = 0
+        while pos < len(view):
+            piece = view[pos:pos + _ZSTD_SLICE]
+            pos += len(piece)
+            self._fed += len(piece)
+            try:
+                out = self._obj.decompress(piece)
+            except self._error as exc:
+                raise CodecError(f"zstd: {exc}") from None
+            if out:
+                yield out
+            if self._obj.eof:  # a frame ended inside this slice: the rest starts the next frame
+                rest = self._obj.unused_data
+                self._obj = self._dctx.decompressobj()
+                self._fed = 0
+                if rest:
+                    pos -= len(rest)
+
+
+def _decode_all(decoder: Any, data: bytes) -> bytes:
+    out: list[bytes] = []
+    try:
+        for piece in decoder.chunks(data):
+            out.append(piece)
+    except CodecError as exc:
+        exc.partial = b"".join(out)
+        raise
+    return b"".join(out)
+
+
+def _zstandard() -> Any:
+    try:
+        import zstandard
+    except ImportError:  # pragma: no cover
+        raise CodecError("reading .zst files needs the 'zstandard' package (pip install zstandard)") from None
+    return zstandard
+
+
+def file_decoder(path: str) -> Decoder:
+    """The decoder a file's suffix asks for: ``.gz`` gzip, ``.zst``/``.zstd`` zstandard, anything else plain."""
+    if path.endswith(".gz"):
+        return GzipDecoder()
+    if path.endswith((".zst", ".zstd")):
+        return ZstdDecoder(_zstandard())
+    return PlainDecoder()
+
+
+# --- one file, read once or tailed -------------------------------------------------------------------------------
+
+
+class JsonLinesCursor:
+    """A read position in one file: new bytes -> decoder -> complete lines -> parsed objects in ``ready``.
+
+    It remembers the byte offset, the decoder's state (an incomplete compressed block) and the partial last line,
+    so it can stop at any byte and resume there later; memory is bounded by one chunk's worth of decoded lines
+    plus the longest allowed line. It does not own a file handle between calls: the caller opens the file
+    (whatever its current name is) and lends it to :meth:`pull`. ``wrap(path, line, obj)`` makes the items of
+    ``ready`` (default ``(line, obj)``).
+    """
+
+    def __init__(
+        self,
+        path: str,
+        decoder: Decoder,
+        report: ErrorCallback,
+        *,
+        counts: LineCounts | None = None,
+        chunk_size: int = 1 << 20,
+        limits: ReadLimits = DEFAULT_LIMITS,
+        wrap: Callable[[str, int, dict], Any] | None = None,
+    ) -> None:
+        self.name = path
+        self.codec = decoder.codec
+        self.limits = limits
+        self._decoder = decoder
+        self._report = report
+        self._chunk = chunk_size
+        self._wrap = wrap
+        self.offset = 0  # bytes of the file consumed
+        self.decoded = 0  # bytes after decoding
+        self.ready: deque[Any] = deque()
+        self.parser = JsonLines(path, report, self._ready, counts, limits)
+        self.broken = False  # the stream is corrupt (or over its limit): nothing more is read
+        self.finished = False
+
+    def _ready(self, line: int, obj: dict) -> None:
+        self.ready.append((line, obj) if self._wrap is None else self._wrap(self.name, line, obj))
+
+    @property
+    def line(self) -> int:
+        """Complete lines seen."""
+        return self.parser.line
+
+    def rename(self, path: str) -> None:
+        """The file now has another name; the content and the offset stay."""
+        self.name = self.parser.path = path
+        if self._wrap is not None:
+            self.ready = deque(self._wrap(path, *self._unwrap(item)) for item in self.ready)
+
+    @staticmethod
+    def _unwrap(item: Any) -> tuple[int, dict]:
+        return item[-2], item[-1]
+
+    def pull(self, fh: IO[bytes]) -> bool:
+        """Read and process the next chunk at ``offset`` from ``fh``. False when there is nothing more to read."""
+        if self.broken or self.finished:
+            return False
+        fh.seek(self.offset)
+        data = fh.read(self._chunk)
+        if not data:
+            return False
+        start = self.offset
+        self.offset += len(data)
+        self.pulled(len(data))
+        limit = self.limits.max_stream_bytes
+        try:
+            for text in self._decoder.chunks(data):
+                self.decoded += len(text)
+                self.decoded_bytes(len(text))
+                self.parser.feed(text)
+                if limit is not None and self.decoded > limit:
+                    self.break_off(STREAM_TOO_LARGE, f"decompressed to more than {limit} bytes "
+                                                     "(FLOWSCOPE_MAX_STREAM_BYTES); the rest of the file is skipped")
+                    return False
+        except CodecError as exc:
+            self.break_off(CORRUPT_STREAM, f"{exc} (in the compressed bytes {start}-{self.offset}); "
+                                           "the rest of the file is skipped")
+            return False
+        return True
+
+    def pulled(self, n: int) -> None:
+        """Hook: ``n`` more bytes were read from the file."""
+
+    def decoded_bytes(self, n: int) -> None:
+        """Hook: ``n`` more bytes were decoded."""
+
+    def finish(self, final: bool) -> None:
+        """The end of the available data. ``final``: the file is complete, so an unterminated last line is parsed
+        (and reported if it does not parse) and an incomplete compressed block is a truncation. Not final: both
+        are "more to come"."""
+        if not final or self.finished or self.broken:
+            return
+        self.finished = True
+        self.parser.finish()
+        if self._decoder.pending:
+            self.break_off(TRUNCATED_STREAM, f"the file ends inside a {self.codec} block or frame "
+                                             f"({self._decoder.pending} bytes undecodable, from byte "
+                                             f"{self.offset - self._decoder.pending})")
+
+    @property
+    def pending(self) -> int:
+        """Bytes of the unfinished tail: the partial line plus compressed bytes of an incomplete block."""
+        if self.finished or self.broken:
+            return 0
+        return self.parser.splitter.pending + self._decoder.pending
+
+    def break_off(self, kind: str, reason: str) -> None:
+        """Nothing more can be read from this file: say why, once."""
+        self.broken = True
+        self.parser.splitter.rest()
+        self.stream_broken()
+        self._report(LineError(self.name, self.line + 1, kind, reason))
+
+    def stream_broken(self) -> None:
+        """Hook: the stream broke (corrupt, truncated or over its limit)."""
+
+
+def read_json_lines(
+    path: str | os.PathLike,
+    report: ErrorCallback,
+    *,
+    decoder: Decoder | None = None,
+    counts: LineCounts | None = None,
+    limits: ReadLimits = DEFAULT_LIMITS,
+) -> Iterator[tuple[int, dict]]:
+    """``(line, object)`` for every JSON object in a finished file (decoder by suffix unless given); corrupt
+    lines and damaged compressed bytes are reported and skipped, everything that decodes is yielded."""
+    p = os.fspath(path)
+    cursor = JsonLinesCursor(p, decoder or file_decoder(p), report, counts=counts, limits=limits,
+                             chunk_size=1 << 20 if decoder is None and not p.endswith((".gz", ".zst", ".zstd"))
+                             else 1 << 16)
+    ready = cursor.ready
+    with open(p, "rb") as fh:
+        while cursor.pull(fh):
+            while ready:
+                yield ready.popleft()
+        cursor.finish(True)
+    while ready:
+        yield ready.popleft()
