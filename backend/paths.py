@@ -23,7 +23,7 @@ def port_graph(scope: Subgraph) -> nx.DiGraph:
         g.add_edge(src, tgt)
     for node, op in scope.children.items():
         if op.scope is not None:
-            summary = op.scope.internal_summary()
+            summary = op.scope.internal_summary  # built with the parent just above
             for i, row in enumerate(summary):
                 for o, ac in enumerate(row):
                     if len(ac):

@@ -632,14 +632,6 @@ class Subgraph(Operate):
         for scope in self.scopes():
             scope.pushed_sink = sink
 
-    def internal_summary(self) -> list[list[Antichain]]:
-        """The summaries from each input to each output, as the parent sees them (built if needed).
-
-        Unlike :meth:`get_internal_summary`, this only reads: the capabilities waiting for the parent stay here.
-        """
-        self.ensure_built()
-        return [list(row) for row in self._internal_summary or []]
-
     def drop_initial_capabilities(self) -> None:
         """Forget the capabilities the operators declared and not yet counted: for a scope restored from counts
         that already include whatever is still held (the session history's checkpoints)."""
