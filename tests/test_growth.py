@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tracker.reachability import Location, Source, Target
+from tracker.reachability import CycleError, Location, Source, Target
 from tracker.subgraph import Subgraph
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -250,3 +250,22 @@ def test_retire_waits_until_nothing_more_can_arrive():
     root.add_edge(Source(4, 0), Target(3, 0))
     root.schedule()
     assert root.tracker.frontier(Target(3, 0)) == [10]
+
+
+def test_growth_that_closes_an_identity_cycle_is_refused_and_stays_queued():
+    """An edge closing a cycle of identity summaries raises at the next schedule; the scope keeps its state, and
+    the edge stays queued (every schedule raises) since structure cannot be taken back."""
+    root = Subgraph(name="root")
+    root.add_operator(1, "a", 1, 1, capabilities=[[0]])
+    root.add_operator(2, "b", 1, 1)
+    root.add_edge(Source(1, 0), Target(2, 0))
+    root.schedule()
+    assert root.tracker is not None and root.tracker.frontier(Target(2, 0)) == [0]
+    root.add_edge(Source(2, 0), Target(1, 0))
+    for _ in range(2):
+        with pytest.raises(CycleError) as info:
+            root.schedule()
+        assert set(info.value.cycle) == {Source(1, 0), Target(2, 0), Source(2, 0), Target(1, 0)}
+    assert root.needs_build
+    assert root.tracker.frontier(Target(2, 0)) == [0]
+    assert root.tracker.frontier(Target(1, 0)) == []
