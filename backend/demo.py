@@ -25,7 +25,9 @@ SLOW_VALUE = 40  # the rate source's 41st row: past the first batches, so the st
 def build_query(spark: Any, checkpoint: str, rows_per_second: int, stall_seconds: float):
     from pyspark.sql import functions as F
 
-    @F.udf("long")
+    # Row at a time, said explicitly: Spark 4 makes Python UDFs Arrow-optimized by default, which needs pyarrow and
+    # pandas (not flowscope's dependencies) and, without them, warns on every run before falling back to this.
+    @F.udf("long", useArrow=False)
     def slow(value):
         import time as _time
 
