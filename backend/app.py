@@ -1,10 +1,10 @@
 """The application factory: settings in, a FastAPI app out, everything wired explicitly.
 
 ``create_app(settings)`` builds the session manager (with its feed registry), the routers (sessions, scopes,
-timeline, stream), the token middleware when a token is set, and the frontend (found by :func:`locate_frontend`):
-``/`` serves its ``index.html``, ``/static/`` the ES modules and CSS, ``/vendor/plotly.min.js`` the file shipped
-inside the installed ``plotly`` package (no CDN, no build step). Nothing lives in module globals: two apps in one
-process (tests do this) share nothing.
+timeline, stream), the same-origin guard, the token middleware when a token is set, and the frontend (found by
+:func:`locate_frontend`): ``/`` serves its ``index.html``, ``/static/`` the ES modules and CSS,
+``/vendor/plotly.min.js`` the file shipped inside the installed ``plotly`` package (no CDN, no build step). Nothing
+lives in module globals: two apps in one process (tests do this) share nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from .api import scopes, sessions, stream, timeline
 from .feeds import FeedRegistry, default_registry
 from .manager import SessionManager
-from .security import TokenMiddleware, is_loopback
+from .security import SameOriginMiddleware, TokenMiddleware, is_loopback
 
 __all__ = ["Settings", "create_app", "plotly_js", "locate_frontend", "is_loopback"]
 
@@ -171,4 +171,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=frontend), name="static")
     if settings.token:
         app.add_middleware(TokenMiddleware, token=settings.token)
+    app.add_middleware(SameOriginMiddleware, host=settings.host)  # added last: runs first
     return app

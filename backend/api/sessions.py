@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from ..feeds import FeedError
 from ..manager import SessionManager, UploadTooLarge
-from ..security import PathNotAllowed
+from ..security import BadPath, PathNotAllowed, check_path_text
 from ..session import Session
 from . import deps
 from .models import Problem, SessionCreate, SessionInfo
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
-_ERRORS = {403: {"model": Problem}, 404: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
+_ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": Problem} for code in (400, 403, 404, 413, 422)}
 
 
 @router.get("", response_model=list[SessionInfo], summary="All sessions")
@@ -24,15 +27,17 @@ async def list_sessions(manager: SessionManager = Depends(deps.manager)):
 @router.post("", response_model=SessionInfo, status_code=201, responses=_ERRORS,
              summary="Open a log (progress log, or any kind the feed registry knows) from a path")
 async def create_session(body: SessionCreate, manager: SessionManager = Depends(deps.manager)):
-    try:
-        session = manager.open_path(body.path, follow=body.follow, check=body.check, name=body.name)
+    try:  # identifying a log reads (and may decompress) its start: off the event loop
+        feed = await run_in_threadpool(manager.open_feed, body.path, body.follow)
+    except BadPath as e:
+        raise HTTPException(400, f"bad path: {e}") from None
     except PathNotAllowed as e:
         raise HTTPException(403, str(e)) from None
     except FileNotFoundError as e:
         raise HTTPException(404, str(e)) from None
     except FeedError as e:
         raise HTTPException(422, str(e)) from None
-    return session.info()
+    return manager.add(feed, body.name, body.check).info()
 
 
 @router.post("/upload", response_model=SessionInfo, status_code=201, responses=_ERRORS,
@@ -46,6 +51,10 @@ async def upload_session(
     check: bool = Query(True),
     manager: SessionManager = Depends(deps.manager),
 ):
+    try:
+        check_path_text(filename)
+    except BadPath as e:
+        raise HTTPException(400, f"bad filename: {e}") from None
     declared = request.headers.get("content-length")
     try:
         declared_n = int(declared) if declared is not None else None
