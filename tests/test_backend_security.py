@@ -230,3 +230,35 @@ def test_a_binary_websocket_frame_gets_a_close_frame(local, loop_session):
                 ws.recv(timeout=10)
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1003, closed.value
     assert httpx.get(local.url + "/api/health").status_code == 200
+
+
+def test_in_a_browser_the_pages_own_upload_works_and_another_origins_does_not(local):
+    """Headless chromium: the page's own upload (frontend/js/api.js) is accepted; a page from another origin (the
+    same server named localhost) posting text/plain with no-cors, and opening the WebSocket, gets nothing done."""
+    from tests.e2e.browser import chromium
+
+    text = LOOP_LOG.read_text()
+    before = {s["id"] for s in httpx.get(local.url + "/api/sessions").json()}
+    with chromium() as browser:
+        page = browser.new_page()
+        page.goto(local.url + "/")
+        info = page.evaluate("""async (text) => {
+            const api = await import("/static/js/api.js");
+            return api.upload(new File([text], "loop.jsonl"));
+        }""", text)
+        assert info["id"] not in before and info["name"] == "loop.jsonl"
+        sid = info["id"]
+
+        page.goto(f"http://localhost:{local.port}/")
+        outcome = page.evaluate("""async ([base, ws]) => {
+            await fetch(base + "/api/sessions/upload?filename=evil.jsonl", {method: "POST", mode: "no-cors",
+                        headers: {"content-type": "text/plain"}, body: "{}"});
+            return await new Promise((done) => {
+                const socket = new WebSocket(ws);
+                socket.onmessage = () => done("message");
+                socket.onclose = () => done("closed");
+            });
+        }""", [local.url, f"{local.ws_url}/api/sessions/{sid}/stream"])
+        assert outcome == "closed", "a cross-origin page read the stream"
+    after = {s["id"] for s in httpx.get(local.url + "/api/sessions").json()}
+    assert after == before | {sid}, "the cross-origin upload created a session"
