@@ -128,7 +128,7 @@ class SessionManager:
                 if key in self._followed or entry.name.startswith("."):
                     continue
                 try:
-                    _check_openable(entry, [directory])
+                    _check_openable(confine(entry, [directory]), [directory])
                     kind = await asyncio.to_thread(self.registry.identify, entry, True)
                 except (FeedError, PathNotAllowed, OSError):
                     continue

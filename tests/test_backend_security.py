@@ -262,3 +262,23 @@ def test_in_a_browser_the_pages_own_upload_works_and_another_origins_does_not(lo
         assert outcome == "closed", "a cross-origin page read the stream"
     after = {s["id"] for s in httpx.get(local.url + "/api/sessions").json()}
     assert after == before | {sid}, "the cross-origin upload created a session"
+
+
+def test_a_followed_directory_skips_fifos_and_links_leading_outside(tmp_path):
+    followed, outside = tmp_path / "followed", tmp_path / "outside"
+    followed.mkdir()
+    outside.mkdir()
+    shutil.copy2(LOOP_LOG, outside / "secret.jsonl")
+    (followed / "elsewhere.jsonl").symlink_to(outside / "secret.jsonl")
+    os.mkfifo(followed / "pipe.jsonl")
+    shutil.copy2(LOOP_LOG, followed / "real.jsonl")
+    settings = Settings(allowed_dirs=[followed], follow_dirs=[followed], data_dir=tmp_path / "data")
+    with running_server(settings) as srv:
+        deadline = time.monotonic() + 20
+        while not httpx.get(srv.url + "/api/sessions", timeout=5).json():
+            assert time.monotonic() < deadline, "the followed log never became a session"
+            time.sleep(0.1)
+        time.sleep(1.5)  # another scan
+        assert httpx.get(srv.url + "/api/health", timeout=5).status_code == 200
+        names = {s["name"] for s in httpx.get(srv.url + "/api/sessions", timeout=5).json()}
+        assert names == {"real.jsonl"}, names
