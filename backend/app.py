@@ -1,15 +1,16 @@
 """The application factory: settings in, a FastAPI app out, everything wired explicitly.
 
 ``create_app(settings)`` builds the session manager (with its feed registry), the routers (sessions, scopes,
-timeline, stream), the token middleware when a token is set, and the frontend: ``/`` serves
-``frontend/index.html``, ``/static/`` the ES modules and CSS, ``/vendor/plotly.min.js`` the file shipped inside
-the installed ``plotly`` package (no CDN, no build step). Nothing lives in module globals: two apps in one process
-(tests do this) share nothing.
+timeline, stream), the same-origin guard, the token middleware when a token is set, and the frontend (found by
+:func:`locate_frontend`): ``/`` serves its ``index.html``, ``/static/`` the ES modules and CSS,
+``/vendor/plotly.min.js`` the file shipped inside the installed ``plotly`` package (no CDN, no build step). Nothing
+lives in module globals: two apps in one process (tests do this) share nothing.
 """
 
 from __future__ import annotations
 
 import gzip
+import importlib.resources
 import importlib.util
 import tempfile
 from contextlib import asynccontextmanager
@@ -24,11 +25,21 @@ from starlette.concurrency import run_in_threadpool
 from .api import blame, scopes, sessions, stream, timeline
 from .feeds import FeedRegistry, default_registry
 from .manager import SessionManager
-from .security import TokenMiddleware, is_loopback
+from .security import SameOriginMiddleware, TokenMiddleware, is_loopback
 
-__all__ = ["Settings", "create_app", "plotly_js", "FRONTEND", "is_loopback"]
+__all__ = ["Settings", "create_app", "plotly_js", "locate_frontend", "is_loopback"]
 
-FRONTEND = Path(__file__).resolve().parent.parent / "frontend"
+
+def locate_frontend() -> Path:
+    """The browser view's files (index.html, css/, js/). A wheel carries them inside this package, as
+    ``backend/frontend`` (pyproject.toml maps the checkout's top-level ``frontend/`` there); a source checkout or an
+    editable install has them in ``frontend/`` beside the package."""
+    package = Path(str(importlib.resources.files(__package__ or "backend")))
+    candidates = (package / "frontend", package.parent / "frontend")
+    for candidate in candidates:
+        if (candidate / "index.html").is_file():
+            return candidate
+    raise FileNotFoundError(f"the browser view's files are missing (looked in {', '.join(map(str, candidates))})")
 
 
 @dataclass
@@ -43,7 +54,7 @@ class Settings:
     open_paths: list[str] = field(default_factory=list)  # logs to open as sessions at startup
     check_contracts: bool = True
     checkpoint_every: int = 4096
-    frontend_dir: Path = FRONTEND
+    frontend_dir: Path = field(default_factory=locate_frontend)
     registry: FeedRegistry | None = None
     spark_port: int | None = None  # accept live Spark listeners here (0: a free port); None: no ingest
 
@@ -74,9 +85,7 @@ def _start_spark_ingest(settings: Settings, manager: SessionManager):
     def on_feed(feed) -> None:  # on the connection's thread: hop to the server's loop
         loop.call_soon_threadsafe(manager.add, feed, feed.label)
 
-    port = settings.spark_port
-    assert port is not None  # called only when the settings ask for Spark ingest
-    return SparkIngestServer(on_feed, settings.host, port, token=settings.token)
+    return SparkIngestServer(on_feed, settings.host, settings.spark_port or 0, token=settings.token)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -162,4 +171,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=frontend), name="static")
     if settings.token:
         app.add_middleware(TokenMiddleware, token=settings.token)
+    app.add_middleware(SameOriginMiddleware, host=settings.host)  # added last: runs first
     return app

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from .feeds import Feed, FeedError, FeedRegistry
-from .security import confine
+from .security import PathNotAllowed, confine
 from .session import Session, SessionOptions
 
 __all__ = ["SessionManager", "UploadTooLarge"]
@@ -30,6 +30,18 @@ class UploadTooLarge(ValueError):
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _check_openable(path: Path, allowed: list[Path]) -> None:
+    """A log is a regular file, or a directory of them (a rolling Spark log) none of which leads outside the allowed
+    directories: a FIFO or a device would block the reader forever, a symlinked part would read any file."""
+    if path.is_dir():
+        for entry in path.iterdir():
+            confine(entry, allowed)
+            if not entry.name.startswith(".") and not (entry.is_file() or entry.is_dir()):
+                raise FeedError(f"{entry}: not a regular file")
+    elif not path.is_file():
+        raise FeedError(f"{path}: not a regular file (a pipe, socket or device is not a log)")
 
 
 class SessionManager:
@@ -55,13 +67,18 @@ class SessionManager:
         session.start()
         return session
 
-    def open_path(self, path: str, follow: bool = False, check: bool | None = None, name: str | None = None) -> Session:
-        """A session from a path inside the allowed directories (PathNotAllowed, FileNotFoundError, FeedError)."""
+    def open_feed(self, path: str, follow: bool = False) -> Feed:
+        """The feed of a log inside the allowed directories (PathNotAllowed, FileNotFoundError, FeedError). It reads
+        the file to identify it, so the server calls it in a worker thread."""
         p = confine(path, self.settings.allowed_dirs)
         if not p.exists():
             raise FileNotFoundError(f"{path}: no such file or directory")
-        feed = self.registry.open(p, follow=follow)
-        return self.add(feed, name, check)
+        _check_openable(p, self.settings.allowed_dirs)
+        return self.registry.open(p, follow=follow)
+
+    def open_path(self, path: str, follow: bool = False, check: bool | None = None, name: str | None = None) -> Session:
+        """A session from a path inside the allowed directories (PathNotAllowed, FileNotFoundError, FeedError)."""
+        return self.add(self.open_feed(path, follow), name, check)
 
     async def upload(self, filename: str, chunks: AsyncIterator[bytes], declared: int | None,
                      check: bool | None = None) -> Session:
@@ -85,7 +102,7 @@ class SessionManager:
             if size == 0:
                 raise FeedError(f"{name}: the upload is empty")
             try:
-                feed = self.registry.open(target, follow=False)
+                feed = await asyncio.to_thread(self.registry.open, target, False)
             except FeedError as e:  # name the upload, not the server's directory
                 raise FeedError(str(e).replace(str(target), name)) from None
         except BaseException:
@@ -111,12 +128,13 @@ class SessionManager:
                 if key in self._followed or entry.name.startswith("."):
                     continue
                 try:
-                    kind = self.registry.identify(entry, growing=True)
-                except FeedError:
+                    _check_openable(confine(entry, [directory]), [directory])
+                    kind = await asyncio.to_thread(self.registry.identify, entry, True)
+                except (FeedError, PathNotAllowed, OSError):
                     continue
                 self._followed.add(key)
                 try:
-                    self.add(kind.open(entry, True), entry.name)
+                    self.add(await asyncio.to_thread(kind.open, entry, True), entry.name)
                 except (FeedError, OSError) as e:
                     log.warning("cannot follow %s: %s", entry, e)
             await asyncio.sleep(interval)

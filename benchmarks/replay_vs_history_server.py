@@ -1,8 +1,8 @@
 """Time to full state on a large Spark event log: flowscope's replay against Spark's own History Server.
 
-The log: a real one replicated until it is large. By default the shared pyspark 4.3 log of a 1,000-task shuffle
-job (`../shared/spark-events/pyspark-4.3/spark430_1000tasks_shuffle.jsonl.gz`, one SQL execution, 1,004 tasks,
-5 MB) copied 100 times into one application: every copy's jobs, stages, tasks, RDDs and SQL executions renumbered
+The log: a real one replicated until it is large. By default the pyspark 4.3 log of a 1,000-task shuffle job
+(`pyspark-4.3/spark430_1000tasks_shuffle.jsonl.gz` in `$FLOWSCOPE_SPARK_EVENTS`, default `../shared/spark-events`;
+one SQL execution, 1,004 tasks, 5 MB) copied 100 times into one application: every copy's jobs, stages, tasks, RDDs and SQL executions renumbered
 past the previous copy's and its times shifted after them, the application's start and end events once. That is
 100 jobs, 200 stages, 100,400 tasks and ~520 MB of JSON, a log Spark itself would have written for a driver that
 ran the same query 100 times (`--copies`, `--source` to change it). It is written once to `benchmarks/out/`.
@@ -42,7 +42,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-DEFAULT_SOURCE = REPO.parent / "shared" / "spark-events" / "pyspark-4.3" / "spark430_1000tasks_shuffle.jsonl.gz"
+SPARK_EVENTS = Path(os.environ.get("FLOWSCOPE_SPARK_EVENTS") or REPO.parent / "shared" / "spark-events")
+DEFAULT_SOURCE = SPARK_EVENTS / "pyspark-4.3" / "spark430_1000tasks_shuffle.jsonl.gz"
 OUT = HERE / "out"
 
 sys.path.insert(0, str(REPO))

@@ -30,7 +30,9 @@ def build_query(spark: Any, checkpoint: str, rows_per_second: int, stall_seconds
     """The streaming query: a rate source, one deliberately slow row, a windowed count into a memory sink."""
     from pyspark.sql import functions as F
 
-    @F.udf("long")
+    # Row at a time, said explicitly: Spark 4 makes Python UDFs Arrow-optimized by default, which needs pyarrow and
+    # pandas (not flowscope's dependencies) and, without them, warns on every run before falling back to this.
+    @F.udf("long", useArrow=False)
     def slow(value):
         import time as _time
 

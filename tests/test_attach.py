@@ -24,9 +24,9 @@ from backend.spark.live import SparkIngestServer, SparkLiveFeed
 from backend.spark.model import SparkModel
 from flowscope.attach import AttachError, _open_target
 
-from .conftest import REPO
+from .conftest import SPARK_EVENTS
 
-PYSPARK43 = REPO.parent / "shared" / "spark-events" / "pyspark-4.3"
+PYSPARK43 = SPARK_EVENTS / "pyspark-4.3"
 SMALL = PYSPARK43 / "spark430_batch_rdd_sql.jsonl.gz"
 SHUFFLE = PYSPARK43 / "spark430_1000tasks_shuffle.jsonl.gz"
 
@@ -95,6 +95,7 @@ def ingest():
     ing.server.close()
 
 
+@pytest.mark.spark_events
 def test_events_over_the_socket_become_the_same_records_as_the_log(ingest):
     events = events_of(SMALL)
     data = hello() + lines(events)
@@ -108,6 +109,7 @@ def test_events_over_the_socket_become_the_same_records_as_the_log(ingest):
     assert feed.model.ended and not feed.model.uncertain and feed.errors == []
 
 
+@pytest.mark.spark_events
 def test_a_small_buffer_pushes_back_and_loses_nothing():
     ing = Ingest(capacity=8)
     try:
@@ -125,6 +127,7 @@ def test_a_small_buffer_pushes_back_and_loses_nothing():
         ing.server.close()
 
 
+@pytest.mark.spark_events
 def test_the_token_is_checked_and_strangers_are_refused():
     ing = Ingest(token="s3cret")
     try:
@@ -151,6 +154,7 @@ def uncertain_marks(records: list[dict]) -> list[str]:
     return [r["label"] for r in records if r.get("type") == "mark" and r.get("uncertain")]
 
 
+@pytest.mark.spark_events
 def test_drop_counters_mark_the_session_uncertain_from_where_they_moved(ingest):
     events = events_of(SMALL)
     dropped = {"Event": "flowscope.Dropped", "count": 0, "sent": 10,
@@ -167,6 +171,7 @@ def test_drop_counters_mark_the_session_uncertain_from_where_they_moved(ingest):
     assert records[:first_uncertain] == modelled(events[:20])[:first_uncertain]
 
 
+@pytest.mark.spark_events
 def test_the_listeners_own_drops_and_a_cut_connection_are_uncertain(ingest):
     events = events_of(SMALL)
     ingest.send(hello() + lines(events[:30] + [{"Event": "flowscope.Dropped", "count": 2, "sent": 30, "spark": {}}]))
@@ -176,6 +181,7 @@ def test_the_listeners_own_drops_and_a_cut_connection_are_uncertain(ingest):
     assert "the connection closed before the application ended" in ingest.feed().model.uncertain
 
 
+@pytest.mark.spark_events
 def test_gaps_in_the_events_are_uncertain(ingest):
     events = events_of(SHUFFLE)
     k = next(i for i, e in enumerate(events) if e["Event"] == "SparkListenerTaskEnd")
@@ -185,6 +191,7 @@ def test_gaps_in_the_events_are_uncertain(ingest):
     assert any("task ends lost" in r for r in feed.model.uncertain), feed.model.uncertain
 
 
+@pytest.mark.spark_events
 @pytest.mark.parametrize("drop,expect", [
     ("SparkListenerStageSubmitted", "submission was lost"),
     ("SparkListenerStageCompleted", "completion of stage"),
@@ -198,12 +205,14 @@ def test_gap_detector_notices_each_kind_of_lost_event(drop, expect):
     assert reasons and expect in reasons[0], reasons
 
 
+@pytest.mark.spark_events
 def test_gap_detector_is_quiet_on_complete_logs():
     for path in (SMALL, SHUFFLE):
         gaps = GapDetector()
         assert [r for e in events_of(path) if (r := gaps.check(e))] + gaps.finish() == []
 
 
+@pytest.mark.spark_events
 def test_notes_and_detach_become_marks(ingest):
     events = events_of(SMALL)
     note = {"Event": "flowscope.Note", "label": "attached while running: the 3 earlier jobs are not shown"}
@@ -214,6 +223,7 @@ def test_notes_and_detach_become_marks(ingest):
     assert not feed.model.uncertain  # a detach is not a loss
 
 
+@pytest.mark.spark_events
 def test_live_feed_session_in_the_web_server(ingest):
     """The live feed is a backend Feed: a session ingests it and follows it until the connection ends."""
     import asyncio

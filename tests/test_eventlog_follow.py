@@ -15,19 +15,16 @@ from backend.sources import events as log_events
 from backend.sources.encoders import encode_end, encode_flush
 from backend.sources.eventlog_layout import rolling_parts
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_EVENTS = REPO.parent / "shared" / "spark-events"
-ROLLING_ZSTD = SHARED_EVENTS / "pyspark-4.3" / "events" / "eventlog_v2_local-1795284909880"
+from .conftest import SPARK_EVENTS
+
+pytestmark = pytest.mark.spark_events
+
+ROLLING_ZSTD = SPARK_EVENTS / "pyspark-4.3" / "events" / "eventlog_v2_local-1795284909880"
 ALL_CODECS = [None, "gz", "zstd", "lz4", "snappy", "lzf"]
 
 
 def real_lines() -> list[bytes]:
     """The 65 lines of the pyspark-4.3 application, as Spark wrote them."""
-    if not SHARED_EVENTS.is_dir():
-        pytest.fail(
-            f"the shared Spark event logs are missing: expected them at {SHARED_EVENTS} "
-            "(../shared/spark-events beside the repository checkout)"
-        )
     lines = [orjson.dumps(e.event) + b"\n" for e in EventLogReader(ROLLING_ZSTD)]
     assert len(lines) == 65
     return lines

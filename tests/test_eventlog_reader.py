@@ -1,4 +1,4 @@
-"""Reading Spark event logs in one pass: every real log in ../shared/spark-events, every codec, broken lines."""
+"""Reading Spark event logs in one pass: every real log in $FLOWSCOPE_SPARK_EVENTS, every codec, broken lines."""
 
 from __future__ import annotations
 
@@ -25,20 +25,11 @@ from backend.sources.codecs import make_decoder
 from backend.sources.encoders import encode, encode_flush, xxh32
 from backend.sources.eventlog_layout import looks_like_event_log, rolling_parts, rolling_state
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_EVENTS = REPO.parent / "shared" / "spark-events"
-PYSPARK = SHARED_EVENTS / "pyspark-4.3"
+from .conftest import SPARK_EVENTS
+
+PYSPARK = SPARK_EVENTS / "pyspark-4.3"
 ROLLING_ZSTD = PYSPARK / "events" / "eventlog_v2_local-1795284909880"
 ALL_CODECS = [None, "gz", "zstd", "lz4", "snappy", "lzf"]
-
-
-def shared_events() -> Path:
-    if not SHARED_EVENTS.is_dir():
-        pytest.fail(
-            f"the shared Spark event logs are missing: expected them at {SHARED_EVENTS} "
-            "(../shared/spark-events beside the repository checkout)"
-        )
-    return SHARED_EVENTS
 
 
 def raw_lines(path: Path) -> list[bytes]:
@@ -64,8 +55,9 @@ def lines_of(events: list[dict]) -> list[bytes]:
 # -- every real log -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.spark_events
 def test_finds_every_shared_log_and_skips_what_is_not_one():
-    root = shared_events()
+    root = SPARK_EVENTS
     logs = find_logs(root, recursive=True)
     names = [log.name for log in logs]
     # 19 top level (18 files + 1 rolling dir), 3 historical, 4 broken attempts, 4 pyspark-4.3.
@@ -82,8 +74,9 @@ def test_finds_every_shared_log_and_skips_what_is_not_one():
     assert len(top) == 19
 
 
+@pytest.mark.spark_events
 def test_every_shared_log_reads_with_every_line_accounted_for():
-    logs = find_logs(shared_events(), recursive=True)
+    logs = find_logs(SPARK_EVENTS, recursive=True)
     total = 0
     for log in logs:
         reader = EventLogReader(log)
@@ -104,8 +97,9 @@ def test_every_shared_log_reads_with_every_line_accounted_for():
     assert total == 3898  # every event of the 30 logs
 
 
+@pytest.mark.spark_events
 def test_known_event_counts_and_versions():
-    root = shared_events()
+    root = SPARK_EVENTS
     counts = {
         root / "local-1430917381534": 231,
         root / "local-1430917381535_1": 5,  # its last line has no newline: still an event
@@ -123,6 +117,7 @@ def test_known_event_counts_and_versions():
     assert old["Event"] != "SparkListenerLogStart"  # Spark 1.2 wrote no version event
 
 
+@pytest.mark.spark_events
 def test_same_application_gzip_and_rolling_zstd_identical():
     a = [e.event for e in read_events(PYSPARK / "spark430_batch_rdd_sql.jsonl.gz")]
     b = [e.event for e in read_events(ROLLING_ZSTD)]
@@ -130,11 +125,11 @@ def test_same_application_gzip_and_rolling_zstd_identical():
     assert a == b
 
 
+@pytest.mark.spark_events
 @pytest.mark.parametrize("codec", ALL_CODECS)
 def test_same_application_in_every_codec(tmp_path, codec):
     """The pyspark-4.3 application re-written in each of Spark's codecs, flushed in pieces like Spark does, as a
     single file and as a rolling directory of several parts: the same events, the same line numbers."""
-    shared_events()
     reference = rolling_reference()
     lines = lines_of(reference)
     suffix = f".{codec}" if codec else ""
@@ -162,18 +157,18 @@ def test_same_application_in_every_codec(tmp_path, codec):
     assert [(Path(e.path).name.split("_")[1], e.line) for e in events][19:22] == [("1", 20), ("2", 1), ("3", 1)]
 
 
+@pytest.mark.spark_events
 def test_tiny_chunks_give_the_same_events():
     """Lines and compressed blocks split across reads at every possible place."""
-    shared_events()
     reference = [e.event for e in read_events(ROLLING_ZSTD)]
     reader = EventLogReader(ROLLING_ZSTD, chunk_size=13)
     assert [e.event for e in reader] == reference
     assert reader.stats.accounted and reader.errors == []
 
 
+@pytest.mark.spark_events
 def test_reading_is_streaming(tmp_path):
     """The reader has read about one chunk when the first event comes out, not the whole file."""
-    shared_events()
     src = PYSPARK / "spark430_1000tasks_shuffle.jsonl.gz"
     plain = tmp_path / "big"
     plain.write_bytes(gzip.decompress(src.read_bytes()))
@@ -192,13 +187,14 @@ def test_reading_is_streaming(tmp_path):
 
 def corrupt_copy(tmp_path: Path, name: str) -> tuple[Path, list[bytes]]:
     """A real log with, from line 100 on: a truncated event, garbage, a JSON array, a blank line."""
-    lines = (shared_events() / "local-1430917381534").read_bytes().splitlines(keepends=True)
+    lines = (SPARK_EVENTS / "local-1430917381534").read_bytes().splitlines(keepends=True)
     assert len(lines) == 231
     broken = lines[:99] + [lines[99][:40] + b"\n", b"this is not json\n", b"[1, 2, 3]\n", b"\n"] + lines[100:]
     path = tmp_path / name
     return path, broken
 
 
+@pytest.mark.spark_events
 def test_corrupt_lines_in_the_middle_are_reported_and_skipped(tmp_path):
     path, lines = corrupt_copy(tmp_path, "local-1430917381534")
     path.write_bytes(b"".join(lines))
@@ -224,6 +220,7 @@ def test_corrupt_lines_in_the_middle_are_reported_and_skipped(tmp_path):
     assert s.errors_by_kind == {log_events.INVALID_JSON: 2, log_events.NOT_AN_OBJECT: 1}
 
 
+@pytest.mark.spark_events
 @pytest.mark.parametrize("codec", ["zstd", "lz4", "snappy", "gz"])
 def test_corrupt_lines_inside_compressed_logs(tmp_path, codec):
     path, lines = corrupt_copy(tmp_path, f"local-1430917381534.{codec}")
@@ -233,9 +230,9 @@ def test_corrupt_lines_inside_compressed_logs(tmp_path, codec):
     assert [e.line for e in reader.errors] == [100, 101, 102]
 
 
+@pytest.mark.spark_events
 @pytest.mark.parametrize("codec", ["zstd", "lz4", "snappy", "lzf", "gz"])
 def test_corrupt_compressed_stream_stops_that_file_only(tmp_path, codec):
-    shared_events()
     lines = lines_of(rolling_reference())
     d = tmp_path / "eventlog_v2_app"
     d.mkdir()
@@ -257,8 +254,9 @@ def test_corrupt_compressed_stream_stops_that_file_only(tmp_path, codec):
     assert reader.stats.streams_corrupt == 1
 
 
+@pytest.mark.spark_events
 def test_truncated_last_line_of_a_finished_log_is_an_error(tmp_path):
-    lines = (shared_events() / "local-1430917381534").read_bytes().splitlines(keepends=True)
+    lines = (SPARK_EVENTS / "local-1430917381534").read_bytes().splitlines(keepends=True)
     path = tmp_path / "app"
     path.write_bytes(b"".join(lines[:50]) + lines[50][:30])
     reader = EventLogReader(path)
@@ -268,8 +266,9 @@ def test_truncated_last_line_of_a_finished_log_is_an_error(tmp_path):
     assert reader.stats.accounted and reader.stats.lines_read == 51
 
 
+@pytest.mark.spark_events
 def test_truncated_last_line_of_an_inprogress_log_is_pending(tmp_path):
-    lines = (shared_events() / "local-1430917381534").read_bytes().splitlines(keepends=True)
+    lines = (SPARK_EVENTS / "local-1430917381534").read_bytes().splitlines(keepends=True)
     path = tmp_path / "app.inprogress"
     path.write_bytes(b"".join(lines[:50]) + lines[50][:30])
     log = describe_log(path)
@@ -282,8 +281,8 @@ def test_truncated_last_line_of_an_inprogress_log_is_pending(tmp_path):
     assert reader.stats.lines_read == 50 and reader.stats.accounted
 
 
+@pytest.mark.spark_events
 def test_inprogress_zstd_cut_inside_a_frame(tmp_path):
-    shared_events()
     lines = lines_of(rolling_reference())
     blob = encode("zstd", [b"".join(lines[:40]), b"".join(lines[40:])])
     first_frame = len(encode_flush("zstd", b"".join(lines[:40])))
@@ -302,8 +301,8 @@ def test_inprogress_zstd_cut_inside_a_frame(tmp_path):
     assert [e.kind for e in reader.errors][-1] == log_events.TRUNCATED_STREAM
 
 
+@pytest.mark.spark_events
 def test_rolling_inprogress_only_the_last_part_may_be_unfinished(tmp_path):
-    shared_events()
     lines = lines_of(rolling_reference())
     d = tmp_path / "eventlog_v2_app"
     d.mkdir()
@@ -403,8 +402,8 @@ def test_compacted_rolling_log_reads_from_the_compact_part(tmp_path):
     assert [e.event["Event"] for e in read_events(d)] == ["compacted", "new"]
 
 
+@pytest.mark.spark_events
 def test_find_logs_in_a_directory_of_applications(tmp_path):
-    shared_events()
     (tmp_path / "README.md").write_text("# not a log\n")
     (tmp_path / "notes.json").write_text('{"a": 1}\n')
     (tmp_path / ".hidden").write_text('{"Event":"x"}\n')
@@ -450,8 +449,8 @@ def test_utf8_and_crlf_lines(tmp_path):
     assert len(list(reader)) == 1 and reader.errors[0].line == 2
 
 
+@pytest.mark.spark_events
 def test_chunk_sizes_do_not_change_results_on_every_codec(tmp_path):
-    shared_events()
     lines = lines_of(rolling_reference())
     for codec in ALL_CODECS:
         path = tmp_path / (f"app.{codec}" if codec else "app")

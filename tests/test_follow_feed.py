@@ -16,11 +16,12 @@ from backend.sources import EventLogReader
 from backend.spark.follow_feed import SparkDirectoryFollower, SparkLogFeed, check_spark_log, register
 from backend.spark.model import SparkModel
 
-from .conftest import LOOP_LOG, REPO
+from .conftest import LOOP_LOG, SPARK_EVENTS
 
-SHARED = REPO.parent / "shared" / "spark-events"
-ROLLING = SHARED / "pyspark-4.3" / "events" / "eventlog_v2_local-1795284909880"
-SHUFFLE = SHARED / "pyspark-4.3" / "spark430_1000tasks_shuffle.jsonl.gz"
+pytestmark = pytest.mark.spark_events
+
+ROLLING = SPARK_EVENTS / "pyspark-4.3" / "events" / "eventlog_v2_local-1795284909880"
+SHUFFLE = SPARK_EVENTS / "pyspark-4.3" / "spark430_1000tasks_shuffle.jsonl.gz"
 
 
 def model_records(path: Path) -> list[dict]:

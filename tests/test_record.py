@@ -19,17 +19,11 @@ from backend.spark.model import SparkModel
 from tracker.progress_log import read_records
 from tracker.replay import replay_file
 
-from .conftest import REPO
+from .conftest import REPO, SPARK_EVENTS, spark_event_cases
 
-SHARED = REPO.parent / "shared" / "spark-events"
-PYSPARK = SHARED / "pyspark-4.3"
+PYSPARK = SPARK_EVENTS / "pyspark-4.3"
 ROLLING = PYSPARK / "events" / "eventlog_v2_local-1795284909880"
 THOUSAND = PYSPARK / "spark430_1000tasks_shuffle.jsonl.gz"
-
-
-def shared_logs():
-    assert SHARED.is_dir(), f"the shared Spark event logs are missing: {SHARED}"
-    return find_logs(SHARED, recursive=True)
 
 
 def direct(lines: list[bytes]) -> list[dict]:
@@ -49,7 +43,9 @@ def progress_log(path: Path) -> tuple[dict, list[dict]]:
     return records[0], records[1:]
 
 
-@pytest.mark.parametrize("log", shared_logs(), ids=lambda log: f"{log.path.parent.name}/{log.path.name}")
+@pytest.mark.spark_events
+@pytest.mark.parametrize("log", spark_event_cases(lambda root: find_logs(root, recursive=True)),
+                         ids=lambda log: f"{log.path.parent.name}/{log.path.name}" if log else None)
 def test_every_shared_log_records(log, tmp_path):
     out = tmp_path / "progress.jsonl.zst"
     summary = record(log, out)
@@ -69,8 +65,9 @@ def test_every_shared_log_records(log, tmp_path):
         assert all(not p["frontier"] for s in replay.state()["scopes"] for p in s["ports"])
 
 
+@pytest.mark.spark_events
 def test_the_summary_counts_what_the_model_could_not_use(tmp_path):
-    summary = record(SHARED / "app-20161115172038-0000", tmp_path / "p.jsonl")
+    summary = record(SPARK_EVENTS / "app-20161115172038-0000", tmp_path / "p.jsonl")
     assert summary.app_id == "app-20161115172038-0000" and summary.ended
     assert summary.unknown_events["SparkListenerBlockManagerAdded"] >= 1  # executors are modelled, block managers not
     assert summary.events == summary.lines - summary.blank_lines
@@ -80,6 +77,7 @@ def test_the_summary_counts_what_the_model_could_not_use(tmp_path):
     assert json.loads(json.dumps(summary.to_json()))["events"] == summary.events
 
 
+@pytest.mark.spark_events
 @pytest.mark.parametrize("codec", [None, "gz", "zstd", "lz4", "snappy", "lzf"])
 def test_every_codec_gives_the_same_records(codec, tmp_path):
     lines = thousand_lines()
@@ -92,6 +90,7 @@ def test_every_codec_gives_the_same_records(codec, tmp_path):
     assert progress_log(tmp_path / "out.jsonl")[1] == direct(lines)
 
 
+@pytest.mark.spark_events
 def test_a_rolling_log_in_several_parts_names_the_part_in_each_cause(tmp_path):
     lines = thousand_lines()
     app = "local-1795287248517"
@@ -116,6 +115,7 @@ def test_a_rolling_log_in_several_parts_names_the_part_in_each_cause(tmp_path):
     assert records == expected
 
 
+@pytest.mark.spark_events
 def test_an_in_progress_log_ends_with_its_tail_pending_not_corrupt(tmp_path):
     lines = thousand_lines()
     src = tmp_path / "local-1795287248517.inprogress"
@@ -128,6 +128,7 @@ def test_an_in_progress_log_ends_with_its_tail_pending_not_corrupt(tmp_path):
     assert any(p["frontier"] for s in state["scopes"] for p in s["ports"]), "a running application holds work"
 
 
+@pytest.mark.spark_events
 def test_corrupt_lines_are_reported_with_file_and_line_and_skipped(tmp_path):
     lines = thousand_lines()
     broken = lines[:100] + [b'{"Event": "SparkListenerTaskEnd", "Stage ID": 0,', b"[1, 2]"] + lines[100:]
@@ -144,6 +145,7 @@ def test_corrupt_lines_are_reported_with_file_and_line_and_skipped(tmp_path):
     assert summary.ended and summary.batches == sum(r["type"] == "progress" for r in direct(lines))
 
 
+@pytest.mark.spark_events
 def test_records_stream_out_before_the_log_is_read_to_its_end(tmp_path):
     lines = thousand_lines()
     src = tmp_path / "local-1795287248517.zstd"
@@ -157,6 +159,7 @@ def test_records_stream_out_before_the_log_is_read_to_its_end(tmp_path):
             break
 
 
+@pytest.mark.spark_events
 def test_progress_is_reported_by_bytes_read(tmp_path):
     calls = []
     record(THOUSAND, tmp_path / "out.jsonl", progress=lambda done, total: calls.append((done, total)))
@@ -164,8 +167,9 @@ def test_progress_is_reported_by_bytes_read(tmp_path):
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
 
 
+@pytest.mark.spark_events
 def test_redact_removes_the_machine_from_names_and_keeps_the_structure(tmp_path):
-    log = SHARED / "local-1642039451826"
+    log = SPARK_EVENTS / "local-1642039451826"
     plain = SparkLogConversion(log)
     redacted = SparkLogConversion(log, redact=True)
     a, b = list(plain), list(redacted)
@@ -177,13 +181,14 @@ def test_redact_removes_the_machine_from_names_and_keeps_the_structure(tmp_path)
     assert redacted.model.summary() == plain.model.summary()
 
 
+@pytest.mark.spark_events
 def test_open_event_log_explains_what_it_cannot_read(tmp_path):
     with pytest.raises(FileNotFoundError, match="missing"):
         open_event_log(tmp_path / "missing")
     with pytest.raises(EventLogError, match="not a Spark event log"):
-        open_event_log(SHARED / "README.md")
+        open_event_log(SPARK_EVENTS / "README.md")
     with pytest.raises(EventLogError, match="19 application logs"):
-        open_event_log(SHARED)
+        open_event_log(SPARK_EVENTS)
     (tmp_path / "empty").mkdir()
     with pytest.raises(EventLogError, match="no Spark event log"):
         open_event_log(tmp_path / "empty")
@@ -202,6 +207,7 @@ def run(capsys, *argv) -> tuple[int, str, str]:
     return code, out, err
 
 
+@pytest.mark.spark_events
 def test_command_writes_a_progress_log_and_a_summary(tmp_path, capsys):
     out = tmp_path / "p.jsonl.zst"
     code, stdout, err = run(capsys, ROLLING, "-o", out)
@@ -212,8 +218,9 @@ def test_command_writes_a_progress_log_and_a_summary(tmp_path, capsys):
     assert code == 0 and json.loads(stdout)["app_id"] == "local-1795284909880"
 
 
+@pytest.mark.spark_events
 def test_command_writes_to_stdout(tmp_path, capsysbinary):
-    assert record_mod.main(["record", str(SHARED / "local-1430917381534"), "-o", "-", "-q"]) == 0
+    assert record_mod.main(["record", str(SPARK_EVENTS / "local-1430917381534"), "-o", "-", "-q"]) == 0
     out = capsysbinary.readouterr().out
     first = orjson.loads(out.split(b"\n", 1)[0])
     assert first["type"] == "header" and "local-1430917381534" in first["source"]
@@ -221,14 +228,14 @@ def test_command_writes_to_stdout(tmp_path, capsysbinary):
 
 @pytest.mark.parametrize("target,message", [
     ("missing", "no such file or directory"),
-    ("readme", "not a Spark event log"),
+    pytest.param("readme", "not a Spark event log", marks=pytest.mark.spark_events),
     ("progress", "a flowscope progress log already"),
-    ("many", "application logs"),
-    ("lzf", "pip install python-lzf"),
+    pytest.param("many", "application logs", marks=pytest.mark.spark_events),
+    pytest.param("lzf", "pip install python-lzf", marks=pytest.mark.spark_events),
 ])
 def test_command_exits_2_naming_the_file(target, message, tmp_path, capsys, monkeypatch):
-    paths = {"missing": tmp_path / "nope", "readme": SHARED / "README.md", "progress": REPO / "fixtures" / "progress" / "loop.jsonl",
-             "many": SHARED, "lzf": tmp_path / "local-1.lzf"}
+    paths = {"missing": tmp_path / "nope", "readme": SPARK_EVENTS / "README.md", "progress": REPO / "fixtures" / "progress" / "loop.jsonl",
+             "many": SPARK_EVENTS, "lzf": tmp_path / "local-1.lzf"}
     if target == "lzf":
         paths["lzf"].write_bytes(encode("lzf", [thousand_lines()[0] + b"\n"]))
         monkeypatch.setattr(codecs_mod, "_lzf_block_decompress_fn", lambda: None)
@@ -238,6 +245,7 @@ def test_command_exits_2_naming_the_file(target, message, tmp_path, capsys, monk
     assert not (tmp_path / "out.jsonl").exists()
 
 
+@pytest.mark.spark_events
 def test_command_exits_2_when_the_output_cannot_be_written(tmp_path, capsys):
     code, _, err = run(capsys, ROLLING, "-o", tmp_path / "no" / "such" / "dir" / "p.jsonl")
     assert code == 2 and "does not exist" in err

@@ -15,19 +15,13 @@ from backend.spark import redact as redact_mod
 from backend.spark.convert import SparkLogConversion
 from backend.spark.redact import REDACTED, Redactor, redact_event, redact_log
 
-from .conftest import REPO
+from .conftest import REPO, SPARK_EVENTS, spark_event_cases
 
-SHARED = REPO.parent / "shared" / "spark-events"
-ROLLING = SHARED / "pyspark-4.3" / "events" / "eventlog_v2_local-1795284909880"
+ROLLING = SPARK_EVENTS / "pyspark-4.3" / "events" / "eventlog_v2_local-1795284909880"
 
 # What must not survive redaction, checked over the redacted bytes.
 HOME_PATH = re.compile(r"(?:/home/|/Users/|/root/|[A-Za-z]:\\\\Users\\\\)[^/\\\s\"]+|(?<![\w/.])/root(?![\w-])")
 IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\w)")
-
-
-def shared_logs():
-    assert SHARED.is_dir(), f"the shared Spark event logs are missing: {SHARED}"
-    return find_logs(SHARED, recursive=True)
 
 
 def events_of(path) -> list[dict]:
@@ -73,7 +67,9 @@ def machine_values(events: list[dict]) -> set[str]:
     return {v for v in found if len(v) > 2 and v not in ("localhost", REDACTED, "<unknown>") and v not in app_names}
 
 
-@pytest.mark.parametrize("log", shared_logs(), ids=lambda log: f"{log.path.parent.name}/{log.path.name}")
+@pytest.mark.spark_events
+@pytest.mark.parametrize("log", spark_event_cases(lambda root: find_logs(root, recursive=True)),
+                         ids=lambda log: f"{log.path.parent.name}/{log.path.name}" if log else None)
 def test_a_redacted_shared_log_converts_to_the_same_progress(log, tmp_path):
     stats = redact_log(log, tmp_path / log.path.name)
     assert stats.corrupt == [] and stats.events == len(events_of(log.path))
@@ -210,8 +206,9 @@ def test_planted_secrets_are_gone(tmp_path):
     assert redacted.model.summary() == original.model.summary()
 
 
+@pytest.mark.spark_events
 def test_redaction_is_deterministic(tmp_path):
-    log = SHARED / "app-20161116163331-0000"
+    log = SPARK_EVENTS / "app-20161116163331-0000"
     first = redact_log(log, tmp_path / "a").output.read_bytes()
     second = redact_log(log, tmp_path / "b").output.read_bytes()
     assert first == second
@@ -233,6 +230,7 @@ def test_a_single_file_keeps_its_codec(codec, tmp_path):
     assert redact_log(src, into_dir).output == into_dir / src.name
 
 
+@pytest.mark.spark_events
 def test_a_rolling_log_stays_a_rolling_log(tmp_path):
     stats = redact_log(ROLLING, tmp_path / ROLLING.name)
     names = sorted(p.name for p in stats.output.iterdir())
@@ -250,6 +248,7 @@ def test_an_in_progress_log_keeps_its_name_and_drops_no_complete_line(tmp_path):
     assert stats.output.name == "copy.inprogress" and stats.events == 5 and stats.corrupt == []
 
 
+@pytest.mark.spark_events
 def test_refuses_another_codec_and_a_full_directory(tmp_path):
     src = write_log(tmp_path / "local-1.zstd", planted_events(), "zstd")
     with pytest.raises(ValueError, match="zstd"):
@@ -278,6 +277,7 @@ def test_the_local_machine_is_scrubbed_even_where_no_rule_looks(monkeypatch):
     assert r.text("cache dir of carol on buildbox-17 (buildbox-17.lan)") == "cache dir of user on host-1 (host-1)"
 
 
+@pytest.mark.spark_events
 def test_command_line(tmp_path, capsys):
     dest = tmp_path / "red"
     assert redact_mod.main([str(ROLLING), str(dest)]) == 0

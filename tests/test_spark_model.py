@@ -11,15 +11,15 @@ import pytest
 from backend.spark.model import SparkModel
 from tracker.replay import Replay
 
-from .conftest import REPO
+from .conftest import SPARK_EVENTS, spark_event_cases
 
-SHARED = REPO.parent / "shared" / "spark-events"
-EXPECT = SHARED / "expectations"
+pytestmark = pytest.mark.spark_events
+
+EXPECT = SPARK_EVENTS / "expectations"
 
 
-def shared_logs() -> list[Path]:
-    assert SHARED.is_dir(), f"the shared Spark event logs are missing: {SHARED}"
-    return sorted(p for p in SHARED.iterdir() if p.is_file() and p.name not in ("README.md", "SHA256SUMS"))
+def top_level_logs(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_file() and p.name not in ("README.md", "SHA256SUMS"))
 
 
 def convert(path: Path, on_record=None):
@@ -37,7 +37,7 @@ def convert(path: Path, on_record=None):
     return model, replay, lines
 
 
-@pytest.mark.parametrize("path", shared_logs(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", spark_event_cases(top_level_logs), ids=lambda p: getattr(p, "name", None))
 def test_every_real_log_converts_and_ends_empty(path):
     model, replay, lines = convert(path)
     assert replay.errors == []
@@ -67,7 +67,7 @@ def expected_stages(name):
     ("app-20200706201101-0003", None, "stage_list_with_peak_metrics_expectation.json"),
 ])
 def test_jobs_stages_and_tasks_agree_with_the_history_server(log, jobs, stages):
-    model, _, _ = convert(SHARED / log)
+    model, _, _ = convert(SPARK_EVENTS / log)
     summary = model.summary()
     if jobs:
         assert summary.jobs == expected_jobs(jobs)
@@ -89,12 +89,12 @@ def test_at_every_job_end_the_result_has_passed_the_epoch(log):
             assert all(t > record["epoch"] for t in frontier), (record, frontier)
             checked.append(record["job"])
 
-    model, replay, _ = convert(SHARED / log, on_record)
+    model, replay, _ = convert(SPARK_EVENTS / log, on_record)
     assert sorted(checked) == sorted(model.jobs)
 
 
 def test_regions_and_operators_read_like_the_application():
-    model, replay, _ = convert(SHARED / "local-1430917381534")
+    model, replay, _ = convert(SPARK_EVENTS / "local-1430917381534")
     state = replay.state()
     region = next(s for s in state["scopes"] if s["path"] == [1])
     sub = replay.root.find([1])

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from ..feeds import FeedError
 from ..manager import SessionManager, UploadTooLarge
-from ..security import PathNotAllowed
+from ..security import BadPath, PathNotAllowed, check_path_text
 from ..session import Session
 from ..views import session_info
 from . import deps
@@ -14,7 +15,7 @@ from .models import SessionCreate, SessionInfo, problems
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
-_ERRORS = problems(403, 404, 413, 422)
+_ERRORS = problems(400, 403, 404, 413, 422)
 
 
 @router.get("", response_model=list[SessionInfo], summary="All sessions")
@@ -25,15 +26,17 @@ async def list_sessions(manager: SessionManager = Depends(deps.manager)):
 @router.post("", response_model=SessionInfo, status_code=201, responses=_ERRORS,
              summary="Open a log (progress log, or any kind the feed registry knows) from a path")
 async def create_session(body: SessionCreate, manager: SessionManager = Depends(deps.manager)):
-    try:
-        session = manager.open_path(body.path, follow=body.follow, check=body.check, name=body.name)
+    try:  # identifying a log reads (and may decompress) its start: off the event loop
+        feed = await run_in_threadpool(manager.open_feed, body.path, body.follow)
+    except BadPath as e:
+        raise HTTPException(400, f"bad path: {e}") from None
     except PathNotAllowed as e:
         raise HTTPException(403, str(e)) from None
     except FileNotFoundError as e:
         raise HTTPException(404, str(e)) from None
     except FeedError as e:
         raise HTTPException(422, str(e)) from None
-    return session_info(session)
+    return session_info(manager.add(feed, body.name, body.check))
 
 
 @router.post("/upload", response_model=SessionInfo, status_code=201, responses=_ERRORS,
@@ -47,6 +50,10 @@ async def upload_session(
     check: bool = Query(True),
     manager: SessionManager = Depends(deps.manager),
 ):
+    try:
+        check_path_text(filename)
+    except BadPath as e:
+        raise HTTPException(400, f"bad filename: {e}") from None
     declared = request.headers.get("content-length")
     try:
         declared_n = int(declared) if declared is not None else None

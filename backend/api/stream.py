@@ -56,7 +56,13 @@ async def stream(ws: WebSocket, sid: str, scope: str = "", since: int | None = N
 
 async def _receive(ws: WebSocket, sub: Subscriber) -> None:
     while True:
-        text = await ws.receive_text()
+        message = await ws.receive()
+        if message["type"] == "websocket.disconnect":
+            raise WebSocketDisconnect(message.get("code", 1000))
+        text = message.get("text")
+        if text is None:  # a binary frame: the protocol is JSON text, and the close says so
+            await ws.close(code=1003, reason="flowscope's stream takes JSON text frames")
+            return
         try:
             msg = orjson.loads(text)
         except orjson.JSONDecodeError:

@@ -66,7 +66,7 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 def _url(args: argparse.Namespace, port: int, sid: str | None) -> str:
-    host = args.host if args.host not in ("0.0.0.0", "::") else "127.0.0.1"
+    host = args.host if args.host not in ("0.0.0.0", "::", "") else "127.0.0.1"  # every interface: this one
     if ":" in host:
         host = f"[{host}]"
     query = f"?token={args.token}" if args.token else ""
