@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from backend.fleet.analyze import APPLICATION_COLUMNS, STAGE_COLUMNS, TIME_COLUMNS, BlameFunction, analyze_log
 from backend.sources.codecs import strip_codec
-
-from .analyze import APPLICATION_COLUMNS, STAGE_COLUMNS, TIME_COLUMNS, BlameFunction, analyze_log
 
 __all__ = [
     "FleetApp", "FleetSummary", "build_session", "canonical_path", "group_applications", "main", "register",
@@ -232,7 +231,7 @@ def _write_report(spark: Any, out: str, applications: list[dict]) -> tuple[str, 
     instead. Returns the page's path and the number of signatures."""
     from pyspark.sql import functions as F
 
-    from .report import REGRESSION_SIGNATURES, TOP_SIGNATURES, TOP_TIMES, render_report
+    from backend.fleet.report import REGRESSION_SIGNATURES, TOP_SIGNATURES, TOP_TIMES, render_report
 
     signatures = [r.asDict() for r in spark.read.parquet(f"{out}/stage_signatures").collect()]
     top = sorted(signatures, key=lambda r: -(r["held_s"] or 0.0))[:TOP_SIGNATURES]
