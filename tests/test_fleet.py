@@ -181,6 +181,8 @@ def test_an_unreadable_log_is_a_row_with_its_problem(tmp_path: Path) -> None:
     rows = analyze_log(garbage)
     assert not rows.application["readable"] and rows.application["app_id"] == "local-1"
     assert "not a Spark event log" in rows.application["problems"][0] and rows.times == []
+    named = analyze_log(garbage, log_name="s3a://bucket/logs/local-1.zstd")
+    assert named.application["problems"][0].startswith("s3a://bucket/logs/local-1.zstd: not a Spark event log")
     missing = analyze_log(tmp_path / "nothing-here")
     assert not missing.application["readable"] and "no such file" in missing.application["problems"][0]
 
@@ -192,7 +194,11 @@ def test_corrupt_lines_are_a_problem_but_the_rest_is_analysed(tmp_path: Path) ->
     rows = analyze_log(path)
     assert rows.application["readable"] and rows.application["corrupt_lines"] == 1
     assert "1 corrupt lines skipped; first:" in rows.application["problems"][0]
-    assert "local-2:41" in rows.application["problems"][0] and rows.times
+    assert f"first: {path}:41: " in rows.application["problems"][0] and rows.times
+    # the rows name the log as the caller knows it (the fleet analyses local copies of hdfs:// or s3a:// logs)
+    copy = analyze_log(path, log_name="hdfs://nn/logs/local-2")
+    assert "first: hdfs://nn/logs/local-2:41: " in copy.application["problems"][0]
+    assert copy.application["log"] == "hdfs://nn/logs/local-2" and str(tmp_path) not in str(copy.application)
 
 
 def test_blame_plugs_in_as_one_function_over_the_progress_records() -> None:
