@@ -41,12 +41,12 @@ INPROGRESS = ".inprogress"
 @dataclass(frozen=True)
 class FleetApp:
     """One application's log as Spark listed it: `path` is the file or the rolling directory, `files` every file
-    that makes it up as (path, length), the status marker and empty files included."""
+    that makes it up (the status marker and other empty files included), `index` its partition."""
 
     index: int
     path: str
     rolling: bool
-    files: tuple[tuple[str, int], ...]
+    files: tuple[str, ...]
 
 
 @dataclass
@@ -72,24 +72,24 @@ def _is_single_log_name(name: str) -> bool:
     return bool(base) and "." not in base
 
 
-def group_applications(files: Iterable[tuple[str, int]]) -> tuple[list[FleetApp], int]:
+def group_applications(files: Iterable[str]) -> tuple[list[FleetApp], int]:
     """Spark's file listing -> applications (sorted by path) and the number of files that belong to none.
 
     A file inside a directory named `eventlog_v2_*` belongs to that rolling log; any other file is a log of its
     own if its name looks like one (`_is_single_log_name`)."""
-    rolling: dict[str, list[tuple[str, int]]] = {}
-    singles: list[tuple[str, int]] = []
+    rolling: dict[str, list[str]] = {}
+    singles: list[str] = []
     skipped = 0
-    for path, length in files:
+    for path in files:
         parent, _, name = path.rstrip("/").rpartition("/")
         if parent.rpartition("/")[2].startswith(ROLLING_PREFIX):
-            rolling.setdefault(parent, []).append((path, length))
+            rolling.setdefault(parent, []).append(path)
         elif _is_single_log_name(name):
-            singles.append((path, length))
+            singles.append(path)
         else:
             skipped += 1
     entries = [(p, True, tuple(sorted(fs))) for p, fs in rolling.items()]
-    entries += [(p, False, ((p, n),)) for p, n in singles]
+    entries += [(p, False, (p,)) for p in singles]
     entries.sort(key=lambda e: e[0])
     return [FleetApp(i, p, r, fs) for i, (p, r, fs) in enumerate(entries)], skipped
 
@@ -103,7 +103,7 @@ def analyze_app(app: FleetApp, contents: Iterable[tuple[str, bytes]], blame: Bla
         if app.rolling:
             root = root / app.path.rstrip("/").rpartition("/")[2]
             root.mkdir()
-        for path, _ in app.files:
+        for path in app.files:
             (root / path.rpartition("/")[2]).write_bytes(bytes(data.get(path, b"")))
         local = root if app.rolling else root / app.path.rpartition("/")[2]
         rows = analyze_log(local, log_name=_display(app.path), blame=blame)
@@ -177,9 +177,9 @@ def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True,
     found = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(directory)
     # the names come from the file index (no job; empty files such as a status marker included); the scan below
     # reads the non-empty files' bytes
-    apps, skipped = group_applications((canonical_path(p), 0) for p in found.inputFiles())
+    apps, skipped = group_applications(canonical_path(p) for p in found.inputFiles())
     if apps:
-        by_path = {path: app.index for app in apps for path, _ in app.files}
+        by_path = {path: app.index for app in apps for path in app.files}
         shared = sc.broadcast(apps)
 
         def owned(r: Any) -> Iterator[tuple[int, tuple[str, bytes]]]:
@@ -304,9 +304,14 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     if local is not None and not local.exists():
         print(f"flowscope: {args.directory}: no such directory", file=sys.stderr)
         return 2
+    from pyspark.errors import AnalysisException
+
     spark = build_session(args.master)
     try:
         summary = run_fleet(spark, args.directory, args.output, report=not args.no_report)
+    except AnalysisException as exc:  # e.g. a remote directory that does not exist
+        print(f"flowscope: {args.directory}: {exc}", file=sys.stderr)
+        return 2
     finally:
         spark.stop()
     print(f"flowscope: {summary.applications} applications ({summary.unreadable} unreadable), {summary.times} "
