@@ -13,7 +13,7 @@ re-timed an hour apart under new application ids and laid out in turn in every l
 Both figures are wall clock on a machine whose load the script reports (`os.getloadavg` before each part): on a
 shared machine the Spark figure in particular moves with it. Usage:
 
-    PYTHONPATH=. .venv/bin/python benchmarks/fleet.py [--copies 40] [--master local[2]]
+    PYTHONPATH=. .venv/bin/python benchmarks/fleet.py [--copies 20] [--master local[2]]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from tests.test_fleet import make_fleet  # noqa: E402
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--copies", type=int, default=40, help="copies of each of the 6 fixture logs (default 40)")
+    parser.add_argument("--copies", type=int, default=20, help="copies of each of the 6 fixture logs (default 20)")
     parser.add_argument("--master", default="local[2]")
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
