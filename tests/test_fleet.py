@@ -181,6 +181,8 @@ def test_an_unreadable_log_is_a_row_with_its_problem(tmp_path: Path) -> None:
     rows = analyze_log(garbage)
     assert not rows.application["readable"] and rows.application["app_id"] == "local-1"
     assert "not a Spark event log" in rows.application["problems"][0] and rows.times == []
+    named = analyze_log(garbage, log_name="s3a://bucket/logs/local-1.zstd")
+    assert named.application["problems"][0].startswith("s3a://bucket/logs/local-1.zstd: not a Spark event log")
     missing = analyze_log(tmp_path / "nothing-here")
     assert not missing.application["readable"] and "no such file" in missing.application["problems"][0]
 
@@ -192,7 +194,11 @@ def test_corrupt_lines_are_a_problem_but_the_rest_is_analysed(tmp_path: Path) ->
     rows = analyze_log(path)
     assert rows.application["readable"] and rows.application["corrupt_lines"] == 1
     assert "1 corrupt lines skipped; first:" in rows.application["problems"][0]
-    assert "local-2:41" in rows.application["problems"][0] and rows.times
+    assert f"first: {path}:41: " in rows.application["problems"][0] and rows.times
+    # the rows name the log as the caller knows it (the fleet analyses local copies of hdfs:// or s3a:// logs)
+    copy = analyze_log(path, log_name="hdfs://nn/logs/local-2")
+    assert "first: hdfs://nn/logs/local-2:41: " in copy.application["problems"][0]
+    assert copy.application["log"] == "hdfs://nn/logs/local-2" and str(tmp_path) not in str(copy.application)
 
 
 def test_blame_plugs_in_as_one_function_over_the_progress_records() -> None:
@@ -226,11 +232,9 @@ def test_blame_columns_cover_every_kind() -> None:
 
 def test_a_listing_groups_into_applications() -> None:
     listing = [
-        ("file:///d/eventlog_v2_local-1/events_2_local-1.zstd", 10),
-        ("file:///d/eventlog_v2_local-1/events_1_local-1.zstd", 10),
-        ("file:///d/eventlog_v2_local-1/appstatus_local-1", 0),
-        ("file:///d/local-2.lz4", 5), ("file:///d/local-3.inprogress", 0), ("file:///d/README.md", 5),
-        ("file:///d/sub/application_17_0001_1.zstd", 7), ("file:///d/spark-status.json", 3),
+        "file:///d/eventlog_v2_local-1/events_2_local-1.zstd", "file:///d/eventlog_v2_local-1/events_1_local-1.zstd",
+        "file:///d/eventlog_v2_local-1/appstatus_local-1", "file:///d/local-2.lz4", "file:///d/local-3.inprogress",
+        "file:///d/README.md", "file:///d/sub/application_17_0001_1.zstd", "file:///d/spark-status.json",
     ]
     apps, skipped = group_applications(listing)
     assert skipped == 2
@@ -244,7 +248,7 @@ def test_a_task_analyses_a_local_copy_of_the_bytes_it_was_sent(tmp_path: Path) -
     made = make_fleet(tmp_path, 2)
     path = next(p for p, name, _ in made if name == "streaming_stateful" and len(list(p.glob("events_*"))) == 2)
     files = sorted(path.iterdir())
-    apps, _ = group_applications((f"file://{f}", f.stat().st_size) for f in files)
+    apps, _ = group_applications(f"file://{f}" for f in files)
     (app,) = apps
     result = analyze_app(app, [(f"file://{f}", f.read_bytes()) for f in files if f.stat().st_size])
     direct = analyze_log(path)
@@ -271,3 +275,11 @@ def test_the_report_is_self_contained_and_links_each_slow_time_to_a_replay() -> 
     assert page.count("flowscope replay /logs/eventlog_v2_local-9") >= len(slow)
     assert "stage &lt;/script&gt; x" in page and "seek to batch" in page
     assert replay_command("/a b/c") == "flowscope replay '/a b/c'"
+
+
+def test_the_cli_names_a_missing_directory_before_starting_spark(tmp_path: Path, capsys) -> None:
+    from flowscope.cli import main
+
+    assert main(["fleet", str(tmp_path / "absent"), "-o", str(tmp_path / "out")]) == 2
+    assert f"{tmp_path / 'absent'}: no such directory" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

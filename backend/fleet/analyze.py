@@ -102,15 +102,20 @@ def analyze_log(path: str | os.PathLike[str] | AppLog, *, log_name: str | None =
     `log_name` is what the rows call the log (the fleet passes the original `hdfs://`/`s3a://` path of a log it
     copied to a local temporary directory). `blame`, when given, is called once with the application's
     progress-log records. Never raises for a bad log: the application row lists the problem."""
-    name = log_name or (path.path.name if isinstance(path, AppLog) else os.fspath(path))
+    local = os.fspath(path.path if isinstance(path, AppLog) else path)
+    name = log_name or local
+
+    def named(exc: BaseException) -> str:  # messages name the log as the caller knows it, not a local copy
+        return str(exc).replace(local, name)
+
     try:
         log = open_event_log(path)
     except (OSError, EventLogError, MissingCodecError, ValueError) as exc:
-        return _unreadable(name, str(exc))
+        return _unreadable(name, named(exc))
     try:
         return _Analysis(log, name, blame).run()
     except Exception as exc:  # noqa: BLE001 - a log that breaks the analysis is a problem row, never a failed job
-        return _unreadable(name, f"analysis failed: {type(exc).__name__}: {exc}")
+        return _unreadable(name, f"analysis failed: {type(exc).__name__}: {named(exc)}")
 
 
 def _unreadable(name: str, problem: str) -> AppRows:
@@ -409,12 +414,18 @@ class _Analysis:
             if entry is not None:
                 row.update(blame_columns(entry))
 
+    def _where(self, err: LineError) -> str:
+        """A line error with the file named as the caller knows the log (a rolling log's part by its name)."""
+        where = f"{self.name.rstrip('/')}/{os.path.basename(err.path)}" if self.log.rolling else self.name
+        text = f"{where}:{err.line}: {err.kind}: {err.reason}"
+        return f"{text} [{err.excerpt}]" if err.excerpt else text
+
     def _application(self, reader: EventLogReader, times: list[dict], stages: list[dict]) -> dict:
         model, stats = self.model, reader.stats
         problems: list[str] = []
         corrupt = stats.lines_corrupt + stats.streams_corrupt
         if corrupt:
-            problems.append(f"{corrupt} corrupt lines skipped; first: {self.errors[0]}" if self.errors
+            problems.append(f"{corrupt} corrupt lines skipped; first: {self._where(self.errors[0])}" if self.errors
                             else f"{corrupt} corrupt lines skipped")
         problems += [f"replay: {err}" for err in self.replay.errors[:5]]
         problems += [f"uncertain: {why}" for why in model.uncertain[:5]]

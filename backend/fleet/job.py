@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from backend.fleet.analyze import APPLICATION_COLUMNS, STAGE_COLUMNS, TIME_COLUMNS, BlameFunction, analyze_log
 from backend.sources.codecs import strip_codec
-
-from .analyze import APPLICATION_COLUMNS, STAGE_COLUMNS, TIME_COLUMNS, BlameFunction, analyze_log
 
 __all__ = [
     "FleetApp", "FleetSummary", "build_session", "canonical_path", "group_applications", "main", "register",
@@ -42,12 +41,12 @@ INPROGRESS = ".inprogress"
 @dataclass(frozen=True)
 class FleetApp:
     """One application's log as Spark listed it: `path` is the file or the rolling directory, `files` every file
-    that makes it up as (path, length), the status marker and empty files included."""
+    that makes it up (the status marker and other empty files included), `index` its partition."""
 
     index: int
     path: str
     rolling: bool
-    files: tuple[tuple[str, int], ...]
+    files: tuple[str, ...]
 
 
 @dataclass
@@ -73,24 +72,24 @@ def _is_single_log_name(name: str) -> bool:
     return bool(base) and "." not in base
 
 
-def group_applications(files: Iterable[tuple[str, int]]) -> tuple[list[FleetApp], int]:
+def group_applications(files: Iterable[str]) -> tuple[list[FleetApp], int]:
     """Spark's file listing -> applications (sorted by path) and the number of files that belong to none.
 
     A file inside a directory named `eventlog_v2_*` belongs to that rolling log; any other file is a log of its
     own if its name looks like one (`_is_single_log_name`)."""
-    rolling: dict[str, list[tuple[str, int]]] = {}
-    singles: list[tuple[str, int]] = []
+    rolling: dict[str, list[str]] = {}
+    singles: list[str] = []
     skipped = 0
-    for path, length in files:
+    for path in files:
         parent, _, name = path.rstrip("/").rpartition("/")
         if parent.rpartition("/")[2].startswith(ROLLING_PREFIX):
-            rolling.setdefault(parent, []).append((path, length))
+            rolling.setdefault(parent, []).append(path)
         elif _is_single_log_name(name):
-            singles.append((path, length))
+            singles.append(path)
         else:
             skipped += 1
     entries = [(p, True, tuple(sorted(fs))) for p, fs in rolling.items()]
-    entries += [(p, False, ((p, n),)) for p, n in singles]
+    entries += [(p, False, (p,)) for p in singles]
     entries.sort(key=lambda e: e[0])
     return [FleetApp(i, p, r, fs) for i, (p, r, fs) in enumerate(entries)], skipped
 
@@ -104,7 +103,7 @@ def analyze_app(app: FleetApp, contents: Iterable[tuple[str, bytes]], blame: Bla
         if app.rolling:
             root = root / app.path.rstrip("/").rpartition("/")[2]
             root.mkdir()
-        for path, _ in app.files:
+        for path in app.files:
             (root / path.rpartition("/")[2]).write_bytes(bytes(data.get(path, b"")))
         local = root if app.rolling else root / app.path.rpartition("/")[2]
         rows = analyze_log(local, log_name=_display(app.path), blame=blame)
@@ -165,43 +164,46 @@ def _row_tuples(table: str, columns: Sequence[str]):
 
 def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True,
               blame: BlameFunction | None = None) -> FleetSummary:
-    """Analyse every application log under `directory` on `spark`; write the tables (and report) under `out`."""
+    """Analyse every application log under `directory` on `spark`; write the tables (and report) under `out`.
+
+    Spark jobs, in order: the analysis (read every file once, shuffle each application's bytes to its own
+    partition, one task per application, rows cached), one write per table, the signature aggregate, and the
+    two queries the report needs beyond what the analysis already brought back."""
     from pyspark.sql import functions as F
 
     started = time.perf_counter()
-    found = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(directory)
-    listing = {canonical_path(r.path): r.length for r in found.select("path", "length").collect()}
-    for path in found.inputFiles():  # the scan leaves out empty files (a rolling log's status marker)
-        listing.setdefault(canonical_path(path), 0)
-    apps, skipped = group_applications(listing.items())
     sc = spark.sparkContext
-    tables = schemas()
     out = out.rstrip("/")
+    found = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(directory)
+    # the names come from the file index (no job; empty files such as a status marker included); the scan below
+    # reads the non-empty files' bytes
+    apps, skipped = group_applications(canonical_path(p) for p in found.inputFiles())
     if apps:
-        by_path = {path: app.index for app in apps for path, _ in app.files}
-        wanted = [path for app in apps for path, length in app.files if length > 0]
-        contents = spark.read.format("binaryFile").load(wanted).select("path", "content").rdd if wanted else None
+        by_path = {path: app.index for app in apps for path in app.files}
         shared = sc.broadcast(apps)
 
-        def one_app(index: int, items: Iterator[Any]) -> Iterator[dict]:
-            app = shared.value[index]
-            yield analyze_app(app, ((path, content) for _, (path, content) in items), blame)
+        def owned(r: Any) -> Iterator[tuple[int, tuple[str, bytes]]]:
+            path = canonical_path(r.path)
+            if path in by_path:
+                yield by_path[path], (path, r.content)
 
-        keyed = (contents.map(lambda r: (by_path[canonical_path(r.path)], (canonical_path(r.path), r.content)))
-                 if contents is not None
-                 else sc.parallelize([], 1))
-        analysed = keyed.partitionBy(len(apps), lambda k: k).mapPartitionsWithIndex(one_app).cache()
-        analysed.count()  # one application per task, once; the tables below read the cached rows
+        def one_app(index: int, items: Iterator[Any]) -> Iterator[dict]:
+            yield analyze_app(shared.value[index], (item for _, item in items), blame)
+
+        analysed = (found.select("path", "content").rdd.flatMap(owned)
+                    .partitionBy(len(apps), lambda k: k).mapPartitionsWithIndex(one_app).cache())
+        # one application per task, once; what the summary and the report need of each application comes back
+        overview = analysed.map(lambda r: (r["applications"][0], len(r["times"]), len(r["stages"]))).collect()
         results = analysed.coalesce(max(1, min(len(apps), sc.defaultParallelism * 2)))
     else:
         analysed = results = sc.parallelize([], 1)
+        overview = []
     frames = {}
-    for name, schema in tables.items():
+    for name, schema in schemas().items():
         columns = [f.name for f in schema.fields]
         frames[name] = spark.createDataFrame(results.flatMap(_row_tuples(name, columns)), schema)
         frames[name].write.mode("overwrite").parquet(f"{out}/{name}")
-    stages = spark.read.parquet(f"{out}/stages")
-    signatures = stages.groupBy("signature").agg(
+    signatures = frames["stages"].groupBy("signature").agg(
         F.first("name").alias("name"), F.first("region_kind").alias("region_kind"),
         F.countDistinct("app_id").alias("applications"), F.count("*").alias("runs"),
         F.sum("held_s").alias("held_s"), F.avg("held_s").alias("mean_held_s"), F.max("held_s").alias("max_held_s"),
@@ -210,45 +212,48 @@ def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True,
         F.sum("failed_attempts").alias("failed_attempts"),
         F.min("app_start").alias("first_seen"), F.max("app_start").alias("last_seen"))
     signatures.write.mode("overwrite").parquet(f"{out}/stage_signatures")
-    applications = spark.read.parquet(f"{out}/applications")
-    counts = applications.agg(F.count("*").alias("n"), F.sum(F.when(F.col("readable"), 0).otherwise(1)).alias("bad"))
-    n_apps, n_bad = counts.first()
-    n_times = spark.read.parquet(f"{out}/times").count()
-    n_sigs = spark.read.parquet(f"{out}/stage_signatures").count()
+    applications = [row for row, _, _ in overview]
     report_path = None
+    n_signatures = None
     if report:
-        report_path = _write_report(spark, out)
+        report_path, n_signatures = _write_report(spark, out, applications)
     analysed.unpersist()
-    return FleetSummary(n_apps, n_bad or 0, n_times, stages.count(), n_sigs, skipped,
-                        time.perf_counter() - started, out, report_path)
+    return FleetSummary(
+        applications=len(applications), unreadable=sum(1 for a in applications if not a["readable"]),
+        times=sum(n for _, n, _ in overview), stages=sum(n for _, _, n in overview),
+        signatures=n_signatures if n_signatures is not None else spark.read.parquet(f"{out}/stage_signatures").count(),
+        skipped_files=skipped, seconds=time.perf_counter() - started, out=out, report=report_path)
 
 
-def _write_report(spark: Any, out: str) -> str:
-    """Collect what the report shows (small: top lists and a few series) and write OUT/report.html; for an OUT
-    that is not on the local filesystem the page is written to ./fleet-report.html instead (and said so)."""
+def _write_report(spark: Any, out: str, applications: list[dict]) -> tuple[str, int]:
+    """Collect what the report shows (every signature; the slowest times; the top signatures' series) and write
+    OUT/report.html; for an OUT that is not on the local filesystem the page goes to ./fleet-report.html
+    instead. Returns the page's path and the number of signatures."""
     from pyspark.sql import functions as F
 
-    from .report import REGRESSION_SIGNATURES, TOP_SIGNATURES, TOP_TIMES, render_report
+    from backend.fleet.report import REGRESSION_SIGNATURES, TOP_SIGNATURES, TOP_TIMES, render_report
 
-    sigs = spark.read.parquet(f"{out}/stage_signatures")
-    top = [r.asDict() for r in sigs.orderBy(F.desc("held_s")).limit(TOP_SIGNATURES).collect()]
-    apps = spark.read.parquet(f"{out}/applications").select("app_id", "name", "log", "start", "readable", "problems")
-    times = spark.read.parquet(f"{out}/times")
-    slow = [r.asDict() for r in times.where(F.col("latency_s").isNotNull()).join(apps.select("app_id", "log", "name"),
-                                                                                    "app_id", "left")
+    signatures = [r.asDict() for r in spark.read.parquet(f"{out}/stage_signatures").collect()]
+    top = sorted(signatures, key=lambda r: -(r["held_s"] or 0.0))[:TOP_SIGNATURES]
+    by_app = {a["app_id"]: a for a in applications}
+    slow = [r.asDict() for r in spark.read.parquet(f"{out}/times").where(F.col("latency_s").isNotNull())
             .orderBy(F.desc("latency_s")).limit(TOP_TIMES).collect()]
-    regress_sigs = [r["signature"] for r in top[:REGRESSION_SIGNATURES]]
-    series = [r.asDict() for r in spark.read.parquet(f"{out}/stages").where(F.col("signature").isin(regress_sigs))
+    for row in slow:
+        app = by_app.get(row["app_id"]) or {}
+        row["log"], row["name"] = app.get("log"), app.get("name")
+    wanted = [r["signature"] for r in top[:REGRESSION_SIGNATURES]]
+    series = [r.asDict() for r in spark.read.parquet(f"{out}/stages").where(F.col("signature").isin(wanted))
               .groupBy("signature", "app_id", "app_start").agg(F.sum("held_s").alias("held_s"))
-              .join(apps.select("app_id", "log"), "app_id", "left").orderBy("app_start").collect()]
-    problems = [r.asDict() for r in apps.where(F.size("problems") > 0).orderBy("app_id").limit(200).collect()]
-    totals = apps.agg(F.count("*").alias("applications"),
-                      F.sum(F.when(F.col("readable"), 0).otherwise(1)).alias("unreadable")).first().asDict()
+              .orderBy("app_start").collect()]
+    for row in series:
+        row["log"] = (by_app.get(row["app_id"]) or {}).get("log")
+    problems = sorted((a for a in applications if a["problems"]), key=lambda a: (a["readable"], a["app_id"]))[:200]
+    totals = {"applications": len(applications), "unreadable": sum(1 for a in applications if not a["readable"])}
     html = render_report(top, slow, series, problems, totals, out)
     local = _local_path(out)
     target = (local / "report.html") if local is not None else Path("fleet-report.html").resolve()
     target.write_text(html, encoding="utf-8")
-    return str(target)
+    return str(target), len(signatures)
 
 
 def _local_path(out: str) -> Path | None:
@@ -299,9 +304,14 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     if local is not None and not local.exists():
         print(f"flowscope: {args.directory}: no such directory", file=sys.stderr)
         return 2
+    from pyspark.errors import AnalysisException
+
     spark = build_session(args.master)
     try:
         summary = run_fleet(spark, args.directory, args.output, report=not args.no_report)
+    except AnalysisException as exc:  # e.g. a remote directory that does not exist
+        print(f"flowscope: {args.directory}: {exc}", file=sys.stderr)
+        return 2
     finally:
         spark.stop()
     print(f"flowscope: {summary.applications} applications ({summary.unreadable} unreadable), {summary.times} "

@@ -1,0 +1,100 @@
+"""`flowscope fleet` on real PySpark (local[2]): 200+ re-timed real logs in every layout and codec, plus broken
+ones, through the Spark job; its Parquet tables must say exactly what the per-application analysis says when run
+directly on each log, and a broken log must be a row with its problem, never a failed job."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from backend.fleet.analyze import analyze_log
+from backend.fleet.job import run_fleet
+
+from .test_fleet import _fixture, _plain_events, make_fleet, write_log
+
+# Spark's Python workers must run this interpreter (its packages: zstandard, lz4, ...); set before any session
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+COPIES = 35  # x 6 fixtures = 210 applications
+
+
+@pytest.fixture(scope="module")
+def session():
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    active = SparkSession.getActiveSession()
+    if active is not None:  # another module's session: share it (one SparkContext per process)
+        yield active
+        return
+    spark = (SparkSession.builder.master("local[2]").appName("flowscope-fleet-tests")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    yield spark
+    spark.stop()
+
+
+def _key(row: dict) -> tuple:
+    return row["app_id"], tuple(row["scope"]), row["time"]
+
+
+def test_the_fleet_tables_are_the_per_application_analysis(session, tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    made = make_fleet(logs, COPIES)
+    (logs / "local-1000000000001.zstd").write_bytes(b"\x28\xb5\x2f\xfd but then garbage")  # zstd magic, no frame
+    original = _fixture("skewed_straggler").name.removeprefix("eventlog_v2_").encode()
+    events = _plain_events(_fixture("skewed_straggler")).replace(original, b"local-1000000000002").splitlines(True)
+    events[10] = b"{not json\n"
+    damaged = write_log(logs, "local-1000000000002", b"".join(events[:30]), "rolling", "zstd", 2)  # corrupt, cut
+    (logs / "README.md").write_text("not a log")
+    out = tmp_path / "out"
+
+    summary = run_fleet(session, str(logs), str(out))
+
+    assert len(made) >= 200 and summary.applications == len(made) + 2 and summary.skipped_files == 1
+    read = session.read.parquet
+    apps = {r["app_id"]: r.asDict(recursive=True) for r in read(str(out / "applications")).collect()}
+    times = {_key(r.asDict()): r.asDict() for r in read(str(out / "times")).collect()}
+    stages = [r.asDict() for r in read(str(out / "stages")).collect()]
+    assert len(apps) == len(made) + 2
+
+    expected_times: dict[tuple, dict] = {}
+    expected_stages = 0
+    for path in [p for p, _, _ in made] + [damaged]:
+        direct = analyze_log(path)
+        assert apps[direct.application["app_id"]] == direct.application
+        expected_times.update((_key(t), t) for t in direct.times)
+        expected_stages += len(direct.stages)
+    assert times.keys() == expected_times.keys()
+    for key, t in expected_times.items():
+        assert {k: times[key][k] for k in t} == t, key
+    assert len(stages) == expected_stages == summary.stages
+
+    unreadable = apps["local-1000000000001"]
+    assert not unreadable["readable"] and unreadable["problems"] and unreadable["jobs"] == 0
+    cut = apps["local-1000000000002"]
+    assert cut["readable"] and cut["corrupt_lines"] == 1 and cut["jobs"] >= 1
+    assert any("corrupt lines skipped" in p for p in cut["problems"])
+    assert any("has not ended" in p for p in cut["problems"])
+    assert summary.unreadable == 1
+
+    signatures = {r["signature"]: r.asDict() for r in read(str(out / "stage_signatures")).collect()}
+    for sig, row in signatures.items():
+        runs = [s for s in stages if s["signature"] == sig]
+        assert row["runs"] == len(runs) and row["applications"] == len({s["app_id"] for s in runs})
+        assert row["held_s"] == pytest.approx(sum(s["held_s"] for s in runs))
+    # the same code in every copy: each fixture's signatures recur in all of its copies
+    assert max(r["applications"] for r in signatures.values()) >= COPIES
+    straggling = [r for r in signatures.values() if r["stragglers"]]
+    assert straggling and all(r["max_skew"] > 2 for r in straggling)
+
+    page = (out / "report.html").read_text()
+    assert summary.report == str(out / "report.html") and "plotly" in page.lower()
+    slowest = max(expected_times.values(), key=lambda t: t["latency_s"])
+    log = next(a["log"] for a in apps.values() if a["app_id"] == slowest["app_id"])
+    assert f"flowscope replay {log}" in page
