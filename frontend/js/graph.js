@@ -4,10 +4,10 @@
 // keeps the colours and badges current. The first render builds the SVG as one string (fast for 10k boxes);
 // updates touch only the ports that changed.
 
+import { esc } from "./dom.js";
 import { status, RANK, fmt } from "./times.js";
 
 const SVGNS = "http://www.w3.org/2000/svg";
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 
 function clip(text, max) {
   return text.length > max ? text.slice(0, max - 1) + "…" : text;
