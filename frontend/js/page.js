@@ -7,6 +7,7 @@
 //   frames.js     stream messages and history answers coalesced into one draw per animation frame
 //   moments.js    live head or a batch in the past (by number or wall time)
 //   selection.js  select, hover tooltip, explain highlight
+//   views.js      SVG (graph.js) for small scopes, canvas (canvas.js) for large ones
 //   search.js, keys.js, toast.js, dom.js (the one `esc`)
 // Progress is never recomputed here: the page shows what the server sends.
 
@@ -14,6 +15,7 @@ import * as api from "./api.js";
 import { $ } from "./dom.js";
 import { S, ui } from "./state.js";
 import { GraphView } from "./graph.js";
+import { CanvasGraphView } from "./canvas.js";
 import { Timeline } from "./timeline.js";
 import { SidePanel } from "./panels.js";
 import { Drawer } from "./drawer.js";
@@ -38,6 +40,7 @@ function graphHandlers() {
 
 function createComponents() {
   ui.svgGraph = new GraphView($("#graph"), graphHandlers());
+  ui.canvasGraph = new CanvasGraphView($("#graph-canvas"), graphHandlers());
   ui.graph = ui.svgGraph;
   ui.panel = new SidePanel($("#details"), $("#why"), {
     explain: (key, t) => explain(key, t),
@@ -64,6 +67,7 @@ function createComponents() {
 
 export async function start() {
   window.__flowscope = S; // for tests and benchmarks: read-only use
+  window.__flowscopeUI = ui;
   createComponents();
   bindLanding();
   bindSearch();
