@@ -13,6 +13,7 @@ const VERY_FAR = 0.16; // below this scale: blocks only
 const CELL = 256; // spatial grid cell (world units) for hit tests and dirty regions
 const MARGIN_X = 80, MARGIN_Y = 22; // a box's dirty region: its badges reach out of it
 const FULL_REDRAW_OVER = 1500; // more changed boxes than this in one frame: repaint everything
+const EDGES_LATER_FROM = 3000; // boxes in a scope from which channels are built after the first picture
 
 const INK = "#1f2733", MUTED = "#6b7686", ACCENT = "#3a6ff7", HL = "#ff5a1f", MATCH = "#ff9d00";
 const STRONG = { behind: "#d64545", at: "#f0a500", passed: "#2e9e5b", done: "#9aa5b1", none: "#ffffff" };
@@ -41,6 +42,7 @@ export class CanvasGraphView {
     this.fullPending = true; // repaint everything at the next draw
     this.baseStale = true; // the channel layer must be drawn again
     this.frameQueued = false;
+    this.structure = 0; // counts render() calls: a deferred channel build for an older layout is dropped
     this.draws = { full: 0, partial: 0 }; // for tests and benchmarks
     this._bindEvents();
   }
@@ -48,6 +50,8 @@ export class CanvasGraphView {
   // --- structure ---------------------------------------------------------------------------------------------
 
   render(layout) {
+    const t0 = performance.now();
+    const timing = (this.timing = {}); // ms, for benchmarks
     this.layout = layout;
     this.ports.clear();
     this.boxes.clear();
@@ -57,7 +61,7 @@ export class CanvasGraphView {
     const gap = layout.port_gap;
     const portPos = new Map();
     for (const n of layout.nodes) {
-      const b = { node: n, inputs: [], outputs: [], status: "none", sel: false, match: false, diff: null, text: boxText(n) };
+      const b = { node: n, inputs: [], outputs: [], status: "none", sel: false, match: false, diff: null, text: null };
       for (let i = 0; i < n.inputs; i++) {
         const key = `in,${n.id},${i}`;
         const y = n.y + n.h / 2 + (i - (n.inputs - 1) / 2) * gap;
@@ -73,7 +77,7 @@ export class CanvasGraphView {
         b.outputs.push(key);
       }
       this.boxes.set(n.box, b);
-      const [x0, y0, x1, y1] = region(n);
+      const x0 = n.x - MARGIN_X, y0 = n.y - MARGIN_Y, x1 = n.x + n.w + MARGIN_X, y1 = n.y + n.h + 6;
       for (let cx = Math.floor(x0 / CELL); cx <= Math.floor(x1 / CELL); cx++) {
         for (let cy = Math.floor(y0 / CELL); cy <= Math.floor(y1 / CELL); cy++) {
           const k = cx + "," + cy;
@@ -82,7 +86,26 @@ export class CanvasGraphView {
         }
       }
     }
+    timing.boxes = performance.now() - t0;
+    // Channels: at once for a small scope; for a large one after the first picture (far out they are hairlines
+    // under the blocks, and the boxes' colours are what the first look needs).
     this.edges = [];
+    this.plainPath = this.feedbackPath = this.headPath = null;
+    const version = ++this.structure;
+    const build = () => {
+      if (version !== this.structure) return;
+      this._buildEdges(layout, portPos);
+      this.baseStale = true;
+      this._repaint();
+    };
+    if (layout.nodes.length > EDGES_LATER_FROM) setTimeout(build, 0); else build();
+    this.canvas.dataset.operators = String(layout.nodes.filter((n) => n.kind === "operator" || n.kind === "scope").length);
+    this.fit();
+    timing.total = performance.now() - t0;
+  }
+
+  _buildEdges(layout, portPos) {
+    const t0 = performance.now();
     const plain = [], feedback = [], heads = [];
     for (const e of layout.edges) {
       const a = portPos.get(e.from.join(",")), t = portPos.get(e.to.join(","));
@@ -95,8 +118,7 @@ export class CanvasGraphView {
     this.plainPath = new Path2D(plain.join(" "));
     this.feedbackPath = new Path2D(feedback.join(" "));
     this.headPath = new Path2D(heads.join(" "));
-    this.canvas.dataset.operators = String(layout.nodes.filter((n) => n.kind === "operator" || n.kind === "scope").length);
-    this.fit();
+    this.timing.edges = performance.now() - t0;
   }
 
   // --- state -------------------------------------------------------------------------------------------------
@@ -299,6 +321,8 @@ export class CanvasGraphView {
     const s = this.view.s;
     ctx.lineWidth = 1.3;
     ctx.globalAlpha = this.hl ? 0.25 : 1;
+    this.baseStale = false;
+    if (!this.plainPath) return;
     ctx.strokeStyle = "#a9b3c0";
     ctx.stroke(this.plainPath);
     ctx.setLineDash([5, 4]);
@@ -329,8 +353,8 @@ export class CanvasGraphView {
         const cell = this.grid.get(cx + "," + cy);
         if (!cell) continue;
         for (const b of cell) {
-          const [bx0, by0, bx1, by1] = region(b.node);
-          if (bx1 >= x0 && bx0 <= x1 && by1 >= y0 && by0 <= y1) out.add(b);
+          const n = b.node;
+          if (n.x + n.w + MARGIN_X >= x0 && n.x - MARGIN_X <= x1 && n.y + n.h + 6 >= y0 && n.y - MARGIN_Y <= y1) out.add(b);
         }
       }
     }
@@ -414,6 +438,7 @@ export class CanvasGraphView {
     ctx.textBaseline = "alphabetic";
     for (const b of list) {
       const n = b.node;
+      if (!b.text) b.text = boxText(n);
       ctx.textAlign = "left";
       ctx.font = "12px system-ui, sans-serif";
       ctx.fillStyle = INK;

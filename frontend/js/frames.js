@@ -25,6 +25,7 @@ export function onStream(msg, keys) {
     if (!S.pendingKeys) S.pendingKeys = new Set();
     for (const k of keys) S.pendingKeys.add(k);
   }
+  if (S.pendingSince === null) S.pendingSince = performance.now();
   if (msg.t_first) S.pendingLatency = Math.min(S.pendingLatency || Infinity, msg.t_first);
   scheduleRender();
 }
@@ -50,6 +51,11 @@ function render() {
   S.pendingFull = false;
   S.pendingKeys = null;
   graph.apply(rows, time, keys);
+  if (S.pendingSince !== null) {
+    S.drawLag.push(performance.now() - S.pendingSince);
+    if (S.drawLag.length > 1000) S.drawLag.shift();
+    S.pendingSince = null;
+  }
   S.time = time;
   S.frame++;
   for (const el of [$("#graph"), $("#graph-canvas")]) {

@@ -24,6 +24,7 @@ export const S = {
   pendingKeys: null, // ports changed since the last frame (Set), or null
   pendingFull: false, // redraw every port next frame
   pendingLatency: null, // wall time the oldest undrawn batch entered the tracker (benchmarks)
+  pendingSince: null, // performance.now() when the oldest undrawn stream message arrived
   renderQueued: false, // a frame is requested
   frame: 0, // frames drawn
   // requests in flight: answers to older ones are dropped
@@ -33,6 +34,7 @@ export const S = {
   firstRender: undefined, // undefined: not yet; null: drawn, waiting for paint; number: performance.now() at paint
   drawerOpened: false,
   latency: [], // seconds from a batch entering the tracker to its frame painted
+  drawLag: [], // ms from a stream message arriving to the frame that draws it (the last 1,000)
   stream: null, // the Stream of this session
 };
 
