@@ -226,6 +226,14 @@ export class GraphView {
     for (const b of this.boxes.values()) b.el.classList.toggle("match", boxes.has(b.node.box));
   }
 
+  // marks: Map box -> "stuck" | "advanced" | "appeared" (diff.js), or null to clear
+  markDiff(marks) {
+    for (const b of this.boxes.values()) {
+      const m = marks ? marks.get(b.node.box) : null;
+      for (const k of ["stuck", "advanced", "appeared"]) b.el.classList.toggle(`diff-${k}`, m === k);
+    }
+  }
+
   // --- view: fit, zoom, pan, focus ---------------------------------------------------------------------
 
   fit() {

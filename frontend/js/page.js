@@ -8,6 +8,7 @@
 //   moments.js    live head or a batch in the past (by number or wall time)
 //   selection.js  select, hover tooltip, explain highlight
 //   views.js      SVG (graph.js) for small scopes, canvas (canvas.js) for large ones
+//   diff.js       the Diff tab: what changed between two moments
 //   search.js, keys.js, toast.js, dom.js (the one `esc`)
 // Progress is never recomputed here: the page shows what the server sends.
 
@@ -27,6 +28,7 @@ import { seek, seekTime, goLive, gotoFinding } from "./moments.js";
 import { selectPort, selectBox, clearSelection, pinnedNodes, explain, followHold, hover } from "./selection.js";
 import { bindSearch } from "./search.js";
 import { bindControls } from "./keys.js";
+import { DiffView, diffMarks } from "./diff.js";
 
 function graphHandlers() {
   return {
@@ -63,6 +65,13 @@ function createComponents() {
     operators: () => (S.layout ? S.layout.nodes.filter((n) => n.kind === "operator" || n.kind === "scope").map((n) => n.id) : []),
     toast,
   });
+  ui.diff = new DiffView($("#tab-diff"), {
+    context: () => ({ sid: S.sid, scope: S.scope, batch: S.batch, layout: S.layout }),
+    show: (d) => { S.diff = d; ui.graph.markDiff(d ? diffMarks(d) : null); },
+    selectPort: (key) => selectPort(key),
+    toast,
+  });
+  $('#tabs button[data-tab="diff"]').addEventListener("click", () => ui.diff.suggest());
 }
 
 export async function start() {

@@ -46,4 +46,5 @@ export const ui = {
   panel: null,
   timeline: null,
   drawer: null,
+  diff: null, // the diff view (the drawer's Diff tab)
 };

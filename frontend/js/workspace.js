@@ -80,7 +80,7 @@ export async function openScope(path, prefetched = null) {
   S.scope = path;
   S.selected = null;
   S.userTime = null;
-  S.diff = null;
+  ui.diff.clear();
   renderCrumbs();
   $("#time-input").value = "auto";
   ui.panel.clear();
