@@ -59,28 +59,25 @@ export class CanvasGraphView {
     this.hl = null;
     this.selectedPort = null;
     const gap = layout.port_gap;
-    const portPos = new Map();
     for (const n of layout.nodes) {
       const b = { node: n, inputs: [], outputs: [], status: "none", sel: false, match: false, diff: null, text: null };
       for (let i = 0; i < n.inputs; i++) {
         const key = `in,${n.id},${i}`;
         const y = n.y + n.h / 2 + (i - (n.inputs - 1) / 2) * gap;
-        this.ports.set(key, { box: n.box, kind: "in", x: n.x, y, status: "none", badgeValue: 0 });
-        portPos.set(key, [n.x, y, n.box, n.band]);
+        this.ports.set(key, { box: n.box, kind: "in", x: n.x, y, band: n.band, status: "none", badgeValue: 0 });
         b.inputs.push(key);
       }
       for (let o = 0; o < n.outputs; o++) {
         const key = `out,${n.id},${o}`;
         const y = n.y + n.h / 2 + (o - (n.outputs - 1) / 2) * gap;
-        this.ports.set(key, { box: n.box, kind: "out", x: n.x + n.w, y, status: "none", badgeValue: 0 });
-        portPos.set(key, [n.x + n.w, y, n.box, n.band]);
+        this.ports.set(key, { box: n.box, kind: "out", x: n.x + n.w, y, band: n.band, status: "none", badgeValue: 0 });
         b.outputs.push(key);
       }
       this.boxes.set(n.box, b);
       const x0 = n.x - MARGIN_X, y0 = n.y - MARGIN_Y, x1 = n.x + n.w + MARGIN_X, y1 = n.y + n.h + 6;
       for (let cx = Math.floor(x0 / CELL); cx <= Math.floor(x1 / CELL); cx++) {
         for (let cy = Math.floor(y0 / CELL); cy <= Math.floor(y1 / CELL); cy++) {
-          const k = cx + "," + cy;
+          const k = cellKey(cx, cy);
           const cell = this.grid.get(k);
           if (cell) cell.push(b); else this.grid.set(k, [b]);
         }
@@ -94,7 +91,7 @@ export class CanvasGraphView {
     const version = ++this.structure;
     const build = () => {
       if (version !== this.structure) return;
-      this._buildEdges(layout, portPos);
+      this._buildEdges(layout);
       this.baseStale = true;
       this._repaint();
     };
@@ -104,11 +101,12 @@ export class CanvasGraphView {
     timing.total = performance.now() - t0;
   }
 
-  _buildEdges(layout, portPos) {
+  _buildEdges(layout) {
     const t0 = performance.now();
     const plain = [], feedback = [], heads = [];
+    const at = (key) => { const p = this.ports.get(key); return p && [p.x, p.y, p.box, p.band]; };
     for (const e of layout.edges) {
-      const a = portPos.get(e.from.join(",")), t = portPos.get(e.to.join(","));
+      const a = at(e.from.join(",")), t = at(e.to.join(","));
       if (!a || !t) continue;
       const d = edgePath(a, t, e.via, layout);
       this.edges.push({ key: e.from.join(",") + ">" + e.to.join(","), d, feedback: e.feedback });
@@ -350,7 +348,7 @@ export class CanvasGraphView {
     const out = new Set();
     for (let cx = Math.floor(x0 / CELL); cx <= Math.floor(x1 / CELL); cx++) {
       for (let cy = Math.floor(y0 / CELL); cy <= Math.floor(y1 / CELL); cy++) {
-        const cell = this.grid.get(cx + "," + cy);
+        const cell = this.grid.get(cellKey(cx, cy));
         if (!cell) continue;
         for (const b of cell) {
           const n = b.node;
@@ -591,6 +589,11 @@ export class CanvasGraphView {
       if (hit && hit.box && hit.box.node.scope) this.h.onOpen && this.h.onOpen(hit.box.node.scope);
     });
   }
+}
+
+// A grid cell's key (cells are at most a few thousand either way).
+function cellKey(cx, cy) {
+  return cx * 65536 + cy;
 }
 
 // The part of the world a box paints: itself, its ports and its badges.
