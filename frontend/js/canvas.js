@@ -42,6 +42,7 @@ export class CanvasGraphView {
     this.fullPending = true; // repaint everything at the next draw
     this.baseStale = true; // the channel layer must be drawn again
     this.frameQueued = false;
+    this.edgesPending = null; // builds the channels of a large scope after its first picture
     this.structure = 0; // counts render() calls: a deferred channel build for an older layout is dropped
     this.draws = { full: 0, partial: 0 }; // for tests and benchmarks
     this._bindEvents();
@@ -84,8 +85,8 @@ export class CanvasGraphView {
       }
     }
     timing.boxes = performance.now() - t0;
-    // Channels: at once for a small scope; for a large one after the first picture (far out they are hairlines
-    // under the blocks, and the boxes' colours are what the first look needs).
+    // Channels: at once for a small scope; for a large one after the first picture with state (far out they are
+    // hairlines under the blocks, and the boxes' colours are what the first look needs).
     this.edges = [];
     this.plainPath = this.feedbackPath = this.headPath = null;
     const version = ++this.structure;
@@ -95,7 +96,11 @@ export class CanvasGraphView {
       this.baseStale = true;
       this._repaint();
     };
-    if (layout.nodes.length > EDGES_LATER_FROM) setTimeout(build, 0); else build();
+    this.edgesPending = null;
+    if (layout.nodes.length > EDGES_LATER_FROM) {
+      this.edgesPending = build;
+      setTimeout(() => this._buildPendingEdges(), 1500); // a scope with no state yet still gets its channels
+    } else build();
     this.canvas.dataset.operators = String(layout.nodes.filter((n) => n.kind === "operator" || n.kind === "scope").length);
     this.fit();
     timing.total = performance.now() - t0;
@@ -145,6 +150,13 @@ export class CanvasGraphView {
     if (all) this.fullPending = true;
     else for (const box of touched) this.dirty.add(box);
     this.draw();
+    if (this.edgesPending && rows.size) setTimeout(() => this._buildPendingEdges(), 0);
+  }
+
+  _buildPendingEdges() {
+    const build = this.edgesPending;
+    this.edgesPending = null;
+    if (build) build();
   }
 
   _boxStatus(b) {

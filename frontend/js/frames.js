@@ -30,6 +30,16 @@ export function onStream(msg, keys) {
   scheduleRender();
 }
 
+// Resolves once this scope's first picture is painted (or after 1.5 s, for a scope with nothing to colour):
+// requests the first picture does not need wait for it, so the server answers the ones it does first.
+export function afterFirstPicture() {
+  if (typeof S.firstRender === "number") return Promise.resolve();
+  return new Promise((resolve) => {
+    S.firstPictureWaiters.push(resolve);
+    setTimeout(resolve, 1500);
+  });
+}
+
 export function scheduleRender() {
   if (S.renderQueued) return;
   S.renderQueued = true;
@@ -76,6 +86,7 @@ function render() {
     S.firstRender = null;
     requestAnimationFrame(() => setTimeout(() => {
       S.firstRender = performance.now();
+      for (const resolve of S.firstPictureWaiters.splice(0)) resolve();
       if (!S.drawerOpened) { S.drawerOpened = true; setTimeout(() => drawer.open(S.sid, S.scope, S.info, S.lastAt), 50); }
     }, 0));
   }

@@ -33,6 +33,7 @@ export const S = {
   // read by tests and benchmarks
   firstRender: undefined, // undefined: not yet; null: drawn, waiting for paint; number: performance.now() at paint
   drawerOpened: false,
+  firstPictureWaiters: [], // resolve functions of afterFirstPicture() (frames.js)
   latency: [], // seconds from a batch entering the tracker to its frame painted
   drawLag: [], // ms from a stream message arriving to the frame that draws it (the last 1,000)
   stream: null, // the Stream of this session

@@ -7,7 +7,7 @@ import { S, ui } from "./state.js";
 import { Stream } from "./stream.js";
 import { toast } from "./toast.js";
 import { setHash } from "./routing.js";
-import { onStream, scheduleRender } from "./frames.js";
+import { afterFirstPicture, onStream, scheduleRender } from "./frames.js";
 import { seek } from "./moments.js";
 import { chooseGraph } from "./views.js";
 
@@ -22,10 +22,21 @@ export async function openSession(sid, scope = [], batch = null) {
   closeSession();
   // Everything the first picture needs is asked for at once: the session, the scope's graph, the stream.
   const graphReq = api.get(`/api/sessions/${sid}/graph`, { scope: api.scopeParam(scope) }).catch((e) => e);
+  ui.timeline.reset();
+  const stream = new Stream(sid, {
+    onState: (msg, keys) => onStream(msg, keys),
+    onStatus: (st, reason) => { if (st === "closed" && reason) toast(`stream closed: ${reason}`); },
+    onError: (d) => toast(d),
+  });
+  stream.scope = scope;
+  stream.connect();
+  S.stream = stream;
   let info;
   try {
     info = await api.get(`/api/sessions/${sid}`);
   } catch (e) {
+    stream.close();
+    S.stream = null;
     toast(e.message);
     location.hash = "#/";
     return;
@@ -35,18 +46,11 @@ export async function openSession(sid, scope = [], batch = null) {
   $("#landing").hidden = true;
   $("#workspace").hidden = false;
   $("#top-right").hidden = false;
-  ui.timeline.reset();
-  S.stream = new Stream(sid, {
-    onState: (msg, keys) => onStream(msg, keys),
-    onStatus: (st, reason) => { if (st === "closed" && reason) toast(`stream closed: ${reason}`); },
-    onError: (d) => toast(d),
-  });
-  S.stream.scope = scope;
-  S.stream.connect();
   S.mode = batch === null ? "live" : "history";
   S.batch = batch || 0;
   await openScope(scope, graphReq);
   // Marks and findings for the timeline: after the first picture.
+  await afterFirstPicture();
   try {
     const [marks, found] = await Promise.all([
       api.get(`/api/sessions/${sid}/marks`, { limit: 20000 }),
@@ -104,9 +108,8 @@ export async function openScope(path, prefetched = null) {
   S.pendingFull = true;
   scheduleRender();
   setHash();
-  crumbs();
-  refreshInfo();
   if (S.mode === "history") await seek(S.batch);
+  afterFirstPicture().then(() => { crumbs(); refreshInfo(); });
 }
 
 async function crumbs() {
