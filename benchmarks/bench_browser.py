@@ -114,7 +114,8 @@ def bench_render_and_fps(browser, srv, api, sizes, seconds, renderer=""):
         warm = first_render(browser, url)
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         page.goto(url)
-        page.wait_for_function("window.__flowscope && typeof window.__flowscope.firstRender === 'number'", timeout=120000)
+        page.wait_for_function("window.__flowscope && typeof window.__flowscope.firstRender === 'number'",
+                               timeout=120000)
         view = page.evaluate("window.__flowscopeUI ? window.__flowscopeUI.graph.constructor.name : 'GraphView'")
         pusher = Pusher(feed, batches, 0)
         pusher.start()

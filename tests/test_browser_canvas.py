@@ -105,7 +105,7 @@ def test_canvas_colours_badges_and_selection(page, server, api, loop_sid):
     assert page.evaluate(f"{G}.badgeOf('out,1,0')") == 1  # one capability held
 
     click_at(page, "in,4,0")  # a port, where it is drawn
-    page.wait_for_function("document.querySelector('#details h3') && document.querySelector('#details h3').textContent.includes('sink')")
+    page.wait_for_function("(document.querySelector('#details h3') || {textContent: ''}).textContent.includes('sink')")
     assert page.evaluate(f"{G}.selectedPort") == "in,4,0"
     click_at(page, "1")  # an operator's body
     page.wait_for_function(f"{G}.boxFlags('1').sel")
@@ -127,10 +127,12 @@ def test_canvas_explain_highlight_and_open_scope(page, server, loop_sid):
     shot(page, "canvas-why")
 
     # open the nested scope with a click on "open ▸" on its box
-    pos = page.evaluate(f"""() => {{ const g = {G}; const n = g.boxes.get('3').node; const r = g.canvas.getBoundingClientRect();
-        return {{x: r.left + g.view.x + g.view.s * (n.x + n.w - 25), y: r.top + g.view.y + g.view.s * (n.y + Math.min(31, n.h - 6) - 4)}}; }}""")
+    pos = page.evaluate(f"""() => {{ const g = {G}; const n = g.boxes.get('3').node;
+        const r = g.canvas.getBoundingClientRect(), v = g.view;
+        return {{x: r.left + v.x + v.s * (n.x + n.w - 25),
+                 y: r.top + v.y + v.s * (n.y + Math.min(31, n.h - 6) - 4)}}; }}""")
     page.mouse.click(pos["x"], pos["y"])
-    page.wait_for_function("document.querySelector('#crumbs a.current') && document.querySelector('#crumbs a.current').textContent === 'loop'")
+    page.wait_for_function("(document.querySelector('#crumbs a.current') || {}).textContent === 'loop'")
     page.wait_for_function(f"{G}.boxes.has('enter')")
     assert page.get_attribute("#graph-canvas", "data-operators") == "3"
     page.click("#crumbs a[data-path='']")
@@ -172,7 +174,8 @@ def test_a_large_live_scope_is_drawn_on_canvas_and_updates_repaint_only_what_cha
     assert after["partial"] > before["partial"], (before, after)
     # the picture agrees with the stream's rows (what changed was repainted, nothing else went stale)
     mismatches = page.evaluate(f"""() => {{ const g = {G}; const rows = window.__flowscope.rows; let bad = 0;
-        for (const [k, p] of g.ports) {{ const r = rows.get(k); const total = r ? r[4].reduce((a, pc) => a + pc[1], 0) : 0;
+        for (const [k, p] of g.ports) {{ const r = rows.get(k);
+          const total = r ? r[4].reduce((a, pc) => a + pc[1], 0) : 0;
           if (total !== p.badgeValue) bad++; }} return bad; }}""")
     assert mismatches == 0
     api.delete(f"/api/sessions/{sid}")

@@ -64,7 +64,8 @@ def test_diff_tab_lists_what_changed_and_outlines_it(page, server, api, loop_sid
     page.wait_for_selector("#diff-result .list-row")
     want = api.get(f"/api/sessions/{loop_sid}/diff", params={"scope": "3", "from": 12, "to": 30}).json()
     for kind in ("stuck", "advanced", "counts"):
-        shown = page.eval_on_selector_all(f'#diff-result .list-row[data-kind="{kind}"]', "els => els.map(e => e.dataset.port)")
+        shown = page.eval_on_selector_all(f'#diff-result .list-row[data-kind="{kind}"]',
+                                          "els => els.map(e => e.dataset.port)")
         assert shown == [",".join(map(str, x["port"])) for x in want[kind]], kind
     summary = page.inner_text("#diff-summary")
     assert f"{want['summary']['advanced']} advanced" in summary and f"{want['summary']['stuck']} stuck" in summary
@@ -75,7 +76,8 @@ def test_diff_tab_lists_what_changed_and_outlines_it(page, server, api, loop_sid
         outlined = page.eval_on_selector_all("#graph .node.diff-advanced", "els => els.map(e => e.dataset.box)")
         stuck = page.eval_on_selector_all("#graph .node.diff-stuck", "els => els.map(e => e.dataset.box)")
     else:
-        flags = page.evaluate("Object.fromEntries([...window.__flowscopeUI.graph.boxes.keys()].map(b => [b, window.__flowscopeUI.graph.boxFlags(b).diff]))")
+        flags = page.evaluate("(g => Object.fromEntries([...g.boxes.keys()].map(b => [b, g.boxFlags(b).diff])))"
+                              "(window.__flowscopeUI.graph)")
         outlined = [b for b, f in flags.items() if f == "advanced"]
         stuck = [b for b, f in flags.items() if f == "stuck"]
     assert set(outlined) == advanced_boxes and set(stuck) == stuck_boxes

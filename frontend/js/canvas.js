@@ -46,6 +46,7 @@ export class CanvasGraphView {
     this.structure = 0; // counts render() calls: a deferred channel build for an older layout is dropped
     this.draws = { full: 0, partial: 0 }; // for tests and benchmarks
     this._bindEvents();
+    new ResizeObserver(() => { if (this.layout) this._repaint(); }).observe(canvas); // the backing store follows
   }
 
   // --- structure ---------------------------------------------------------------------------------------------
