@@ -17,7 +17,7 @@ export function chooseGraph(layout) {
   }
   $("#graph").toggleAttribute("hidden", canvas);
   $("#graph-canvas").toggleAttribute("hidden", !canvas);
-  if (canvas) $("#graph").querySelector("#nodes").innerHTML = ""; // the SVG holds nothing while hidden
+  if (canvas) for (const id of ["#nodes", "#edges"]) $("#graph").querySelector(id).innerHTML = ""; // nothing kept while hidden
   ui.graph = next;
   return next;
 }
