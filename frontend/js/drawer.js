@@ -3,9 +3,9 @@
 // installed plotly package, loaded the first time a chart is drawn.
 
 import * as api from "./api.js";
+import { esc } from "./dom.js";
 import { clock, duration } from "./times.js";
 
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 let plotlyPromise = null;
 
 export function loadPlotly() {

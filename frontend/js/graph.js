@@ -4,13 +4,22 @@
 // keeps the colours and badges current. The first render builds the SVG as one string (fast for 10k boxes);
 // updates touch only the ports that changed.
 
+import { esc } from "./dom.js";
 import { status, RANK, fmt } from "./times.js";
 
 const SVGNS = "http://www.w3.org/2000/svg";
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 
 function clip(text, max) {
   return text.length > max ? text.slice(0, max - 1) + "…" : text;
+}
+
+// The two lines of text on a box (both views draw the same words).
+export function boxText(n) {
+  const label = n.kind === "enter" ? "▶ scope inputs" : n.kind === "leave" ? "scope outputs ▶" : n.name || `#${n.id}`;
+  let sub = "";
+  if (n.kind === "operator") sub = `#${n.id}` + (n.attrs && n.attrs.kind ? ` · ${n.attrs.kind}` : "");
+  else if (n.kind === "scope") sub = `scope #${n.id} · ${n.contains} ops`;
+  return { label: clip(label, 21), sub: clip(sub, 24) };
 }
 
 export class GraphView {
@@ -52,12 +61,9 @@ export class GraphView {
       let s = `<g class="${cls}" data-box="${esc(box)}" transform="translate(${n.x},${n.y})">`;
       s += `<rect class="box" width="${n.w}" height="${n.h}"></rect>`;
       if (n.kind === "scope") s += `<rect class="inner" x="3" y="3" width="${n.w - 6}" height="${n.h - 6}"></rect>`;
-      const label = n.kind === "enter" ? "▶ scope inputs" : n.kind === "leave" ? "scope outputs ▶" : n.name || `#${n.id}`;
-      s += `<text x="10" y="${Math.min(17, n.h / 2 - 1)}">${esc(clip(label, 21))}</text>`;
-      let sub = "";
-      if (n.kind === "operator") sub = `#${n.id}` + (n.attrs && n.attrs.kind ? ` · ${n.attrs.kind}` : "");
-      else if (n.kind === "scope") sub = `scope #${n.id} · ${n.contains} ops`;
-      if (sub) s += `<text class="sub" x="10" y="${Math.min(31, n.h - 6)}">${esc(clip(sub, 24))}</text>`;
+      const { label, sub } = boxText(n);
+      s += `<text x="10" y="${Math.min(17, n.h / 2 - 1)}">${esc(label)}</text>`;
+      if (sub) s += `<text class="sub" x="10" y="${Math.min(31, n.h - 6)}">${esc(sub)}</text>`;
       if (n.kind === "scope") s += `<text class="open" x="${n.w - 48}" y="${Math.min(31, n.h - 6)}" data-open="1">open ▸</text>`;
       for (let i = 0; i < n.inputs; i++) {
         const key = `in,${n.id},${i}`;
@@ -220,6 +226,14 @@ export class GraphView {
     for (const b of this.boxes.values()) b.el.classList.toggle("match", boxes.has(b.node.box));
   }
 
+  // marks: Map box -> "stuck" | "advanced" | "appeared" (diff.js), or null to clear
+  markDiff(marks) {
+    for (const b of this.boxes.values()) {
+      const m = marks ? marks.get(b.node.box) : null;
+      for (const k of ["stuck", "advanced", "appeared"]) b.el.classList.toggle(`diff-${k}`, m === k);
+    }
+  }
+
   // --- view: fit, zoom, pan, focus ---------------------------------------------------------------------
 
   fit() {
@@ -318,7 +332,7 @@ function sameTime(a, b) {
 // (`via`: the left end of each, a straight run of one box width there), with horizontal tangents at every port.
 // A channel going backwards runs in a gutter: below its band (a feedback channel), or in the gap above the
 // target's band (a pipeline wrapped from the end of one band to the start of the next).
-function edgePath(a, b, via, layout) {
+export function edgePath(a, b, via, layout) {
   const boxW = layout.node_width;
   let d = `M${a[0]},${a[1]}`;
   let cur = a;

@@ -1,0 +1,615 @@
+// The graph view for large scopes, drawn on one canvas. SVG keeps one element per port and stops being fluid at
+// a few thousand operators; here the layout becomes flat arrays once, channels are drawn into an offscreen layer
+// only when the view moves, and a stream update repaints only the boxes whose ports changed (clipped to their
+// area), in the animation frame it arrives in. Level of detail: far out, operators are blocks coloured by where
+// the chosen time is; closer, boxes with ports; close in, labels and badges too.
+// Same interface as GraphView (graph.js), so the rest of the page does not know which view draws.
+
+import { status, RANK } from "./times.js";
+import { edgePath, boxText } from "./graph.js";
+
+const FAR = 0.45; // below this scale: no text, no badges
+const VERY_FAR = 0.16; // below this scale: blocks only
+const CELL = 256; // spatial grid cell (world units) for hit tests and dirty regions
+const MARGIN_X = 80, MARGIN_Y = 22; // a box's dirty region: its badges reach out of it
+const FULL_REDRAW_OVER = 1500; // more changed boxes than this in one frame: repaint everything
+const EDGES_LATER_FROM = 3000; // boxes in a scope from which channels are built after the first picture
+
+const INK = "#1f2733", MUTED = "#6b7686", ACCENT = "#3a6ff7", HL = "#ff5a1f", MATCH = "#ff9d00";
+const STRONG = { behind: "#d64545", at: "#f0a500", passed: "#2e9e5b", done: "#9aa5b1", none: "#ffffff" };
+const BLOCK = { ...STRONG, done: "#c9d0d8", none: "#dfe4ea" };
+const BG = { behind: "#fdeaea", at: "#fff5da", passed: "#e8f6ee", done: "#f1f3f6", none: "#ffffff" };
+const STROKE = { behind: "#e7a3a3", at: "#e9c46a", passed: "#9fd3b3", done: "#c3cbd5", none: "#c3cbd5" };
+const BADGE = { in: "#2f6fdf", out: "#8a4bd6", neg: "#d64545" };
+const DIFF = { stuck: "#d64545", advanced: "#2e9e5b", appeared: "#3a6ff7" };
+
+export class CanvasGraphView {
+  constructor(canvas, handlers) {
+    this.canvas = canvas;
+    this.ctx = canvas.getContext("2d");
+    this.h = handlers;
+    this.base = document.createElement("canvas"); // channels, drawn when the view or the highlight changes
+    this.view = { x: 0, y: 0, s: 1 };
+    this.layout = null;
+    this.ports = new Map(); // key -> {box, kind, x, y, status, badgeValue}
+    this.boxes = new Map(); // box -> {node, inputs, outputs, status, sel, match, hl, diff}
+    this.grid = new Map(); // "cx,cy" -> [box entries]
+    this.edges = []; // {key: "from>to", d: svg path, feedback}
+    this.time = null;
+    this.selectedPort = null;
+    this.hl = null; // {ports: Set, boxes: Set, edges: Set of "from>to"} while an explain path is shown
+    this.dirty = new Set(); // boxes to repaint at the next draw
+    this.fullPending = true; // repaint everything at the next draw
+    this.baseStale = true; // the channel layer must be drawn again
+    this.frameQueued = false;
+    this.edgesPending = null; // builds the channels of a large scope after its first picture
+    this.structure = 0; // counts render() calls: a deferred channel build for an older layout is dropped
+    this.draws = { full: 0, partial: 0 }; // for tests and benchmarks
+    this._bindEvents();
+    new ResizeObserver(() => { if (this.layout) this._repaint(); }).observe(canvas); // the backing store follows
+  }
+
+  // --- structure ---------------------------------------------------------------------------------------------
+
+  render(layout) {
+    const t0 = performance.now();
+    const timing = (this.timing = {}); // ms, for benchmarks
+    this.layout = layout;
+    this.ports.clear();
+    this.boxes.clear();
+    this.grid.clear();
+    this.hl = null;
+    this.selectedPort = null;
+    const gap = layout.port_gap;
+    for (const n of layout.nodes) {
+      const b = { node: n, inputs: [], outputs: [], status: "none", sel: false, match: false, diff: null, text: null };
+      for (let i = 0; i < n.inputs; i++) {
+        const key = `in,${n.id},${i}`;
+        const y = n.y + n.h / 2 + (i - (n.inputs - 1) / 2) * gap;
+        this.ports.set(key, { box: n.box, kind: "in", x: n.x, y, band: n.band, status: "none", badgeValue: 0 });
+        b.inputs.push(key);
+      }
+      for (let o = 0; o < n.outputs; o++) {
+        const key = `out,${n.id},${o}`;
+        const y = n.y + n.h / 2 + (o - (n.outputs - 1) / 2) * gap;
+        this.ports.set(key, { box: n.box, kind: "out", x: n.x + n.w, y, band: n.band, status: "none", badgeValue: 0 });
+        b.outputs.push(key);
+      }
+      this.boxes.set(n.box, b);
+      const x0 = n.x - MARGIN_X, y0 = n.y - MARGIN_Y, x1 = n.x + n.w + MARGIN_X, y1 = n.y + n.h + 6;
+      for (let cx = Math.floor(x0 / CELL); cx <= Math.floor(x1 / CELL); cx++) {
+        for (let cy = Math.floor(y0 / CELL); cy <= Math.floor(y1 / CELL); cy++) {
+          const k = cellKey(cx, cy);
+          const cell = this.grid.get(k);
+          if (cell) cell.push(b); else this.grid.set(k, [b]);
+        }
+      }
+    }
+    timing.boxes = performance.now() - t0;
+    // Channels: at once for a small scope; for a large one after the first picture with state (far out they are
+    // hairlines under the blocks, and the boxes' colours are what the first look needs).
+    this.edges = [];
+    this.plainPath = this.feedbackPath = this.headPath = null;
+    const version = ++this.structure;
+    const build = () => {
+      if (version !== this.structure) return;
+      this._buildEdges(layout);
+      this.baseStale = true;
+      this._repaint();
+    };
+    this.edgesPending = null;
+    if (layout.nodes.length > EDGES_LATER_FROM) {
+      this.edgesPending = build;
+      setTimeout(() => this._buildPendingEdges(), 1500); // a scope with no state yet still gets its channels
+    } else build();
+    this.canvas.dataset.operators = String(layout.nodes.filter((n) => n.kind === "operator" || n.kind === "scope").length);
+    this.fit();
+    timing.total = performance.now() - t0;
+  }
+
+  _buildEdges(layout) {
+    const t0 = performance.now();
+    const plain = [], feedback = [], heads = [];
+    const at = (key) => { const p = this.ports.get(key); return p && [p.x, p.y, p.box, p.band]; };
+    for (const e of layout.edges) {
+      const a = at(e.from.join(",")), t = at(e.to.join(","));
+      if (!a || !t) continue;
+      const d = edgePath(a, t, e.via, layout);
+      this.edges.push({ key: e.from.join(",") + ">" + e.to.join(","), d, feedback: e.feedback });
+      (e.feedback ? feedback : plain).push(d);
+      heads.push(`M${t[0] - 13},${t[1] - 3.5} L${t[0] - 6},${t[1]} L${t[0] - 13},${t[1] + 3.5} Z`);
+    }
+    this.plainPath = new Path2D(plain.join(" "));
+    this.feedbackPath = new Path2D(feedback.join(" "));
+    this.headPath = new Path2D(heads.join(" "));
+    this.timing.edges = performance.now() - t0;
+  }
+
+  // --- state -------------------------------------------------------------------------------------------------
+
+  // rows: Map key -> [kind, node, port, frontier, pointstamps, implications]; keys: which changed (all if null).
+  // Only the ports in `keys` are looked at; their boxes are repainted in this frame.
+  apply(rows, time, keys = null) {
+    const timeChanged = JSON.stringify(time) !== JSON.stringify(this.time);
+    this.time = time;
+    const all = !keys || timeChanged;
+    const touched = new Set();
+    for (const key of all ? this.ports.keys() : keys) {
+      const p = this.ports.get(key);
+      if (!p) continue;
+      const row = rows.get(key);
+      const st = row ? status(row[3], time) : "none";
+      let total = 0;
+      if (row) for (const pc of row[4]) total += pc[1];
+      if (st !== p.status || total !== p.badgeValue) {
+        p.status = st;
+        p.badgeValue = total;
+        touched.add(p.box);
+      }
+    }
+    for (const box of touched) this._boxStatus(this.boxes.get(box));
+    if (all) this.fullPending = true;
+    else for (const box of touched) this.dirty.add(box);
+    this.draw();
+    if (this.edgesPending && rows.size) setTimeout(() => this._buildPendingEdges(), 0);
+  }
+
+  _buildPendingEdges() {
+    const build = this.edgesPending;
+    this.edgesPending = null;
+    if (build) build();
+  }
+
+  _boxStatus(b) {
+    const keys = b.inputs.length ? b.inputs : b.outputs;
+    let worst = "none";
+    for (const k of keys) {
+      const st = this.ports.get(k).status;
+      if (RANK[st] > RANK[worst]) worst = st;
+    }
+    b.status = worst;
+  }
+
+  // --- selection, highlight, search, diff --------------------------------------------------------------------
+
+  selectPort(key) {
+    for (const b of this.boxes.values()) b.sel = false;
+    this.selectedPort = key && this.ports.has(key) ? key : null;
+    this._repaint();
+  }
+
+  selectBox(box) {
+    this.selectedPort = null;
+    for (const b of this.boxes.values()) b.sel = false;
+    const b = box && this.boxes.get(String(box));
+    if (b) b.sel = true;
+    this._repaint();
+  }
+
+  // paths: lists of port keys, holder first
+  highlight(paths) {
+    this.hl = null;
+    if (paths && paths.length) {
+      const hl = { ports: new Set(), boxes: new Set(), edges: new Set() };
+      for (const path of paths) {
+        for (let i = 0; i < path.length; i++) {
+          const p = this.ports.get(path[i]);
+          if (p) { hl.ports.add(path[i]); hl.boxes.add(p.box); }
+          if (i + 1 < path.length) {
+            const k = path[i] + ">" + path[i + 1];
+            if (this.edges.some((e) => e.key === k)) hl.edges.add(k);
+          }
+        }
+      }
+      this.hl = hl;
+    }
+    this.baseStale = true;
+    this._repaint();
+  }
+
+  clearHighlight() {
+    if (!this.hl) return;
+    this.hl = null;
+    this.baseStale = true;
+    this._repaint();
+  }
+
+  markMatches(boxes) {
+    for (const b of this.boxes.values()) b.match = boxes.has(b.node.box);
+    this._repaint();
+  }
+
+  // marks: Map box -> "stuck" | "advanced" | "appeared" (diff.js), or null to clear
+  markDiff(marks) {
+    for (const b of this.boxes.values()) b.diff = marks ? marks.get(b.node.box) || null : null;
+    this._repaint();
+  }
+
+  // --- reading the picture (tests, benchmarks) ---------------------------------------------------------------
+
+  // Where a port or a box is on the page (client coordinates), for clicking it.
+  screenOf(keyOrBox) {
+    const r = this.canvas.getBoundingClientRect();
+    const { x, y, s } = this.view;
+    const p = this.ports.get(keyOrBox);
+    if (p) return { x: r.left + x + s * p.x, y: r.top + y + s * p.y };
+    const b = this.boxes.get(String(keyOrBox));
+    if (!b) return null;
+    const n = b.node;
+    return { x: r.left + x + s * (n.x + n.w / 2), y: r.top + y + s * (n.y + n.h / 2) };
+  }
+
+  statusOf(key) {
+    const p = this.ports.get(key);
+    return p ? p.status : null;
+  }
+
+  badgeOf(key) {
+    const p = this.ports.get(key);
+    return p ? p.badgeValue : null;
+  }
+
+  highlighted() {
+    return this.hl ? { ports: [...this.hl.ports], boxes: [...this.hl.boxes], edges: [...this.hl.edges] } : null;
+  }
+
+  boxFlags(box) {
+    const b = this.boxes.get(String(box));
+    return b ? { status: b.status, sel: b.sel, match: b.match, diff: b.diff, hl: !!(this.hl && this.hl.boxes.has(b.node.box)) } : null;
+  }
+
+  // --- drawing -----------------------------------------------------------------------------------------------
+
+  _repaint() {
+    this.fullPending = true;
+    this._requestDraw();
+  }
+
+  _requestDraw() {
+    if (this.frameQueued) return;
+    this.frameQueued = true;
+    requestAnimationFrame(() => { this.frameQueued = false; this.draw(); });
+  }
+
+  _resize() {
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.max(1, Math.round(this.canvas.clientWidth * dpr)), h = Math.max(1, Math.round(this.canvas.clientHeight * dpr));
+    if (this.canvas.width !== w || this.canvas.height !== h) {
+      this.canvas.width = this.base.width = w;
+      this.canvas.height = this.base.height = h;
+      this.baseStale = true;
+      this.fullPending = true;
+    }
+    return dpr;
+  }
+
+  _world(ctx, dpr) {
+    const { x, y, s } = this.view;
+    ctx.setTransform(dpr * s, 0, 0, dpr * s, dpr * x, dpr * y);
+  }
+
+  draw() {
+    if (!this.layout) return;
+    const dpr = this._resize();
+    if (this.baseStale) this._drawBase(dpr);
+    if (!this.fullPending && this.dirty.size > FULL_REDRAW_OVER) this.fullPending = true;
+    const ctx = this.ctx;
+    if (this.fullPending) {
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
+      ctx.drawImage(this.base, 0, 0);
+      this._world(ctx, dpr);
+      this._drawBoxes(this._visible());
+      this.draws.full++;
+    } else if (this.dirty.size) {
+      // Only the changed boxes' regions: clear them, put the channels back, repaint every box reaching into them.
+      const rects = [];
+      for (const box of this.dirty) rects.push(region(this.boxes.get(box).node));
+      ctx.save();
+      this._world(ctx, dpr);
+      ctx.beginPath();
+      for (const [x0, y0, x1, y1] of rects) ctx.rect(x0, y0, x1 - x0, y1 - y0);
+      ctx.clip();
+      for (const [x0, y0, x1, y1] of rects) ctx.clearRect(x0, y0, x1 - x0, y1 - y0);
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.drawImage(this.base, 0, 0);
+      this._world(ctx, dpr);
+      const seen = new Set();
+      for (const r of rects) for (const b of this._inRect(r)) seen.add(b);
+      this._drawBoxes([...seen]);
+      ctx.restore();
+      this.draws.partial++;
+    }
+    this.fullPending = false;
+    this.dirty.clear();
+  }
+
+  _drawBase(dpr) {
+    const ctx = this.base.getContext("2d");
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, this.base.width, this.base.height);
+    this._world(ctx, dpr);
+    const s = this.view.s;
+    ctx.lineWidth = 1.3;
+    ctx.globalAlpha = this.hl ? 0.25 : 1;
+    this.baseStale = false;
+    if (!this.plainPath) return;
+    ctx.strokeStyle = "#a9b3c0";
+    ctx.stroke(this.plainPath);
+    ctx.setLineDash([5, 4]);
+    ctx.strokeStyle = "#b79ad8";
+    ctx.stroke(this.feedbackPath);
+    ctx.setLineDash([]);
+    if (s >= FAR) { ctx.fillStyle = "#a9b3c0"; ctx.fill(this.headPath); }
+    ctx.globalAlpha = 1;
+    if (this.hl) {
+      ctx.strokeStyle = HL;
+      ctx.lineWidth = 3;
+      for (const e of this.edges) if (this.hl.edges.has(e.key)) ctx.stroke(new Path2D(e.d));
+    }
+    this.baseStale = false;
+  }
+
+  // the boxes whose regions meet the visible part of the world
+  _visible() {
+    const { x, y, s } = this.view;
+    const w = this.canvas.clientWidth, h = this.canvas.clientHeight;
+    return this._inRect([-x / s, -y / s, (w - x) / s, (h - y) / s]);
+  }
+
+  _inRect([x0, y0, x1, y1]) {
+    const out = new Set();
+    for (let cx = Math.floor(x0 / CELL); cx <= Math.floor(x1 / CELL); cx++) {
+      for (let cy = Math.floor(y0 / CELL); cy <= Math.floor(y1 / CELL); cy++) {
+        const cell = this.grid.get(cellKey(cx, cy));
+        if (!cell) continue;
+        for (const b of cell) {
+          const n = b.node;
+          if (n.x + n.w + MARGIN_X >= x0 && n.x - MARGIN_X <= x1 && n.y + n.h + 6 >= y0 && n.y - MARGIN_Y <= y1) out.add(b);
+        }
+      }
+    }
+    return [...out];
+  }
+
+  _drawBoxes(list) {
+    const ctx = this.ctx, s = this.view.s;
+    const hl = this.hl;
+    // 1. box bodies, batched by colour (one fill per colour, whatever the number of boxes)
+    const groups = new Map();
+    for (const b of list) {
+      const dim = hl && !hl.boxes.has(b.node.box);
+      const k = b.status + (dim ? "/dim" : "");
+      const g = groups.get(k);
+      if (g) g.push(b); else groups.set(k, [b]);
+    }
+    for (const [k, bs] of groups) {
+      const [st, dim] = k.split("/");
+      ctx.globalAlpha = dim ? 0.35 : 1;
+      ctx.beginPath();
+      for (const { node: n } of bs) {
+        if (s < VERY_FAR) ctx.rect(n.x, n.y, n.w, n.h);
+        else ctx.roundRect(n.x, n.y, n.w, n.h, 7);
+      }
+      ctx.fillStyle = s < VERY_FAR ? BLOCK[st] : BG[st];
+      ctx.fill();
+      if (s >= VERY_FAR) { ctx.lineWidth = 1.2; ctx.strokeStyle = STROKE[st]; ctx.stroke(); }
+    }
+    ctx.globalAlpha = 1;
+    // 2. outlines: scopes, diff marks, search matches, the selection, the explain path
+    for (const b of list) {
+      const n = b.node;
+      let color = null, width = 0;
+      if (n.kind === "scope" && s >= VERY_FAR) { color = "#6d7d92"; width = 1.6; }
+      if (b.diff) { color = DIFF[b.diff]; width = 3; }
+      if (b.match) { color = MATCH; width = 3; }
+      if (b.sel) { color = ACCENT; width = 2.5; }
+      if (hl && hl.boxes.has(n.box)) { color = HL; width = 2.5; }
+      if (!color) continue;
+      ctx.lineWidth = s < VERY_FAR ? Math.max(width, 2 / s) : width;
+      ctx.strokeStyle = color;
+      ctx.beginPath();
+      if (s < VERY_FAR) ctx.rect(n.x, n.y, n.w, n.h); else ctx.roundRect(n.x, n.y, n.w, n.h, 7);
+      ctx.stroke();
+    }
+    if (s < VERY_FAR) return;
+    // 3. ports, batched by status
+    const byStatus = new Map();
+    for (const b of list) {
+      for (const keys of [b.inputs, b.outputs]) {
+        for (const key of keys) {
+          const p = this.ports.get(key);
+          const g = byStatus.get(p.status);
+          if (g) g.push(p); else byStatus.set(p.status, [p]);
+        }
+      }
+    }
+    ctx.lineWidth = 1.5;
+    for (const [st, ps] of byStatus) {
+      ctx.beginPath();
+      for (const p of ps) { ctx.moveTo(p.x + 5, p.y); ctx.arc(p.x, p.y, 5, 0, 2 * Math.PI); }
+      ctx.fillStyle = st === "none" ? "#ffffff" : STRONG[st];
+      ctx.fill();
+      ctx.strokeStyle = st === "none" ? "#c3cbd5" : "#ffffff";
+      ctx.stroke();
+    }
+    const ring = (key, color, width) => {
+      const p = this.ports.get(key);
+      if (!p) return;
+      ctx.beginPath();
+      ctx.arc(p.x, p.y, 5, 0, 2 * Math.PI);
+      ctx.lineWidth = width;
+      ctx.strokeStyle = color;
+      ctx.stroke();
+    };
+    if (hl) for (const key of hl.ports) ring(key, HL, 3.5);
+    if (this.selectedPort) ring(this.selectedPort, ACCENT, 3);
+    if (s < FAR) return;
+    // 4. text and badges (close in only)
+    ctx.textBaseline = "alphabetic";
+    for (const b of list) {
+      const n = b.node;
+      if (!b.text) b.text = boxText(n);
+      ctx.textAlign = "left";
+      ctx.font = "12px system-ui, sans-serif";
+      ctx.fillStyle = INK;
+      ctx.fillText(b.text.label, n.x + 10, n.y + Math.min(17, n.h / 2 - 1));
+      if (b.text.sub) {
+        ctx.font = "10px system-ui, sans-serif";
+        ctx.fillStyle = MUTED;
+        ctx.fillText(b.text.sub, n.x + 10, n.y + Math.min(31, n.h - 6));
+      }
+      if (n.kind === "scope") {
+        ctx.font = "600 11px system-ui, sans-serif";
+        ctx.fillStyle = ACCENT;
+        ctx.fillText("open ▸", n.x + n.w - 48, n.y + Math.min(31, n.h - 6));
+      }
+      for (const keys of [b.inputs, b.outputs]) {
+        for (const key of keys) {
+          const p = this.ports.get(key);
+          if (p.badgeValue) this._badge(p);
+        }
+      }
+    }
+  }
+
+  _badge(p) {
+    const ctx = this.ctx;
+    const text = String(p.badgeValue);
+    const w = 8 + 6.2 * text.length;
+    const x = p.kind === "in" ? p.x - 9 - w : p.x + 9;
+    const y = p.y - 17;
+    ctx.beginPath();
+    ctx.roundRect(x, y, w, 14, 7);
+    ctx.fillStyle = p.badgeValue < 0 ? BADGE.neg : BADGE[p.kind];
+    ctx.fill();
+    ctx.font = "650 10px system-ui, sans-serif";
+    ctx.textAlign = "center";
+    ctx.fillStyle = "#ffffff";
+    ctx.fillText(text, x + w / 2, y + 10.5);
+  }
+
+  // --- view: fit, zoom, pan, focus -----------------------------------------------------------------------------
+
+  fit() {
+    if (!this.layout) return;
+    const r = this.canvas.getBoundingClientRect();
+    const pad = 40;
+    const w = Math.max(1, this.layout.width + 60), h = Math.max(1, this.layout.height + 40);
+    const s = Math.min(1.25, (r.width - 2 * pad) / w, (r.height - 2 * pad) / h);
+    this.view = { s, x: (r.width - s * w) / 2, y: Math.max(pad, (r.height - s * h) / 2) };
+    this._viewChanged();
+  }
+
+  focusBox(box) {
+    const b = this.boxes.get(String(box));
+    if (!b) return;
+    const r = this.canvas.getBoundingClientRect();
+    const s = Math.max(this.view.s, 0.9);
+    const n = b.node;
+    this.view = { s, x: r.width / 2 - s * (n.x + n.w / 2), y: r.height / 2 - s * (n.y + n.h / 2) };
+    this._viewChanged();
+  }
+
+  zoom(factor, cx, cy) {
+    const r = this.canvas.getBoundingClientRect();
+    if (cx === undefined) { cx = r.width / 2; cy = r.height / 2; }
+    const s = Math.min(4, Math.max(0.005, this.view.s * factor));
+    const k = s / this.view.s;
+    this.view = { s, x: cx - k * (cx - this.view.x), y: cy - k * (cy - this.view.y) };
+    this._viewChanged();
+  }
+
+  _viewChanged() {
+    this.baseStale = true;
+    this._repaint();
+  }
+
+  // --- hit tests and events ------------------------------------------------------------------------------------
+
+  _toWorld(ev) {
+    const r = this.canvas.getBoundingClientRect();
+    const { x, y, s } = this.view;
+    return [(ev.clientX - r.left - x) / s, (ev.clientY - r.top - y) / s];
+  }
+
+  // {port} | {box, open} | null under a point of the world
+  _hit(wx, wy) {
+    const reach = Math.max(7, 4 / this.view.s);
+    let best = null;
+    for (const b of this._inRect([wx - reach, wy - reach, wx + reach, wy + reach])) {
+      if (this.view.s >= VERY_FAR) {
+        for (const keys of [b.inputs, b.outputs]) {
+          for (const key of keys) {
+            const p = this.ports.get(key);
+            if (Math.hypot(p.x - wx, p.y - wy) <= reach) return { port: key };
+          }
+        }
+      }
+      const n = b.node;
+      if (wx >= n.x && wx <= n.x + n.w && wy >= n.y && wy <= n.y + n.h) {
+        const ty = n.y + Math.min(31, n.h - 6);
+        const open = n.kind === "scope" && wx >= n.x + n.w - 50 && wy >= ty - 13 && wy <= ty + 4;
+        best = { box: b, open };
+      }
+    }
+    return best;
+  }
+
+  _bindEvents() {
+    const c = this.canvas;
+    c.addEventListener("wheel", (ev) => {
+      ev.preventDefault();
+      const r = c.getBoundingClientRect();
+      this.zoom(Math.exp(-ev.deltaY * 0.0015), ev.clientX - r.left, ev.clientY - r.top);
+    }, { passive: false });
+    let drag = null;
+    c.addEventListener("pointerdown", (ev) => {
+      if (ev.button !== 0) return;
+      drag = { x: ev.clientX, y: ev.clientY, vx: this.view.x, vy: this.view.y, moved: false };
+      c.setPointerCapture(ev.pointerId);
+    });
+    c.addEventListener("pointermove", (ev) => {
+      if (drag) {
+        const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+        if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+        if (drag.moved) {
+          c.classList.add("panning");
+          this.view.x = drag.vx + dx;
+          this.view.y = drag.vy + dy;
+          this._viewChanged();
+          return;
+        }
+      }
+      const hit = this._hit(...this._toWorld(ev));
+      c.style.cursor = hit ? "pointer" : "";
+      this.h.onHover && this.h.onHover(hit && hit.port ? hit.port : null, ev);
+    });
+    c.addEventListener("pointerup", (ev) => {
+      const wasDrag = drag && drag.moved;
+      drag = null;
+      c.classList.remove("panning");
+      if (wasDrag || ev.button !== 0) return;
+      const hit = this._hit(...this._toWorld(ev));
+      if (!hit) this.h.onBackground && this.h.onBackground();
+      else if (hit.port) this.h.onPort && this.h.onPort(hit.port);
+      else if (hit.open && hit.box.node.scope) this.h.onOpen && this.h.onOpen(hit.box.node.scope);
+      else this.h.onBox && this.h.onBox(hit.box.node);
+    });
+    c.addEventListener("pointerleave", () => this.h.onHover && this.h.onHover(null));
+    c.addEventListener("dblclick", (ev) => {
+      const hit = this._hit(...this._toWorld(ev));
+      if (hit && hit.box && hit.box.node.scope) this.h.onOpen && this.h.onOpen(hit.box.node.scope);
+    });
+  }
+}
+
+// A grid cell's key (cells are at most a few thousand either way).
+function cellKey(cx, cy) {
+  return cx * 65536 + cy;
+}
+
+// The part of the world a box paints: itself, its ports and its badges.
+function region(n) {
+  return [n.x - MARGIN_X, n.y - MARGIN_Y, n.x + n.w + MARGIN_X, n.y + n.h + 6];
+}

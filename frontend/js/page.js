@@ -1,0 +1,93 @@
+// The page: wires the components and the modules together when start() is called (app.js calls it); each
+// concern lives in its own module:
+//   state.js      the page's state, every field declared in one place
+//   routing.js    #/ and #/s/ID?scope=3,1&batch=20
+//   landing.js    the sessions list and the open/upload forms
+//   workspace.js  one session on screen: its scope, breadcrumbs, status, relayout
+//   frames.js     stream messages and history answers coalesced into one draw per animation frame
+//   moments.js    live head or a batch in the past (by number or wall time)
+//   selection.js  select, hover tooltip, explain highlight
+//   views.js      SVG (graph.js) for small scopes, canvas (canvas.js) for large ones
+//   diff.js       the Diff tab: what changed between two moments
+//   search.js, keys.js, toast.js, dom.js (the one `esc`)
+// Progress is never recomputed here: the page shows what the server sends.
+
+import * as api from "./api.js";
+import { $ } from "./dom.js";
+import { S, ui } from "./state.js";
+import { GraphView } from "./graph.js";
+import { CanvasGraphView } from "./canvas.js";
+import { Timeline } from "./timeline.js";
+import { SidePanel } from "./panels.js";
+import { Drawer } from "./drawer.js";
+import { toast } from "./toast.js";
+import { parseHash, route } from "./routing.js";
+import { bindLanding } from "./landing.js";
+import { openScope, refreshInfo } from "./workspace.js";
+import { seek, seekTime, goLive, gotoFinding } from "./moments.js";
+import { selectPort, selectBox, clearSelection, pinnedNodes, explain, followHold, hover } from "./selection.js";
+import { bindSearch } from "./search.js";
+import { bindControls } from "./keys.js";
+import { DiffView, diffMarks } from "./diff.js";
+
+function graphHandlers() {
+  return {
+    onPort: (key) => selectPort(key),
+    onBox: (node) => selectBox(node),
+    onOpen: (path) => openScope(path),
+    onHover: (key, ev) => hover(key, ev),
+    onBackground: () => clearSelection(),
+  };
+}
+
+function createComponents() {
+  ui.svgGraph = new GraphView($("#graph"), graphHandlers());
+  ui.canvasGraph = new CanvasGraphView($("#graph-canvas"), graphHandlers());
+  ui.graph = ui.svgGraph;
+  ui.panel = new SidePanel($("#details"), $("#why"), {
+    explain: (key, t) => explain(key, t),
+    followHold: (next) => followHold(next),
+    openScope: (path) => openScope(path),
+    selectPort: (key) => selectPort(key),
+    focusPort: (key) => { const p = ui.graph.ports.get(key); if (p) ui.graph.focusBox(p.box); },
+    toast,
+  });
+  ui.timeline = new Timeline($("#timeline"), {
+    seek: (batch, playing) => seek(batch, playing),
+    seekTime: (text) => seekTime(text),
+    goLive: () => goLive(),
+    atHead: () => goLive(),
+  });
+  ui.drawer = new Drawer($("#drawer"), {
+    seek: (batch) => seek(batch),
+    goto: (scope, batch, port) => gotoFinding(scope, batch, port),
+    pinned: () => pinnedNodes(),
+    operators: () => (S.layout ? S.layout.nodes.filter((n) => n.kind === "operator" || n.kind === "scope").map((n) => n.id) : []),
+    toast,
+  });
+  ui.diff = new DiffView($("#tab-diff"), {
+    context: () => ({ sid: S.sid, scope: S.scope, batch: S.batch, layout: S.layout }),
+    show: (d) => { S.diff = d; ui.graph.markDiff(d ? diffMarks(d) : null); },
+    selectPort: (key) => selectPort(key),
+    toast,
+  });
+  $('#tabs button[data-tab="diff"]').addEventListener("click", () => ui.diff.suggest());
+}
+
+export async function start() {
+  window.__flowscope = S; // for tests and benchmarks: read-only use
+  window.__flowscopeUI = ui;
+  createComponents();
+  bindLanding();
+  bindSearch();
+  bindControls();
+  window.addEventListener("hashchange", route);
+  setInterval(refreshInfo, 1000);
+  if (!parseHash()) {
+    try {
+      const sessions = await api.get("/api/sessions");
+      if (sessions.length === 1) { location.hash = `#/s/${sessions[0].id}`; return; }
+    } catch (e) { /* the landing page shows it */ }
+  }
+  route();
+}

@@ -1,0 +1,151 @@
+// One session on screen: opening it (the first picture asks for everything at once), the scope shown and its
+// breadcrumbs, the session's status pill, and re-laying out when the structure grows.
+
+import * as api from "./api.js";
+import { $, esc } from "./dom.js";
+import { S, ui } from "./state.js";
+import { Stream } from "./stream.js";
+import { toast } from "./toast.js";
+import { setHash } from "./routing.js";
+import { afterFirstPicture, onStream, scheduleRender } from "./frames.js";
+import { seek } from "./moments.js";
+import { chooseGraph } from "./views.js";
+
+export function closeSession() {
+  if (S.stream) S.stream.close();
+  S.stream = null;
+  S.sid = null;
+  ui.timeline.pause();
+}
+
+export async function openSession(sid, scope = [], batch = null) {
+  closeSession();
+  // Everything the first picture needs is asked for at once: the session, the scope's graph, the stream.
+  const graphReq = api.get(`/api/sessions/${sid}/graph`, { scope: api.scopeParam(scope) }).catch((e) => e);
+  ui.timeline.reset();
+  const stream = new Stream(sid, {
+    onState: (msg, keys) => onStream(msg, keys),
+    onStatus: (st, reason) => { if (st === "closed" && reason) toast(`stream closed: ${reason}`); },
+    onError: (d) => toast(d),
+  });
+  stream.scope = scope;
+  stream.connect();
+  S.stream = stream;
+  let info;
+  try {
+    info = await api.get(`/api/sessions/${sid}`);
+  } catch (e) {
+    stream.close();
+    S.stream = null;
+    toast(e.message);
+    location.hash = "#/";
+    return;
+  }
+  S.sid = sid;
+  S.info = info;
+  $("#landing").hidden = true;
+  $("#workspace").hidden = false;
+  $("#top-right").hidden = false;
+  S.mode = batch === null ? "live" : "history";
+  S.batch = batch || 0;
+  await openScope(scope, graphReq);
+  // Marks and findings for the timeline: after the first picture.
+  await afterFirstPicture();
+  try {
+    const [marks, found] = await Promise.all([
+      api.get(`/api/sessions/${sid}/marks`, { limit: 20000 }),
+      api.get(`/api/sessions/${sid}/findings`, { limit: 20000 }),
+    ]);
+    ui.timeline.addMarks(marks.marks);
+    ui.timeline.addFindings(found.findings);
+  } catch (e) { /* the tabs show errors */ }
+}
+
+export async function refreshInfo() {
+  if (!S.sid) return;
+  try {
+    S.info = await api.get(`/api/sessions/${S.sid}`);
+  } catch (e) { return; }
+  const i = S.info;
+  const pill = $("#session-status");
+  pill.textContent = `${i.status}${i.status === "loading" || i.live ? ` · ${i.batches} batches` : ""}`;
+  pill.className = `pill ${i.status}`;
+  ui.drawer.counts(i);
+}
+
+function showLayout(layout) {
+  S.layout = layout;
+  chooseGraph(layout).render(layout);
+  $("#graph-empty").hidden = layout.nodes.length > 0;
+}
+
+export async function openScope(path, prefetched = null) {
+  const seq = ++S.scopeSeq;
+  S.scope = path;
+  S.selected = null;
+  S.userTime = null;
+  ui.diff.clear();
+  renderCrumbs();
+  $("#time-input").value = "auto";
+  ui.panel.clear();
+  let layout = prefetched ? await prefetched : null;
+  try {
+    if (!layout || layout instanceof Error) {
+      if (layout instanceof Error && layout.status !== 404) throw layout;
+      layout = await api.get(`/api/sessions/${S.sid}/graph`, { scope: api.scopeParam(path) });
+    }
+  } catch (e) {
+    toast(e.message);
+    if (path.length) return openScope([]);
+    return;
+  }
+  if (seq !== S.scopeSeq) return;
+  S.firstRender = undefined; // set once this scope's state is on screen (benchmarks)
+  S.drawerOpened = false;
+  showLayout(layout);
+  if (String(S.stream.scope) !== String(path)) S.stream.watch(path);
+  S.rows = S.stream.rows;
+  S.pendingFull = true;
+  scheduleRender();
+  setHash();
+  if (S.mode === "history") await seek(S.batch);
+  afterFirstPicture().then(() => { crumbs(); refreshInfo(); });
+}
+
+async function crumbs() {
+  try { S.tree = await api.get(`/api/sessions/${S.sid}/scopes`); } catch (e) { return; }
+  renderCrumbs();
+}
+
+function renderCrumbs() {
+  if (!S.tree || !S.info) return;
+  const parts = [`<span class="session-name">${esc(S.info.name)}</span>`];
+  let node = S.tree;
+  const chain = [node];
+  for (let i = 0; i < S.scope.length; i++) {
+    node = node.scopes.find((c) => c.path[i] === S.scope[i]);
+    if (!node) break;
+    chain.push(node);
+  }
+  chain.forEach((n, i) => {
+    if (i) parts.push(`<span class="sep">›</span>`);
+    const label = n.path.length ? n.name || `scope ${n.path.join(".")}` : "root";
+    parts.push(`<a href="#/s/${esc(S.sid)}${n.path.length ? "?scope=" + n.path.join(",") : ""}" class="${i === chain.length - 1 ? "current" : ""}" data-path="${n.path.join(",")}">${esc(label)}</a>`);
+  });
+  $("#crumbs").innerHTML = parts.join("");
+}
+
+// The structure grew (a new version): lay the scope out again, at most every 300 ms.
+let relayoutTimer = null;
+export function scheduleRelayout() {
+  if (relayoutTimer) return;
+  relayoutTimer = setTimeout(async () => {
+    relayoutTimer = null;
+    try {
+      showLayout(await api.get(`/api/sessions/${S.sid}/graph`, { scope: api.scopeParam(S.scope) }));
+      S.pendingFull = true;
+      scheduleRender();
+      crumbs();
+    } catch (e) { /* the next message retries */ }
+  }, 300);
+}
