@@ -46,10 +46,12 @@ class HolderDetails:
                 raise ValueError(f"scope path {path!r} is not a list of child indices")
             pointstamps = self._by_scope[key_path] = {}
         port = record.get("port")
-        loc = self._ports.get(tuple(port)) if type(port) is list else None
+        pkey = tuple(port) if isinstance(port, list) else None
+        loc = self._ports.get(pkey) if pkey is not None else None
         if loc is None:
             loc = Location.from_json(port)
-            self._ports[tuple(port)] = loc
+            if pkey is not None:
+                self._ports[pkey] = loc
         time = record.get("time")
         if type(time) is not int:
             time = time_from_json(time)
