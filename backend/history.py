@@ -59,6 +59,7 @@ class Checkpoint:
     progress_records: int
     last_at: float | None
     pointstamps: list[tuple[tuple, list[tuple[Location, Any, int]]]]  # per scope path: primary pointstamps
+    details: dict | None = None  # the holder details present then (HolderDetails.snapshot)
 
 
 @dataclass
@@ -131,6 +132,8 @@ class History:
         elif kind in _STRUCTURE:
             line = b"S" + orjson.dumps(record)
             self.structure.append(line)
+        elif kind == "detail":  # what holders are made of (running tasks): explain in the past shows them too
+            line = b"D" + orjson.dumps(record)
         else:
             return
         seg = self.segments[-1]
@@ -158,7 +161,8 @@ class History:
         lines, seg.lines = seg.lines, None
         seg.blob = self._compressor.compress(b"\n".join(lines))
         pointstamps = [(scope.path, primary_pointstamps(scope)) for scope in replay.root.scopes()]
-        cp = Checkpoint(replay.batches_applied, len(self.structure), replay.progress_records, replay.last_at, pointstamps)
+        cp = Checkpoint(replay.batches_applied, len(self.structure), replay.progress_records, replay.last_at, pointstamps,
+                        replay.details.snapshot())
         self.segments.append(Segment(cp))
 
     # --- reading ---------------------------------------------------------------------------------------
@@ -237,6 +241,8 @@ class History:
             if updates:
                 scope.receive(updates)
         replay.root.schedule()
+        if cp.details:
+            replay.details.restore(cp.details)
         replay.batches_applied = cp.batch
         replay.progress_records = cp.progress_records
         replay.last_at = cp.last_at

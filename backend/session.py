@@ -37,6 +37,7 @@ from tracker.subgraph import Subgraph
 from .blame import BlameTracker
 from .feeds import Feed
 from .history import History
+from .task_timeline import TaskTimeline
 from .layout import layout_graph, scope_graph
 from .series import SeriesRecorder
 
@@ -110,6 +111,7 @@ class Session:
         self.replay = Replay(feed.label, check_contracts=self.options.check_contracts, observer=self._observe)
         self.history = History(self.options.checkpoint_every)
         self.blame = BlameTracker(self.replay)  # where each completed time's seconds went, kept current
+        self.task_timeline = TaskTimeline()  # every task attempt's bar, for the executor timeline
         self.series = SeriesRecorder()
         self.status = "loading"  # loading | live | done | failed | stopped
         self.error: str | None = None
@@ -221,6 +223,7 @@ class Session:
         self.history.record(record)
         if self.replay.apply(record, line):
             self.blame.record(record)
+            self.task_timeline.record(record)
 
     def _observe(self, info: BatchInfo, scope: Subgraph, updates: list, pushed: list) -> None:
         replay = self.replay

@@ -99,6 +99,16 @@ class HolderDetails:
         """Does this pointstamp have running work (an entry of kind ``task``)?"""
         return any(e.value.get("kind") == "task" for e in self.of(path, location, time))
 
+    def snapshot(self) -> dict:
+        """A copy of every present entry (a history checkpoint keeps it)."""
+        return {path: {ps: dict(entries) for ps, entries in pointstamps.items()}
+                for path, pointstamps in self._by_scope.items() if pointstamps}
+
+    def restore(self, snapshot: dict) -> None:
+        """Replace every entry with a :meth:`snapshot`'s (copied: the snapshot stays as it was)."""
+        self._by_scope = {path: {ps: dict(entries) for ps, entries in pointstamps.items()}
+                          for path, pointstamps in snapshot.items()}
+
     def __len__(self) -> int:
         return sum(len(v) for p in self._by_scope.values() for v in p.values())
 

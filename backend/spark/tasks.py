@@ -205,12 +205,17 @@ class TaskLedger:
                 records, size = _input_records(e.get("Task Metrics"))
                 a.finished.append((tid, info.get("Index"), info.get("Executor ID"), (finished - launched) / 1000.0,
                                    launched / 1000.0, records, size))
+            end = None
         else:
             a.failed += 1
+            end = "TaskKilled" if info.get("Killed") else (reason or {}).get("Reason", "failed")
         if not running:
             return []
-        return [{"type": "detail", "scope": a.scope, "port": a.port, "time": a.time, "key": f"task {tid}", "at": at,
-                 "value": None}]
+        clear = {"type": "detail", "scope": a.scope, "port": a.port, "time": a.time, "key": f"task {tid}", "at": at,
+                 "value": None}
+        if end is not None:
+            clear["end"] = end  # why the attempt ended, when not a success (the executor timeline marks it)
+        return [clear]
 
     @staticmethod
     def fold_into_batch(out: list[dict], after: list[dict]) -> list[dict]:

@@ -77,6 +77,7 @@ const timeline = new Timeline($("#timeline"), {
 const drawer = new Drawer($("#drawer"), {
   seek: (batch) => seek(batch),
   goto: (scope, batch, port) => gotoFinding(scope, batch, port),
+  openSegment: (t, seg) => openBlameSegment(t, seg),
   pinned: () => pinnedNodes(),
   operators: () => (S.layout ? S.layout.nodes.filter((n) => n.kind === "operator" || n.kind === "scope").map((n) => n.id) : []),
   toast,
@@ -424,6 +425,16 @@ function goLive() {
   S.pendingFull = true;
   setHash();
   scheduleRender();
+}
+
+// A blame segment: the view at the middle of it, explaining the holder's port for the blamed time.
+async function openBlameSegment(t, seg) {
+  try {
+    const st = await api.get(`/api/sessions/${S.sid}/state`, { scope: api.scopeParam(t.scope), at: (seg.from + seg.to) / 2 });
+    const port = seg.holder.port ? seg.holder.port.join(",") : null;
+    await gotoFinding(t.scope, st.batch, port);
+    if (port) await explain(port, t.time);
+  } catch (e) { toast(e.message); }
 }
 
 async function gotoFinding(scope, batch, port) {

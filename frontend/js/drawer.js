@@ -4,6 +4,8 @@
 
 import * as api from "./api.js";
 import { clock, duration } from "./times.js";
+import { BlameView } from "./blame.js";
+import { ExecutorView } from "./executors.js";
 
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 let plotlyPromise = null;
@@ -50,6 +52,8 @@ export class Drawer {
       window.dispatchEvent(new Event("resize"));
     });
     this._last = 0;
+    this.blame = new BlameView(root.querySelector("#tab-blame"), handlers, loadPlotly);
+    this.executors = new ExecutorView(root.querySelector("#tab-executors"), handlers, loadPlotly);
   }
 
   open(sid, scope, info, at = null) {
@@ -90,6 +94,8 @@ export class Drawer {
       else if (this.tab === "findings") await this.findings();
       else if (this.tab === "marks-tab") await this.marks();
       else if (this.tab === "errors") await this.errors();
+      else if (this.tab === "blame") await this.blame.show(this.sid, this.scope);
+      else if (this.tab === "executors") await this.executors.show(this.sid, this._cursor);
     } catch (e) {
       if (this.h.toast) this.h.toast(e.message);
     }
