@@ -78,6 +78,7 @@ const drawer = new Drawer($("#drawer"), {
   seek: (batch) => seek(batch),
   goto: (scope, batch, port) => gotoFinding(scope, batch, port),
   openSegment: (t, seg) => openBlameSegment(t, seg),
+  session: () => (S.sid ? { sid: S.sid, scope: S.scope, info: S.info } : null),
   pinned: () => pinnedNodes(),
   operators: () => (S.layout ? S.layout.nodes.filter((n) => n.kind === "operator" || n.kind === "scope").map((n) => n.id) : []),
   toast,

@@ -68,7 +68,9 @@ export class Drawer {
     for (const b of this.root.querySelectorAll("#tabs button[data-tab]")) b.classList.toggle("active", b.dataset.tab === tab);
     for (const t of this.root.querySelectorAll(".tab")) t.hidden = t.id !== `tab-${tab}`;
     this.root.classList.remove("collapsed");
-    this.refresh(true);
+    const s = !this.sid && this.h.session ? this.h.session() : null;  // a scope without ports never opened it
+    if (s) this.open(s.sid, s.scope, s.info);
+    else this.refresh(true);
   }
 
   counts(info) {

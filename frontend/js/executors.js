@@ -74,7 +74,7 @@ export class ExecutorView {
     const layout = {
       margin: { l: 90, r: 140, t: 10, b: 30 }, height: Math.min(600, Math.max(180, 30 + 10 * height)),
       xaxis: { type: "date", gridcolor: "#e8ebef" },
-      yaxis: { autorange: "reversed", tickvals: base, ticktext: d.executors.map((e) => `executor ${e}`), zeroline: false, gridcolor: "#e8ebef" },
+      yaxis: { range: [height - 0.5, -0.5], tickvals: base, ticktext: d.executors.map((e) => `executor ${e}`), zeroline: false, gridcolor: "#e8ebef" },
       shapes, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "#fbfcfd", font: { size: 11 },
       legend: { orientation: "v", x: 1.01, y: 1, font: { size: 10 } },
     };
