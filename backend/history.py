@@ -3,7 +3,7 @@
 A session's live :class:`~tracker.replay.Replay` only knows the present. To answer "what did every port look like
 after batch k" (the timeline, seeking, explaining the past) the history keeps three things:
 
-* **Segments of records.** Every structure and progress record is kept, serialized (orjson, behind a one-byte
+* **Segments of records.** Every structure, progress and ``detail`` record is kept, serialized (orjson, a one-byte
   kind tag), in segments of
   ``checkpoint_every`` batches; a full segment is compressed with zstandard (progress logs compress about ten
   times), so a million batches cost a few tens of megabytes.
@@ -11,7 +11,8 @@ after batch k" (the timeline, seeking, explaining the past) the history keeps th
   *primary* pointstamps of every scope: the counts the batches themselves put there (messages at inputs,
   capabilities at outputs). Derived pointstamps are left out: a nested scope's ``out(0, i)`` (the parent's
   frontier, pushed in) and a parent's ``out(K, j)`` for a nested scope ``K`` (its internal capabilities, reported
-  out) are recomputed by the hierarchy itself. Taking a checkpoint reads each port's counts once: O(ports).
+  out) are recomputed by the hierarchy itself. Taking a checkpoint reads each port's counts once: O(ports). It
+  also copies the holder details present then (running tasks), so a restored replay knows them.
 * **A batch index.** Per batch, its wall-clock ``at``, worker and scope, in typed arrays (a few bytes a batch),
   plus the running maximum of ``at`` so "the state at wall time T" is a binary search.
 
