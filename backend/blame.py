@@ -46,6 +46,7 @@ __all__ = ["BlameTracker", "TimeBlame", "blame_log", "select", "KEEP_TIMES"]
 
 KEEP_TIMES = 10_000  # blamed times kept per tracker (the oldest are dropped first)
 _PRUNE_EVERY = 256  # completions between prunes of intervals no open time can need
+_MAX_SPANS = 2_000  # ended task spans kept before a prune at the next completion
 
 
 @dataclass(eq=False)
@@ -91,6 +92,7 @@ class _Scope:
     open_iv: dict[tuple[Location, Any], Interval] = field(default_factory=dict)
     closed: list[Interval] = field(default_factory=list)
     first_seen: dict[Any, tuple[int, float]] = field(default_factory=dict)  # open time -> (seq, at) first held
+    active: dict[Any, float] = field(default_factory=dict)  # open time -> when something but a driver first held it
     done: set = field(default_factory=set)
     jobs: dict[Any, list] = field(default_factory=dict)
     job_start: dict[Any, float] = field(default_factory=dict)
@@ -118,8 +120,10 @@ class BlameTracker:
         self._ports: dict[tuple, Location] = {}
         self._reach: dict[tuple, dict] = {}
         self._sinks: dict[tuple, list[Location]] = {}
+        self._drivers: dict[tuple, set[int]] = {}
         self._executors: dict[str, int] = {}
-        self._max_running = 0
+        self._max_running = 0  # the most tasks seen running at once (the slots, when no executor says)
+        self._running = 0
         self._spans: dict[Any, list] = {}  # task id -> [launched, ended or None, stage, job, host]
         self._completions = 0
         self._last_at = 0.0
@@ -140,6 +144,7 @@ class BlameTracker:
         elif kind in ("scope", "operator", "edge"):
             self._reach.clear()
             self._sinks.clear()
+            self._drivers.clear()
             if kind == "operator" and rec.get("capabilities"):
                 self._initial(rec)
 
@@ -164,45 +169,55 @@ class BlameTracker:
     def _progress(self, rec: dict, advance: bool = True) -> None:
         path = rec.get("scope", [])
         at = rec.get("at")
-        if not isinstance(at, (int, float)) or not isinstance(path, list):
+        if type(at) is not float and not isinstance(at, (int, float)) or type(path) is not list:
             return
         self._last_at = at
-        self.seq += 1
-        seq = self.seq
-        sb = self._scope(path)
+        self.seq = seq = self.seq + 1
+        sb = self.scopes.get(tuple(path)) or self._scope(path)
         cause = rec.get("cause") or {}
         task = cause.get("task") if cause.get("event") == "TaskEnd" else None
         ports = self._ports
+        counts = sb.counts
+        released = False
         for port, t, delta in rec.get("updates") or ():
-            pkey = tuple(port)
-            loc = ports.get(pkey)
+            loc = ports.get((port[0], port[1], port[2]))
             if loc is None:
-                loc = ports[pkey] = Location.from_json(port)
+                loc = ports[tuple(port)] = Location.from_json(port)
             if type(t) is not int:
                 t = time_from_json(t)
             key = (loc, t)
-            before = sb.counts.get(key, 0)
+            before = counts.get(key, 0)
             after = before + delta
             if after:
-                sb.counts[key] = after
+                counts[key] = after
             else:
-                sb.counts.pop(key, None)
-            if before <= 0 < after:
+                del counts[key]
+            if before > 0 and after > 0:
+                if task is not None and delta < 0:
+                    iv = sb.open_iv.get(key)
+                    if iv is not None:
+                        iv.task_ends.append((at, task, cause.get("launched")))
+            elif before <= 0 < after:
                 sb.open_iv[key] = Interval(loc, t, seq, at)
-                if t not in sb.done and t not in sb.first_seen:
-                    sb.first_seen[t] = (seq, at)
+                if t not in sb.done:
+                    if t not in sb.first_seen:
+                        sb.first_seen[t] = (seq, at)
+                    if t not in sb.active and not self._is_driver(sb.path, loc.node):
+                        sb.active[t] = at
             elif after <= 0 < before:
                 iv = sb.open_iv.pop(key, None)
+                released = True
                 if iv is not None:
                     iv.end_seq, iv.end_at, iv.end_cause, iv.end_worker = seq, at, cause, rec.get("worker")
                     if task is not None and delta < 0:
                         iv.task_ends.append((at, task, cause.get("launched")))
                     sb.closed.append(iv)
-            elif task is not None and delta < 0 and before > 0:
-                iv = sb.open_iv.get(key)
-                if iv is not None:
-                    iv.task_ends.append((at, task, cause.get("launched")))
-        if sb.first_seen and advance:
+        for key in rec.get("clears") or ():
+            span = self._spans.get(key[5:]) if key.startswith("task ") else None
+            if span is not None and span[1] is None:
+                span[1] = at
+                self._running -= 1
+        if released and sb.first_seen and advance:  # a sink's frontier moves only when a pointstamp is released
             self._completed(sb, seq, at)
 
     def _completed(self, sb: _Scope, seq: int, at: float) -> None:
@@ -211,16 +226,49 @@ class BlameTracker:
         except KeyError:
             return
         sinks = self._sink_ports(scope)
-        if not sinks or scope.tracker is None:
+        if not sinks:
             return
-        le = scope.domain.le
-        frontiers = [scope.tracker.frontier(loc) for loc in sinks]
-        for t in sorted(sb.first_seen, key=repr) if len(sb.first_seen) > 1 else list(sb.first_seen):
-            if any(any(le(f, t) for f in fr) for fr in frontiers):
+        d = scope.domain
+        le, results_in = d.le, d.results_in
+        if scope.inputs:
+            # the parent's frontier, pushed in, may hold the time too: ask the tracker (settled now)
+            self.replay.settle()
+            frontiers = [scope.tracker.frontier(loc) for loc in sinks] if scope.tracker is not None else []
+
+            def held(t: Any) -> bool:
+                return any(any(le(f, t) for f in fr) for fr in frontiers)
+        else:
+            # no input: the sinks' frontiers are exactly what the scope's own pointstamps could result in there,
+            # which this tracker counts itself (so it needs no propagation after every batch)
+            reach = [self._reach_to(scope, s) for s in sinks]
+            live = [k for k, c in sb.counts.items() if c > 0]
+
+            def held(t: Any) -> bool:
+                for loc, time in live:
+                    if le(time, t):
+                        for r in reach:
+                            for s in r.get(loc, ()):
+                                if le(results_in(s, time), t):
+                                    return True
+                return False
+
+        for t in list(sb.first_seen):
+            if held(t):
                 continue
             sb.done.add(t)
             del sb.first_seen[t]
+            sb.active.pop(t, None)
             self._pending.append((sb, t, seq, at))
+
+    def _is_driver(self, path: tuple, node: int) -> bool:
+        roles = self._drivers.get(path)
+        if roles is None:
+            try:
+                scope = self.replay.root.find(path)
+            except KeyError:
+                return False
+            roles = self._drivers[path] = {n for n, op in scope.children.items() if op.attrs.get("role") == "source"}
+        return node in roles
 
     def _sink_ports(self, scope: Subgraph) -> list[Location]:
         sinks = self._sinks.get(scope.path)
@@ -264,29 +312,35 @@ class BlameTracker:
         tid = key[5:]
         if isinstance(value, dict) and value.get("kind") == "task":
             stage = value.get("stage")
+            if tid not in self._spans or self._spans[tid][1] is not None:
+                self._running += 1
+                self._max_running = max(self._max_running, self._running)
             self._spans[tid] = [value.get("launched"), None, stage, self._stage_job.get(stage), value.get("host")]
-            running = sum(1 for s in self._spans.values() if s[1] is None)
-            self._max_running = max(self._max_running, running) if running < 4096 else self._max_running
-        elif value is None and tid in self._spans:
+        elif value is None and tid in self._spans and self._spans[tid][1] is None:
             self._spans[tid][1] = rec.get("at")
+            self._running -= 1
 
     # --- blaming ---------------------------------------------------------------------------------------------
 
     def flush(self) -> None:
         pending, self._pending = self._pending, []
+        prune = False
         for sb, t, seq, at in pending:
             result = self._blame(sb, t, seq, at)
             if result is not None:
                 self.results.append(result)
             self._completions += 1
-            if self._completions % _PRUNE_EVERY == 0:
-                self._prune()
+            prune = prune or self._completions % _PRUNE_EVERY == 0
+        if prune:  # only once every pending time is blamed: they may need what a prune drops
+            self._prune()
+        elif pending and len(self._spans) > _MAX_SPANS + 2 * self._running:
+            self._prune_spans()
 
     def _prune(self) -> None:
         """Drop what no open time can need: intervals and task spans that ended before every open time began."""
         cut = None
         for sb in self.scopes.values():
-            opened = min((at for _, at in sb.first_seen.values()), default=None)
+            opened = min(sb.active.values(), default=None)
             if opened is not None:
                 cut = opened if cut is None else min(cut, opened)
             if opened is None:
@@ -298,6 +352,12 @@ class BlameTracker:
                 sb.job_start.pop(t, None)
                 sb.job_end.pop(t, None)
                 sb.batch_marks.pop(t, None)
+        self._prune_spans(cut)
+
+    def _prune_spans(self, cut: float | None = None) -> None:
+        """Drop the spans of tasks that ended before every open time began (all ended ones if none is open)."""
+        if cut is None:
+            cut = min((at for sb in self.scopes.values() for at in sb.active.values()), default=None)
         if cut is None:
             self._spans = {k: s for k, s in self._spans.items() if s[1] is None}
         else:
@@ -480,7 +540,7 @@ class BlameTracker:
 
 def blame_log(records: Any) -> list[TimeBlame]:
     """Replay ``records`` (an iterable of records or ``(line, record)`` pairs) and blame every completed time."""
-    replay = Replay("<blame>", observer=lambda *_: None)
+    replay = Replay("<blame>")
     tracker = BlameTracker(replay)
     for item in records:
         line, rec = item if isinstance(item, tuple) else (None, item)

@@ -3,7 +3,7 @@
 A session's live :class:`~tracker.replay.Replay` only knows the present. To answer "what did every port look like
 after batch k" (the timeline, seeking, explaining the past) the history keeps three things:
 
-* **Segments of records.** Every structure and progress record is kept, serialized (orjson, behind a one-byte
+* **Segments of records.** Every structure, progress and ``detail`` record is kept, serialized (orjson, a one-byte
   kind tag), in segments of
   ``checkpoint_every`` batches; a full segment is compressed with zstandard (progress logs compress about ten
   times), so a million batches cost a few tens of megabytes.
@@ -11,7 +11,8 @@ after batch k" (the timeline, seeking, explaining the past) the history keeps th
   *primary* pointstamps of every scope: the counts the batches themselves put there (messages at inputs,
   capabilities at outputs). Derived pointstamps are left out: a nested scope's ``out(0, i)`` (the parent's
   frontier, pushed in) and a parent's ``out(K, j)`` for a nested scope ``K`` (its internal capabilities, reported
-  out) are recomputed by the hierarchy itself. Taking a checkpoint reads each port's counts once: O(ports).
+  out) are recomputed by the hierarchy itself. Taking a checkpoint reads each port's counts once: O(ports). It
+  also copies the holder details present then (running tasks), so a restored replay knows them.
 * **A batch index.** Per batch, its wall-clock ``at``, worker and scope, in typed arrays (a few bytes a batch),
   plus the running maximum of ``at`` so "the state at wall time T" is a binary search.
 
@@ -60,6 +61,7 @@ class Checkpoint:
     progress_records: int
     last_at: float | None
     pointstamps: list[tuple[tuple, list[tuple[Location, Any, int]]]]  # per scope path: primary pointstamps
+    details: dict | None = None  # the holder details present then (HolderDetails.snapshot)
 
 
 @dataclass
@@ -135,6 +137,8 @@ class History:
         elif kind in _STRUCTURE:
             line = b"S" + orjson.dumps(record)
             self.structure.append(line)
+        elif kind == "detail":  # what holders are made of (running tasks): explain in the past shows them too
+            line = b"D" + orjson.dumps(record)
         else:
             return
         seg = self.segments[-1]
@@ -165,7 +169,7 @@ class History:
         seg.blob = self._compressor.compress(b"\n".join(lines))
         pointstamps = [(scope.path, primary_pointstamps(scope)) for scope in replay.root.scopes()]
         cp = Checkpoint(replay.batches_applied, len(self.structure), replay.progress_records, replay.last_at,
-                        pointstamps)
+                        pointstamps, replay.details.snapshot())
         self.segments.append(Segment(cp))
 
     # --- reading ---------------------------------------------------------------------------------------
@@ -239,6 +243,8 @@ class History:
             replay.apply(orjson.loads(memoryview(raw)[1:]))
         replay.resume(cp.pointstamps, cp.batch, cp.progress_records, cp.last_at)
         self._positions[replay] = (i, 0)
+        if cp.details:
+            replay.details.restore(cp.details)
         return replay
 
     def _advance(self, replay: Replay, batch: int) -> None:

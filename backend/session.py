@@ -41,6 +41,7 @@ from .blame import BlameTracker
 from .feeds import Feed
 from .graph_layout import layout_graph, scope_graph
 from .history import History
+from .task_timeline import TaskTimeline
 from .series import SeriesRecorder
 
 __all__ = ["Session", "SessionOptions"]
@@ -72,6 +73,7 @@ class Session:
         self.replay = Replay(feed.label, check_contracts=self.options.check_contracts, observer=self._observe)
         self.history = History(self.options.checkpoint_every)
         self.blame = BlameTracker(self.replay)  # where each completed time's seconds went, kept current
+        self.task_timeline = TaskTimeline()  # every task attempt's bar, for the executor timeline
         self.series = SeriesRecorder()
         self.status = "loading"  # loading | live | done | failed | stopped
         self.error: str | None = None
@@ -167,6 +169,7 @@ class Session:
         self.history.record(record)
         if self.replay.apply(record, line):
             self.blame.record(record)
+            self.task_timeline.record(record)
 
     def _observe(self, info: BatchInfo, scope: Subgraph, updates: list, pushed: list) -> None:
         replay = self.replay

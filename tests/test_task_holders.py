@@ -144,8 +144,33 @@ def test_rest_explain_has_the_late_tasks(stall_log, tmp_path):
         assert r.status_code == 200, r.text
         ans = r.json()
         assert ans["time"] == 4 and ans["holders"][0]["operator"] == "driver (new work)"
-        # the past: details are a lower bound (the head's), so the slow task that ended later is not listed, but
-        # the answer still carries the late list (the driver only)
+        # the past, restored from the history with the details of its time: the slow task, then the driver
+        (task,) = ans["late"][0]["running"]
+        assert task["task"] == 9 and task["index"] == 0 and ans["late"][0]["implied"]
         assert ans["late"][-1]["location"] == ["out", 1, 0]
+        # the same at a batch far from any checkpoint (16) and at one right after it: both restore the details
+        for b in (16, 17):
+            r = c.get(f"/api/sessions/{sid}/explain", params={"scope": "1", "port": "in,2,0", "batch": b})
+            assert r.status_code == 200
         r = c.get(f"/api/sessions/{sid}/explain", params={"scope": "2", "port": "in,2,0"})
         assert r.status_code == 200 and r.json()["time"] is None  # the finished session: complete
+
+
+def test_the_history_restores_the_holder_details_of_every_batch(stall_log):
+    from backend.history import History
+
+    history = History(checkpoint_every=4)
+    replay = Replay("live", observer=lambda info, scope, *_: history.batch_applied(replay, replay.last_at,
+                                                                                   info.worker, scope.path))
+    snapshots = {}
+    for line in stall_log.open():
+        rec = json.loads(line)
+        if rec["type"] == "progress":
+            snapshots[replay.batches_applied] = replay.details.snapshot()
+        history.record(rec)
+        replay.apply(rec)
+    snapshots[replay.batches_applied] = replay.details.snapshot()
+    assert any(snapshots.values())
+    for k, expected in snapshots.items():
+        with history.at_batch(k) as restored:
+            assert restored.details.snapshot() == expected, k

@@ -33,20 +33,32 @@ class HolderDetails:
     """The entries ``detail`` records set, per scope path and pointstamp; only the present ones are kept."""
 
     def __init__(self) -> None:
-        self._by_scope: dict[tuple, dict[tuple[Location, Any], dict[str, Entry]]] = {}
+        self._by_scope: dict[tuple, dict[tuple[Location, Any], dict[str, tuple]]] = {}  # (value, batch, at)
+        self._ports: dict[tuple, Location] = {}
 
     def apply(self, record: dict, batch: int) -> None:
         """Set or clear one entry; a malformed record raises ``ValueError`` naming the field."""
-        path = record.get("scope", [])
-        if not isinstance(path, list) or not all(type(k) is int for k in path):
-            raise ValueError(f"scope path {path!r} is not a list of child indices")
-        loc = Location.from_json(record.get("port"))
-        time = time_from_json(record.get("time"))
+        path = record.get("scope", ())
+        key_path = tuple(path) if type(path) is list else path
+        pointstamps = self._by_scope.get(key_path)
+        if pointstamps is None:
+            if not isinstance(path, list) or not all(type(k) is int for k in path):
+                raise ValueError(f"scope path {path!r} is not a list of child indices")
+            pointstamps = self._by_scope[key_path] = {}
+        port = record.get("port")
+        pkey = tuple(port) if isinstance(port, list) else None
+        loc = self._ports.get(pkey) if pkey is not None else None
+        if loc is None:
+            loc = Location.from_json(port)
+            if pkey is not None:
+                self._ports[pkey] = loc
+        time = record.get("time")
+        if type(time) is not int:
+            time = time_from_json(time)
         key = record.get("key")
-        if not isinstance(key, str):
+        if type(key) is not str:
             raise ValueError(f"detail key {key!r} is not a string")
         value = record.get("value")
-        pointstamps = self._by_scope.setdefault(tuple(path), {})
         if value is None:
             entries = pointstamps.get((loc, time))
             if entries is not None:
@@ -54,9 +66,26 @@ class HolderDetails:
                 if not entries:
                     del pointstamps[(loc, time)]
             return
-        if not isinstance(value, dict):
+        if type(value) is not dict:
             raise ValueError("detail value must be a JSON object or null")
-        pointstamps.setdefault((loc, time), {})[key] = Entry(key, value, batch, record.get("at"))
+        entries = pointstamps.get((loc, time))
+        if entries is None:
+            entries = pointstamps[(loc, time)] = {}
+        entries[key] = (value, batch, record.get("at"))
+
+    def clear(self, path: tuple, updates: list, keys: list) -> None:
+        """A progress batch's ``clears``: remove these keys from the pointstamps the batch decrements."""
+        pointstamps = self._by_scope.get(tuple(path))
+        if not pointstamps:
+            return
+        for loc, time, delta in updates:
+            if delta < 0:
+                entries = pointstamps.get((loc, time))
+                if entries:
+                    for key in keys:
+                        entries.pop(key, None)
+                    if not entries:
+                        del pointstamps[(loc, time)]
 
     def of(self, path: tuple, location: Location, time: Any, batch: int | None = None) -> list[Entry]:
         """The entries of a pointstamp (with ``batch``: only those set at or before it, a lower bound for the
@@ -64,11 +93,21 @@ class HolderDetails:
         entries = self._by_scope.get(tuple(path), {}).get((location, time))
         if not entries:
             return []
-        return [e for e in entries.values() if batch is None or e.batch <= batch]
+        return [Entry(k, v, b, at) for k, (v, b, at) in entries.items() if batch is None or b <= batch]
 
     def busy(self, path: tuple, location: Location, time: Any) -> bool:
         """Does this pointstamp have running work (an entry of kind ``task``)?"""
         return any(e.value.get("kind") == "task" for e in self.of(path, location, time))
+
+    def snapshot(self) -> dict:
+        """A copy of every present entry (a history checkpoint keeps it)."""
+        return {path: {ps: dict(entries) for ps, entries in pointstamps.items()}
+                for path, pointstamps in self._by_scope.items() if pointstamps}
+
+    def restore(self, snapshot: dict) -> None:
+        """Replace every entry with a :meth:`snapshot`'s (copied: the snapshot stays as it was)."""
+        self._by_scope = {path: {ps: dict(entries) for ps, entries in pointstamps.items()}
+                          for path, pointstamps in snapshot.items()}
 
     def __len__(self) -> int:
         return sum(len(v) for p in self._by_scope.values() for v in p.values())

@@ -214,6 +214,9 @@ class Replay:
                 self.checker.check_batch(scope, updates, info)
         scope.receive(updates)
         self.batches_applied += 1
+        clears = record.get("clears")
+        if clears:
+            self.details.clear(scope.path, updates, clears)
         if sink is None:
             # Nobody watches individual batches: settle in bulk (counts add up, so the state is the same).
             self._unsettled += 1

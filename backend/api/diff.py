@@ -11,7 +11,8 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
 from ..diff import Moment, diff_moments
-from ..session import Session, port_rows
+from ..session import Session
+from ..views import port_rows
 from . import deps
 
 router = APIRouter(prefix="/api/sessions/{sid}", tags=["scopes"])

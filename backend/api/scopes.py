@@ -148,9 +148,8 @@ def _explain(session: Session, replay: Replay, path: tuple, loc: Location, time_
         out["path"] = [p.to_json() for p in holder_path(g, h.location, loc)]
         return out
 
-    # detail records live at the head only; for the past, those set by then and still present (a lower bound)
-    now = session.history.time_of(batch)
-    late = late_json(answer, scope, session.replay.details, now, None if live else batch)
+    # the replay (live, or restored from the history with the details of its time) knows what holders are made of
+    late = late_json(answer, scope, replay.details, session.history.time_of(batch))
     return {
         "scope": list(path), "port": loc.to_json(), "time": t, "frontier": frontier, "batch": batch,
         "holders": [holder(h) for h in answer.holders], "implied": [holder(h) for h in answer.implied],

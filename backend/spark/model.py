@@ -60,7 +60,6 @@ class StageState:
     succeeded: set = field(default_factory=set)
     completed_ok: bool = False
     targets: list[tuple[int, int]] = field(default_factory=list)  # (node, input port) each task's output goes to
-    running: dict[int, dict] = field(default_factory=dict)  # task id -> task info (who holds what)
     num_tasks: int = 0
 
 
@@ -143,7 +142,7 @@ class SparkModel:
             return []
         handler(self, event)
         if self._after:
-            self._out += self._after
+            self._out += self.tasks.fold_into_batch(self._out, self._after)
             self._after = []
         return self._out
 
@@ -379,12 +378,7 @@ class SparkModel:
         info = e.get("Task Info") or {}
         self._time(info.get("Launch Time"))
         st = self.stages.get(e.get("Stage ID"))
-        if st is not None:
-            st.running[info.get("Task ID")] = {
-                "task": info.get("Task ID"), "index": info.get("Index"), "attempt": info.get("Attempt"),
-                "executor": info.get("Executor ID"), "host": info.get("Host"), "launched": info.get("Launch Time"),
-                "speculative": info.get("Speculative", False),
-            }
+        if st is not None:  # who holds what: the task ledger names it (detail records)
             self._out += self.tasks.task_started(e, self._at)
 
     def _on_task_end(self, e: dict) -> None:
@@ -396,7 +390,6 @@ class SparkModel:
         if st is None:
             self._uncertain(f"task of stage {sid}, which was never submitted")
             return
-        st.running.pop(info.get("Task ID"), None)
         self._after = self.tasks.task_ended(e, self._at)  # after the batch: the task held until it was applied
         reason = (e.get("Task End Reason") or {}).get("Reason", "Success")
         index = info.get("Index")

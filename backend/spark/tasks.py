@@ -3,8 +3,9 @@
 The Spark model counts one capability per task at a stage operator's output; this module says *which* tasks those
 are, in the progress-log format (it never talks to the tracker): a ``detail`` record per running task attempt
 (task id, partition index, attempt, executor, host, launch time, speculative) and one per submitted stage attempt
-(its task count and submission time), set when the task or stage starts and cleared when it ends. Whoever shows
-a holder (explain, blame) joins these to the pointstamp they name.
+(its task count and submission time), set when the task or stage starts and cleared when it ends (a task's clear
+rides on its end's progress batch as ``clears``). Whoever shows a holder (explain, blame) joins these to the
+pointstamp they name.
 
 Memory stays bounded: a stage attempt keeps its finished tasks' durations and input sizes only while it runs; when
 it completes they are reduced to an aggregate (count, quantiles, mean, the skew score) plus the stragglers, and
@@ -109,8 +110,12 @@ class _Attempt:
     stage: int
     attempt: int
     job: Any
-    running: dict[Any, dict] = field(default_factory=dict)
-    finished: list[dict] = field(default_factory=list)  # successful tasks: duration, index, executor, records
+    running: set = field(default_factory=set)  # task ids
+    finished: list[tuple] = field(default_factory=list)  # successful: id, index, executor, s, launched, records, bytes
+    port: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.port = _port(self.node)
     failed: int = 0
 
 
@@ -118,8 +123,8 @@ def _port(node: int) -> list:
     return ["out", node, 0]
 
 
-def _input_records(e: dict) -> tuple[int, int]:
-    m = e.get("Task Metrics") or {}
+def _input_records(metrics: dict | None) -> tuple[int, int]:
+    m = metrics or {}
     inp = m.get("Input Metrics") or {}
     sh = m.get("Shuffle Read Metrics") or {}
     records = (inp.get("Records Read") or 0) + (sh.get("Total Records Read") or 0)
@@ -134,13 +139,12 @@ class TaskLedger:
         self.attempts: dict[tuple[int, int], _Attempt] = {}
         self.completed: dict[tuple[int, int], StageAggregate] = {}
         self.executors: dict[str, dict] = {}
-        self._task_attempt: dict[Any, tuple[int, int]] = {}  # task id -> its stage attempt, while it runs
 
     # --- records -----------------------------------------------------------------------------------------
 
     @staticmethod
     def _detail(a: _Attempt, key: str, value: dict | None, at: float) -> dict:
-        return {"type": "detail", "scope": a.scope, "port": _port(a.node), "time": a.time, "key": key, "at": at,
+        return {"type": "detail", "scope": a.scope, "port": a.port, "time": a.time, "key": key, "at": at,
                 "value": value}
 
     # --- events ------------------------------------------------------------------------------------------
@@ -179,30 +183,59 @@ class TaskLedger:
                 "executor": info.get("Executor ID"), "host": info.get("Host"),
                 "launched": launched / 1000.0 if isinstance(launched, (int, float)) else at,
                 "speculative": bool(info.get("Speculative", False)), "stage": a.stage, "stage_attempt": a.attempt}
-        a.running[tid] = task
-        self._task_attempt[tid] = (a.stage, a.attempt)
-        return [self._detail(a, f"task {tid}", task, at)]
+        a.running.add(tid)
+        return [{"type": "detail", "scope": a.scope, "port": a.port, "time": a.time, "key": f"task {tid}", "at": at,
+                 "value": task}]
 
     def task_ended(self, e: dict, at: float) -> list[dict]:
         info = e.get("Task Info") or {}
         tid = info.get("Task ID")
-        key = self._task_attempt.pop(tid, None) or (e.get("Stage ID"), e.get("Stage Attempt ID", 0))
-        a = self.attempts.get(key)  # type: ignore[arg-type]
+        a = self.attempts.get((e.get("Stage ID"), e.get("Stage Attempt ID", 0)))  # type: ignore[arg-type]
         if a is None:
             return []
-        task = a.running.pop(tid, None)
-        reason = (e.get("Task End Reason") or {}).get("Reason", "Success")
+        running = tid in a.running
+        a.running.discard(tid)
         launched = info.get("Launch Time")
         finished = info.get("Finish Time")
-        if reason == "Success" and not info.get("Killed") and not info.get("Failed"):
-            if isinstance(launched, (int, float)) and isinstance(finished, (int, float)) and finished >= launched:
-                records, size = _input_records(e)
-                a.finished.append({"task": tid, "index": info.get("Index"), "executor": info.get("Executor ID"),
-                                   "duration": (finished - launched) / 1000.0, "launched": launched / 1000.0,
-                                   "records": records, "bytes": size})
+        reason = e.get("Task End Reason")
+        if (reason is None or reason.get("Reason", "Success") == "Success") and not info.get("Killed") \
+                and not info.get("Failed"):
+            if type(launched) is int and type(finished) is int and finished >= launched:
+                # kept raw while the attempt runs; reduced to an aggregate when it completes
+                records, size = _input_records(e.get("Task Metrics"))
+                a.finished.append((tid, info.get("Index"), info.get("Executor ID"), (finished - launched) / 1000.0,
+                                   launched / 1000.0, records, size))
+            end = None
         else:
             a.failed += 1
-        return [self._detail(a, f"task {tid}", None, at)] if task is not None else []
+            end = "TaskKilled" if info.get("Killed") else (reason or {}).get("Reason", "failed")
+        if not running:
+            return []
+        clear = {"type": "detail", "scope": a.scope, "port": a.port, "time": a.time, "key": f"task {tid}", "at": at,
+                 "value": None}
+        if end is not None:
+            clear["end"] = end  # why the attempt ended, when not a success (the executor timeline marks it)
+        return [clear]
+
+    @staticmethod
+    def fold_into_batch(out: list[dict], after: list[dict]) -> list[dict]:
+        """Clears of details that the progress batch just emitted (``out[-1]``) ends ride on it as ``clears``
+        instead of records of their own: a task's end is one record, not two. Returns the records left over."""
+        batch = out[-1] if out else None
+        if batch is None or batch.get("type") != "progress":
+            return after
+        rest = []
+        for rec in after:
+            folded = False
+            if rec["type"] == "detail" and rec["value"] is None and rec["scope"] == batch["scope"]:
+                for u in batch["updates"]:
+                    if u[2] < 0 and u[1] == rec["time"] and u[0] == rec["port"]:
+                        batch.setdefault("clears", []).append(rec["key"])
+                        folded = True
+                        break
+            if not folded:
+                rest.append(rec)
+        return rest
 
     def stage_completed(self, stage: int, attempt: int, at: float) -> list[dict]:
         """The attempt is over: clear its details, keep its aggregate, report stragglers and skew."""
@@ -239,20 +272,21 @@ class TaskLedger:
         return out
 
     def _clear(self, a: _Attempt, at: float) -> list[dict]:
-        out = [self._detail(a, f"task {tid}", None, at) for tid in a.running]
-        for tid in a.running:
-            self._task_attempt.pop(tid, None)
+        out = [self._detail(a, f"task {tid}", None, at) for tid in sorted(a.running, key=repr)]
         a.running.clear()
         out.append(self._detail(a, f"stage {a.stage}.{a.attempt}", None, at))
         return out
 
     @staticmethod
     def _aggregate(a: _Attempt) -> StageAggregate:
-        durations = [t["duration"] for t in a.finished]
-        records = [float(t["records"]) for t in a.finished]
-        dq = _quantiles(durations)
+        finished = []
+        for tid, index, executor, duration, launched, records, size in a.finished:
+            finished.append({"task": tid, "index": index, "executor": executor, "duration": duration,
+                             "launched": launched, "records": records, "bytes": size})
+        durations = [t["duration"] for t in finished]
+        records_in = [float(t["records"]) for t in finished]
         slow = [{k: t[k] for k in ("task", "index", "executor", "duration", "launched", "records", "median_others")}
-                for t in stragglers(a.finished)]
-        return StageAggregate(a.stage, a.attempt, a.scope, a.node, a.time, len(a.finished), a.failed, dq,
-                              _quantiles(records) if any(records) else None, skew_score(durations),
-                              skew_score(records), slow)
+                for t in stragglers(finished)]
+        return StageAggregate(a.stage, a.attempt, a.scope, a.node, a.time, len(finished), a.failed,
+                              _quantiles(durations), _quantiles(records_in) if any(records_in) else None,
+                              skew_score(durations), skew_score(records_in), slow)

@@ -5,6 +5,8 @@
 import * as api from "./api.js";
 import { esc } from "./dom.js";
 import { clock, duration } from "./times.js";
+import { BlameView } from "./blame.js";
+import { ExecutorView } from "./executors.js";
 
 let plotlyPromise = null;
 
@@ -50,6 +52,8 @@ export class Drawer {
       window.dispatchEvent(new Event("resize"));
     });
     this._last = 0;
+    this.blame = new BlameView(root.querySelector("#tab-blame"), handlers, loadPlotly);
+    this.executors = new ExecutorView(root.querySelector("#tab-executors"), handlers, loadPlotly);
   }
 
   open(sid, scope, info, at = null) {
@@ -64,7 +68,9 @@ export class Drawer {
     for (const b of this.root.querySelectorAll("#tabs button[data-tab]")) b.classList.toggle("active", b.dataset.tab === tab);
     for (const t of this.root.querySelectorAll(".tab")) t.hidden = t.id !== `tab-${tab}`;
     this.root.classList.remove("collapsed");
-    this.refresh(true);
+    const s = !this.sid && this.h.session ? this.h.session() : null;  // a scope without ports never opened it
+    if (s) this.open(s.sid, s.scope, s.info);
+    else this.refresh(true);
   }
 
   counts(info) {
@@ -90,6 +96,8 @@ export class Drawer {
       else if (this.tab === "findings") await this.findings();
       else if (this.tab === "marks-tab") await this.marks();
       else if (this.tab === "errors") await this.errors();
+      else if (this.tab === "blame") await this.blame.show(this.sid, this.scope);
+      else if (this.tab === "executors") await this.executors.show(this.sid, this._cursor);
     } catch (e) {
       if (this.h.toast) this.h.toast(e.message);
     }

@@ -24,10 +24,10 @@ export function lateHtml(ans) {
       <div class="what">actually late</div>
       <div class="who">${esc(h.operator)} <span class="muted t">${esc(h.location.join(","))} @ ${esc(JSON.stringify(h.time))}</span>${why}</div>
       <div class="t">${running.length} running${esc(pend)}</div>`;
-    html += `<table class="tasks"><tr><th>task</th><th>partition</th><th>attempt</th><th>executor</th><th>launched</th><th>running</th></tr>`;
+    html += `<table class="tasks"><tr><th>task</th><th>partition</th><th>attempt</th><th>executor</th><th>running</th><th>launched</th></tr>`;
     for (const t of running.slice(0, MAX_TASKS)) {
       html += `<tr data-task="${esc(t.task)}"><td>${esc(t.task)}${t.speculative ? " (spec.)" : ""}</td><td>${esc(t.index)}</td><td>${esc(t.attempt)}</td>
-        <td>${esc(t.executor)} <span class="muted">${esc(t.host || "")}</span></td><td>${clock(t.launched)}</td><td>${secs(t.running_s)}</td></tr>`;
+        <td>${esc(t.executor)} <span class="muted">${esc(t.host || "")}</span></td><td>${secs(t.running_s)}</td><td>${clock(t.launched)}</td></tr>`;
     }
     html += `</table>`;
     if (running.length > MAX_TASKS) html += `<div class="muted">… ${running.length - MAX_TASKS} more running</div>`;

@@ -7,7 +7,7 @@ import { toast } from "./toast.js";
 import { setHash } from "./routing.js";
 import { scheduleRender } from "./frames.js";
 import { openScope } from "./workspace.js";
-import { selectPort } from "./selection.js";
+import { selectPort, explain } from "./selection.js";
 
 export async function seek(batch, playing = false) {
   if (!S.sid) return;
@@ -77,4 +77,14 @@ export async function gotoFinding(scope, batch, port) {
   if (String(scope) !== String(S.scope)) await openScope(scope);
   await seek(batch);
   if (port) selectPort(port);
+}
+
+// A blame segment: the view at the middle of it, explaining the holder's port for the blamed time.
+export async function openBlameSegment(t, seg) {
+  try {
+    const st = await api.get(`/api/sessions/${S.sid}/state`, { scope: api.scopeParam(t.scope), at: (seg.from + seg.to) / 2 });
+    const port = seg.holder.port ? seg.holder.port.join(",") : null;
+    await gotoFinding(t.scope, st.batch, port);
+    if (port) await explain(port, t.time);
+  } catch (e) { toast(e.message); }
 }

@@ -24,7 +24,7 @@ import { toast } from "./toast.js";
 import { parseHash, route } from "./routing.js";
 import { bindLanding } from "./landing.js";
 import { openScope, refreshInfo } from "./workspace.js";
-import { seek, seekTime, goLive, gotoFinding } from "./moments.js";
+import { seek, seekTime, goLive, gotoFinding, openBlameSegment } from "./moments.js";
 import { selectPort, selectBox, clearSelection, pinnedNodes, explain, followHold, hover } from "./selection.js";
 import { bindSearch } from "./search.js";
 import { bindControls } from "./keys.js";
@@ -61,6 +61,8 @@ function createComponents() {
   ui.drawer = new Drawer($("#drawer"), {
     seek: (batch) => seek(batch),
     goto: (scope, batch, port) => gotoFinding(scope, batch, port),
+    openSegment: (t, seg) => openBlameSegment(t, seg),
+    session: () => (S.sid ? { sid: S.sid, scope: S.scope, info: S.info } : null),
     pinned: () => pinnedNodes(),
     operators: () => (S.layout ? S.layout.nodes.filter((n) => n.kind === "operator" || n.kind === "scope").map((n) => n.id) : []),
     toast,

@@ -4,6 +4,7 @@
 import { esc } from "./dom.js";
 import { fmt, fmtFrontier, fmtCounts, status, parseTime } from "./times.js";
 import { lateHtml } from "./late.js";
+import { attachWhatIf } from "./whatif.js";
 
 const LABEL = { behind: "behind t", at: "holds t", passed: "passed t", done: "complete", none: "no state" };
 
@@ -102,6 +103,7 @@ export class SidePanel {
     });
     if (ans.implied.length) html += `<p class="muted">${ans.implied.length} more pointstamp${ans.implied.length > 1 ? "s" : ""} qualify, each implied by a holder above.</p>`;
     box.innerHTML = html;
+    attachWhatIf(box, ans);
     for (const b of box.querySelectorAll("button[data-next]")) {
       b.addEventListener("click", () => this.h.followHold(ans.holders[+b.dataset.next].next));
     }

@@ -1,0 +1,23 @@
+"""/api/sessions/{sid}/tasks: the executor timeline's bars (``backend/task_timeline.py``), columnar."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Query
+
+from ..session import Session
+from . import deps
+from .models import Problem
+
+router = APIRouter(prefix="/api/sessions/{sid}", tags=["blame"])
+
+
+@router.get("/tasks", responses={404: {"model": Problem}},
+            summary="Task attempts as bars: launched, ended (null while running), executor, stage, partition, outcome",
+            description="Columns of equal length; `executor` indexes `executors`; `cores` per executor when known.")
+async def tasks(
+    session: Session = Depends(deps.session),
+    start: float | None = Query(None, description="only bars overlapping [start, end] (wall-clock seconds)"),
+    end: float | None = Query(None),
+    limit: int = Query(200_000, ge=1, le=1_000_000, description="at most this many bars (the longest when cut)"),
+):
+    return deps.JSON(session.task_timeline.to_json(start, end, limit))

@@ -1,0 +1,124 @@
+"""The executor timeline's data: every task attempt as a bar (launch, end, executor, stage, partition, outcome).
+
+Fed the same records as the session's replay: a ``detail`` entry of kind ``task`` opens a bar, its clear (a
+``detail`` with value null, or a progress batch's ``clears``) closes it; a clear that names an ``end`` reason other
+than success (the Spark model writes the task end's reason for failed and killed attempts) marks the bar.
+Executors come from the ``executor_event`` marks. Bars are kept in typed arrays (about 40 bytes a task: a
+100,000-task application costs ~4 MB) and served columnar, so the browser draws them without per-task objects.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any
+
+__all__ = ["TaskTimeline"]
+
+_OK, _FAILED, _RUNNING = 0, 1, 2
+_OUTCOMES = ("ok", "failed", "running")
+
+
+def _int(v: Any) -> int:
+    return v if type(v) is int else -1
+
+
+class TaskTimeline:
+    """Task bars (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.launched = array("d")
+        self.ended = array("d")
+        self.executor = array("i")
+        self.stage = array("i")
+        self.index = array("i")
+        self.task = array("q")
+        self.outcome = array("b")
+        self.speculative = array("b")
+        self.executors: list[str] = []
+        self.cores: dict[str, int] = {}
+        self._executor_ids: dict[str, int] = {}
+        self._open: dict[str, int] = {}  # detail key -> row, while running
+
+    def __len__(self) -> int:
+        return len(self.launched)
+
+    def record(self, rec: dict) -> None:
+        kind = rec.get("type")
+        if kind == "detail":
+            key = rec.get("key")
+            value = rec.get("value")
+            if type(value) is dict and value.get("kind") == "task" and type(key) is str:
+                self._start(key, value)
+            elif value is None and key in self._open:
+                self._end(key, rec.get("at"), rec.get("end"))
+        elif kind == "progress":
+            clears = rec.get("clears")
+            if clears:
+                for key in clears:
+                    if key in self._open:
+                        self._end(key, rec.get("at"), None)
+        elif kind == "mark" and rec.get("executor_event") == "added":
+            ex = str(rec.get("executor"))
+            self._executor(ex)
+            if isinstance(rec.get("cores"), int):
+                self.cores[ex] = rec["cores"]
+
+    def _executor(self, ex: str) -> int:
+        i = self._executor_ids.get(ex)
+        if i is None:
+            i = self._executor_ids[ex] = len(self.executors)
+            self.executors.append(ex)
+        return i
+
+    def _start(self, key: str, v: dict) -> None:
+        launched = v.get("launched")
+        if not isinstance(launched, (int, float)):
+            return
+        self._open[key] = len(self.launched)
+        self.launched.append(float(launched))
+        self.ended.append(float("nan"))
+        self.executor.append(self._executor(str(v.get("executor"))))
+        self.stage.append(_int(v.get("stage")))
+        self.index.append(_int(v.get("index")))
+        self.task.append(_int(v.get("task")))
+        self.outcome.append(_RUNNING)
+        self.speculative.append(1 if v.get("speculative") else 0)
+
+    def _end(self, key: str, at: Any, reason: Any) -> None:
+        row = self._open.pop(key)
+        if isinstance(at, (int, float)):
+            self.ended[row] = float(at)
+        self.outcome[row] = _FAILED if reason not in (None, "Success") else _OK
+
+    def to_json(self, start: float | None = None, end: float | None = None, limit: int = 200_000) -> dict:
+        """Bars overlapping ``[start, end]`` (all by default), at most ``limit`` (the longest first when cut)."""
+        rows = list(range(len(self.launched)))
+        if start is not None or end is not None:
+            lo = float("-inf") if start is None else start
+            hi = float("inf") if end is None else end
+            ended = self.ended
+            rows = [i for i in rows if self.launched[i] <= hi and (ended[i] != ended[i] or ended[i] >= lo)]
+        truncated = len(rows) > limit
+        if truncated:
+            def length(i: int) -> float:
+                e = self.ended[i]
+                return (e if e == e else float("inf")) - self.launched[i]
+            rows = sorted(sorted(rows, key=length, reverse=True)[:limit])
+
+        def col(a: array, cast: Any = None) -> list:
+            return [a[i] for i in rows] if cast is None else [cast(a[i]) for i in rows]
+
+        return {
+            "executors": self.executors,
+            "cores": self.cores,
+            "launched": col(self.launched),
+            "ended": [None if self.ended[i] != self.ended[i] else self.ended[i] for i in rows],
+            "executor": col(self.executor),
+            "stage": col(self.stage),
+            "index": col(self.index),
+            "task": col(self.task),
+            "outcome": [_OUTCOMES[self.outcome[i]] for i in rows],
+            "speculative": col(self.speculative, bool),
+            "total": len(self.launched),
+            "truncated": truncated,
+        }

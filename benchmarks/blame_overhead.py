@@ -1,0 +1,110 @@
+"""What task-level tracking and blame add to the replay of a large Spark event log.
+
+The log is the one ``replay_vs_history_server.py`` builds: the shared 1,000-task shuffle job copied ``--copies``
+times into one application (100 by default: 100 jobs, 100,400 tasks, ~520 MB of JSON; written once to
+``benchmarks/out/``). Each configuration runs in a fresh process, best of ``--repeat``:
+
+* ``base``: the Spark model without task details (its ``TaskLedger`` replaced by one that records nothing) into a
+  replay that settles in bulk: the replay as it was before task-level holders;
+* ``tasks``: the model as shipped (``detail`` records, aggregates, findings), same replay;
+* ``blame``: the model as shipped, same replay, every record also fed to a ``BlameTracker``;
+* ``base-observed`` / ``blame-observed``: ``base`` and ``blame`` with a replay that propagates after every batch,
+  as a session's does.
+
+Reported: CPU seconds of each process (imports, reading, replay; CPU rather than wall time since the machine may
+be shared), the overheads over ``base`` (and of ``blame-observed`` over ``base-observed``: what a session pays),
+and the peak RSS.
+
+    .venv/bin/python benchmarks/blame_overhead.py --copies 20 --repeat 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+RUN = r"""
+import json, resource, sys, time
+t0 = time.perf_counter()
+from backend.spark.record import SparkLogConversion
+from backend.spark import tasks
+from tracker.replay import Replay
+mode = sys.argv[2]
+if mode.startswith("base"):
+    class Silent(tasks.TaskLedger):
+        def stage_submitted(self, *a, **k): return []
+        def task_started(self, *a, **k): return []
+        def task_ended(self, *a, **k): return []
+        def stage_completed(self, *a, **k): return []
+        def release_stage(self, *a, **k): return []
+    import backend.spark.model as model
+    model.TaskLedger = Silent
+conversion = SparkLogConversion(sys.argv[1])
+observed = mode.endswith("observed")
+replay = Replay(sys.argv[1], observer=(lambda *a: None) if observed else None)
+apply = replay.apply
+if mode.startswith("blame"):
+    from backend.blame import BlameTracker
+    blame = BlameTracker(replay)
+    record = blame.record
+    for rec in conversion:
+        if apply(rec):
+            record(rec)
+    times = len(blame.times())
+else:
+    for rec in conversion:
+        apply(rec)
+    times = None
+replay.finish()
+print(json.dumps({"seconds": time.process_time(), "wall": time.perf_counter() - t0,
+                  "records": conversion.summary().records, "times": times,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def run(log: Path, mode: str) -> dict:
+    proc = subprocess.run([sys.executable, "-c", RUN, str(log), mode], capture_output=True, text=True, cwd=REPO,
+                          check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"{mode} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    from replay_vs_history_server import DEFAULT_SOURCE, ensure_log
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--copies", type=int, default=100)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
+    args = ap.parse_args(argv)
+    log, meta = ensure_log(args.source, args.copies, False)
+    print(f"log: {meta['jobs']} jobs, {meta['tasks']:,} tasks, {meta['bytes'] / 1e6:.0f} MB", flush=True)
+    best: dict[str, dict] = {}
+    for _ in range(args.repeat):
+        for mode in ("base", "tasks", "blame", "base-observed", "blame-observed"):
+            r = run(log, mode)
+            if mode not in best or r["seconds"] < best[mode]["seconds"]:
+                best[mode] = r
+    for mode, r in best.items():
+        extra = f", {r['times']} times blamed" if r["times"] is not None else ""
+        print(f"  {mode:<14} {r['seconds']:7.2f} s CPU ({r['wall']:.2f} s wall)  {r['records']:,} records  "
+              f"peak RSS {r['rss_mb']:.0f} MB{extra}")
+    t = best["tasks"]["seconds"] / best["base"]["seconds"] - 1
+    b = best["blame"]["seconds"] / best["base"]["seconds"] - 1
+    o = best["blame-observed"]["seconds"] / best["base-observed"]["seconds"] - 1
+    print(f"over the replay: task details {t:+.1%}, task details + blame {b:+.1%}; "
+          f"over the observed replay (a session's): task details + blame {o:+.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+// The Blame tab: the slowest completed times of the scope (jobs, micro-batches) and, for the one picked, a waterfall
+// of where its seconds went (GET .../blame): one bar per segment of the critical path, coloured by kind. Clicking a
+// bar opens that holder at that moment: the view seeks to the batch then and explains the holder's port.
+
+import * as api from "./api.js";
+
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+export const KIND_COLORS = {
+  task: "#d9534f", "waiting-for-slots": "#f0a500", scheduler: "#8e9aaf", recompute: "#9b59b6",
+  driver: "#4a90d9", capability: "#5cb85c", message: "#8fd19e",
+};
+
+function what(t) {
+  return t.batch_id !== null && t.batch_id !== undefined ? `batch ${t.batch_id}` : `time ${JSON.stringify(t.time)}`;
+}
+
+export function segmentLabel(s) {
+  const h = s.holder;
+  if (s.kind === "task" || (s.kind === "recompute" && h.task !== undefined)) {
+    return `task ${h.task} · stage ${h.stage} · partition ${h.index} · ${h.executor}`;
+  }
+  if (s.kind === "waiting-for-slots") return `task ${h.task} waits for a slot (stage ${h.stage})`;
+  if (h.doing) return `${h.operator}: ${h.doing}`;
+  return `${h.operator} ${h.port ? h.port.join(",") : ""}`;
+}
+
+function hover(t, s) {
+  const h = s.holder;
+  const lines = [`<b>${esc(s.kind)}</b> ${s.seconds.toFixed(3)} s (${(100 * s.seconds / (t.latency_s || 1)).toFixed(0)}%)`,
+    esc(segmentLabel(s))];
+  if (h.median_task_s !== undefined && h.median_task_s !== null) lines.push(`median of its siblings ${h.median_task_s.toFixed(3)} s`);
+  if (h.what_if) lines.push(`at the median: ${h.what_if.ends_earlier_s.toFixed(3)} s earlier`);
+  if (h.held_by) lines.push("slots held by " + h.held_by.map((x) => `stage ${x.stage} (job ${x.job}) ×${x.tasks}`).join(", "));
+  return lines.join("<br>");
+}
+
+export class BlameView {
+  constructor(box, handlers, loadPlotly) {
+    this.box = box;
+    this.h = handlers;
+    this.loadPlotly = loadPlotly;
+    this.times = [];
+    this.picked = null;
+  }
+
+  async show(sid, scope) {
+    this.sid = sid;
+    const params = { top: 50 };
+    if (scope.length) params.scope = scope.join(",");
+    const data = await api.get(`/api/sessions/${sid}/blame`, params);
+    this.times = data.times;
+    if (!this.times.length) {
+      this.box.innerHTML = `<p class="muted">No completed job or micro-batch in this scope yet.</p>`;
+      return;
+    }
+    let html = `<div class="blame-cols"><div class="blame-list"><div class="muted">Slowest times</div>`;
+    this.times.forEach((t, i) => {
+      const top = t.blame.reduce((a, b) => (b.seconds > a.seconds ? b : a), t.blame[0] || { kind: "-", seconds: 0 });
+      html += `<div class="list-row blame-time" data-i="${i}"><span class="b">${t.latency_s.toFixed(3)} s</span>
+        <span>${esc(t.name)} · ${esc(what(t))}</span><span class="kind" style="color:${KIND_COLORS[top.kind] || "#555"}">${esc(top.kind)} ${top.seconds.toFixed(2)} s</span></div>`;
+    });
+    html += `</div><div class="blame-waterfall chart" id="blame-waterfall"></div></div>`;
+    this.box.innerHTML = html;
+    for (const r of this.box.querySelectorAll(".blame-time")) r.addEventListener("click", () => this.waterfall(+r.dataset.i));
+    const keep = this.picked ? this.times.findIndex((t) => t.scope.join() === this.picked.scope.join() && JSON.stringify(t.time) === JSON.stringify(this.picked.time)) : -1;
+    await this.waterfall(keep >= 0 ? keep : 0);
+  }
+
+  async waterfall(i) {
+    const t = this.times[i];
+    if (!t) return;
+    this.picked = t;
+    for (const r of this.box.querySelectorAll(".blame-time")) r.classList.toggle("active", +r.dataset.i === i);
+    const Plotly = await this.loadPlotly();
+    const el = this.box.querySelector("#blame-waterfall");
+    const segs = t.blame;
+    const y = segs.map((s, k) => `${k + 1}. ${segmentLabel(s)}`.slice(0, 70));
+    const trace = {
+      type: "bar", orientation: "h", y, x: segs.map((s) => s.seconds), base: segs.map((s) => s.from - t.start),
+      marker: { color: segs.map((s) => KIND_COLORS[s.kind] || "#999") },
+      hovertext: segs.map((s) => hover(t, s)), hoverinfo: "text",
+    };
+    const layout = {
+      title: { text: `${esc(t.name)} · ${esc(what(t))}: ${t.latency_s.toFixed(3)} s`, font: { size: 12 } },
+      margin: { l: 300, r: 20, t: 30, b: 30 }, height: Math.max(160, 40 + 22 * segs.length),
+      xaxis: { title: { text: "seconds since the start" }, zeroline: false },
+      yaxis: { autorange: "reversed", automargin: true }, showlegend: false,
+      paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "#fbfcfd", font: { size: 11 },
+    };
+    await Plotly.react(el, [trace], layout, { displayModeBar: false, responsive: true });
+    el.removeAllListeners && el.removeAllListeners("plotly_click");
+    el.on("plotly_click", (ev) => {
+      const s = segs[ev.points[0].pointIndex];
+      if (s && this.h.openSegment) this.h.openSegment(t, s);
+    });
+  }
+}
