@@ -28,14 +28,14 @@ import json
 import os
 import statistics
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from backend.blame import BlameTracker
 from backend.sources import AppLog, EventLogReader, LineError, MissingCodecError
-from backend.spark.model import SparkModel
 from backend.spark.convert import EventLogError, open_event_log
+from backend.spark.model import SparkModel
 from tracker.contracts import BatchInfo
 from tracker.reachability import Location
 from tracker.replay import Replay
@@ -47,7 +47,6 @@ __all__ = [
     "STAGE_COLUMNS",
     "TIME_COLUMNS",
     "AppRows",
-    "BlameFunction",
     "analyze_log",
     "blame_column",
     "blame_columns",
@@ -59,9 +58,6 @@ BLAME_KINDS = ("task", "waiting-for-slots", "scheduler", "recompute", "driver")
 STRAGGLER_FACTOR = 2.0  # a task is a straggler when it ran this many times its stage's median...
 STRAGGLER_MIN_S = 0.5  # ...and at least this many seconds longer than the median
 MAX_PROBLEMS = 20  # problems listed per application (the counts are in their own columns)
-
-# blame(progress-log records of one application) -> {"times": [...]}, the `flowscope blame --json` contract
-BlameFunction = Callable[[list[dict]], dict]
 
 _SINK_INPUT = Location.from_json(["in", 2, 0])  # the driver (results) operator's input in every region
 
@@ -95,13 +91,12 @@ class AppRows:
     stages: list[dict] = field(default_factory=list)
 
 
-def analyze_log(path: str | os.PathLike[str] | AppLog, *, log_name: str | None = None,
-                blame: BlameFunction | None = None) -> AppRows:
+def analyze_log(path: str | os.PathLike[str] | AppLog, *, log_name: str | None = None) -> AppRows:
     """The rows of the application whose event log is at `path` (a file or an `eventlog_v2_` directory).
 
     `log_name` is what the rows call the log (the fleet passes the original `hdfs://`/`s3a://` path of a log it
-    copied to a local temporary directory). `blame`, when given, is called once with the application's
-    progress-log records. Never raises for a bad log: the application row lists the problem."""
+    copied to a local temporary directory). Each time's seconds are blamed as `flowscope blame` does
+    (backend/blame.py, fed as the replay goes). Never raises for a bad log: the application row lists the problem."""
     local = os.fspath(path.path if isinstance(path, AppLog) else path)
     name = log_name or local
 
@@ -113,7 +108,7 @@ def analyze_log(path: str | os.PathLike[str] | AppLog, *, log_name: str | None =
     except (OSError, EventLogError, MissingCodecError, ValueError) as exc:
         return _unreadable(name, named(exc))
     try:
-        return _Analysis(log, name, blame).run()
+        return _Analysis(log, name).run()
     except Exception as exc:  # noqa: BLE001 - a log that breaks the analysis is a problem row, never a failed job
         return _unreadable(name, f"analysis failed: {type(exc).__name__}: {named(exc)}")
 
@@ -154,7 +149,10 @@ def blame_columns(entry: dict) -> dict:
     if worst is not None:
         holder = worst.get("holder") or {}
         seconds = float(worst.get("seconds") or 0.0)
-        cols["culprit"] = f"{worst.get('kind')}: {holder.get('operator', '?')} ({seconds:.2f} s)"
+        what = f"{worst.get('kind')}: {holder.get('operator', '?')}"
+        if holder.get("index") is not None:  # a task: which partition, on which executor
+            what += f", task {holder.get('task')} partition {holder['index']} on executor {holder.get('executor')}"
+        cols["culprit"] = f"{what} ({seconds:.2f} s)"
     return cols
 
 
@@ -185,12 +183,12 @@ class _Hold:
 class _Analysis:
     """One pass over one log: events -> Spark model -> tracker, noting what the rows need on the way."""
 
-    def __init__(self, log: AppLog, name: str, blame: BlameFunction | None) -> None:
-        self.log, self.name, self.blame = log, name, blame
+    def __init__(self, log: AppLog, name: str) -> None:
+        self.log, self.name = log, name
         self.errors: list[LineError] = []
         self.model = SparkModel()
         self.replay = Replay(name, observer=self._observe)
-        self.records: list[dict] | None = [] if blame is not None else None
+        self.blame = BlameTracker(self.replay)  # the same blame as `flowscope blame`, one pass
         self.regions: dict[tuple, dict] = {}  # scope path -> {"name", "kind"}
         self.operators: dict[tuple, dict] = {}  # (scope path, node) -> operator record
         self.job_epochs: dict[tuple, list[int]] = defaultdict(list)  # (scope, epoch) -> job ids
@@ -212,21 +210,18 @@ class _Analysis:
 
     def run(self) -> AppRows:
         reader = EventLogReader(self.log, on_error=self.errors.append)
-        model, replay, on_event, on_record = self.model, self.replay, self._event, self._record
-        keep = self.records
+        model, replay, on_event, on_record, blame = self.model, self.replay, self._event, self._record, self.blame
         for ev in reader:
             on_event(ev.event)
             for rec in model.feed(ev.event, ev.line):
                 on_record(rec)
-                replay.apply(rec, ev.line)
-                if keep is not None:
-                    keep.append(rec)
+                if replay.apply(rec, ev.line):
+                    blame.record(rec)
         replay.finish()
         times = self._times()
         stages = self._stages()
         self._culprits(times, stages)
-        if self.blame is not None and self.records is not None:
-            self._attach_blame(times, self.blame(self.records))
+        self._attach_blame(times, {"times": [t.to_json() for t in blame.times()]})
         return AppRows(self._application(reader, times, stages), times, stages)
 
     def _event(self, e: dict) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from backend.fleet.analyze import APPLICATION_COLUMNS, STAGE_COLUMNS, TIME_COLUMNS, BlameFunction, analyze_log
+from backend.fleet.analyze import APPLICATION_COLUMNS, STAGE_COLUMNS, TIME_COLUMNS, analyze_log
 from backend.sources.codecs import strip_codec
 
 __all__ = [
@@ -94,7 +94,7 @@ def group_applications(files: Iterable[str]) -> tuple[list[FleetApp], int]:
     return [FleetApp(i, p, r, fs) for i, (p, r, fs) in enumerate(entries)], skipped
 
 
-def analyze_app(app: FleetApp, contents: Iterable[tuple[str, bytes]], blame: BlameFunction | None = None) -> dict:
+def analyze_app(app: FleetApp, contents: Iterable[tuple[str, bytes]]) -> dict:
     """In a task: write the application's files into a local temporary directory (same names, empty files from
     the listing) and analyse that copy. Returns `{"applications": [row], "times": [...], "stages": [...]}`."""
     data = dict(contents)
@@ -106,7 +106,7 @@ def analyze_app(app: FleetApp, contents: Iterable[tuple[str, bytes]], blame: Bla
         for path in app.files:
             (root / path.rpartition("/")[2]).write_bytes(bytes(data.get(path, b"")))
         local = root if app.rolling else root / app.path.rpartition("/")[2]
-        rows = analyze_log(local, log_name=_display(app.path), blame=blame)
+        rows = analyze_log(local, log_name=_display(app.path))
     return {"applications": [rows.application], "times": rows.times, "stages": rows.stages}
 
 
@@ -162,8 +162,7 @@ def _row_tuples(table: str, columns: Sequence[str]):
     return pick
 
 
-def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True,
-              blame: BlameFunction | None = None) -> FleetSummary:
+def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True) -> FleetSummary:
     """Analyse every application log under `directory` on `spark`; write the tables (and report) under `out`.
 
     Spark jobs, in order: the analysis (read every file once, shuffle each application's bytes to its own
@@ -188,7 +187,7 @@ def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True,
                 yield by_path[path], (path, r.content)
 
         def one_app(index: int, items: Iterator[Any]) -> Iterator[dict]:
-            yield analyze_app(shared.value[index], (item for _, item in items), blame)
+            yield analyze_app(shared.value[index], (item for _, item in items))
 
         analysed = (found.select("path", "content").rdd.flatMap(owned)
                     .partitionBy(len(apps), lambda k: k).mapPartitionsWithIndex(one_app).cache())
