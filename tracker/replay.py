@@ -79,6 +79,11 @@ class Replay:
     def apply(self, record: dict, line: int | None = None) -> bool:
         """Apply one record; on a problem, report it (``self.errors``) and return False. Never raises for bad input."""
         kind = record.get("type")
+        if kind != "progress":  # structure and marks are rare: check their whole shape first (log_records)
+            problem = record_problem(record)
+            if problem is not None:
+                self._error(line, f"{kind if type(kind) is str else 'untyped'} record rejected: {problem}")
+                return False
         try:
             if kind == "progress":
                 self._progress(record, line)
@@ -144,11 +149,14 @@ class Replay:
         depth = record.get("depth", parent.domain.depth)
         if type(depth) is not int:
             raise ValueError(f"depth {depth!r} is not an integer")
-        parent.add_scope(path[-1], str(record.get("name", "")), _count(record, "inputs"), _count(record, "outputs"), depth)
+        inputs, outputs = _count(record, "inputs"), _count(record, "outputs")
+        parent.add_scope(path[-1], str(record.get("name", "")), inputs, outputs, depth)
 
     def _operator(self, record: dict) -> None:
         scope, _, parse = self._scope(record.get("scope"))
         node = record.get("node")
+        if type(node) is not int:
+            raise ValueError(f"node {node!r} is not an integer")
         inputs, outputs = _count(record, "inputs", 1), _count(record, "outputs", 1)
         summary = record.get("summary")
         if summary is not None:
@@ -174,7 +182,7 @@ class Replay:
         raw_updates = record.get("updates")
         if type(raw_updates) is not list:
             raise ValueError("updates must be a list of [port, time, delta]")
-        updates = []
+        updates: list[tuple[Location, Any, int]] = []
         append = updates.append
         if parse is _parse1:
             for port, t, d in raw_updates:
@@ -216,6 +224,7 @@ class Replay:
         self.root.schedule()
         pushed = sink[:]
         sink.clear()
+        assert info is not None  # made above whenever there is a sink
         if self.checker is not None and pushed:
             self.checker.check_frontier_changes(pushed, info)
         if self.observer is not None:
@@ -240,7 +249,8 @@ class Replay:
         self.root.schedule()
         scopes = []
         for scope in self.root.scopes():
-            entry = {"path": list(scope.path), "name": scope.name, "depth": scope.domain.depth, "ports": scope.port_state()}
+            entry = {"path": list(scope.path), "name": scope.name, "depth": scope.domain.depth,
+                     "ports": scope.port_state()}
             if scope.parent is not None:
                 entry["reported"] = scope.reported_outputs()
             scopes.append(entry)
