@@ -16,11 +16,11 @@ import tracemalloc
 import orjson
 import pytest
 import zstandard
-from tests.fuzz_inputs import PROGRESS_FIXTURE, ROOT, SPARK_FIXTURES, progress_case, spark_case
 
 from backend.feeds import ProgressLogFeed
 from backend.spark.model import SparkModel
 from backend.spark.record import record
+from tests.fuzz_inputs import PROGRESS_FIXTURE, ROOT, SPARK_FIXTURES, progress_case, spark_case
 from tracker import jsonl
 from tracker.log_records import record_problem
 from tracker.progress_log import ProgressLogError, read_records
