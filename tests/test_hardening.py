@@ -229,3 +229,29 @@ def test_mutated_spark_logs_convert(tmp_path, seed):
         summary = record(src, tmp_path / f"out{n}.jsonl")
         assert summary.accounted
         replay_file(tmp_path / f"out{n}.jsonl")
+
+
+def test_damaged_spark_event_in_follow_and_live_sessions(tmp_path):
+    from backend.spark.follow_feed import SparkLogFeed
+    from backend.spark.live import SparkLiveFeed
+
+    lines = _spark_lines()
+    i = next(k for k, raw in enumerate(lines) if b'"SparkListenerTaskEnd"' in raw)
+    event = orjson.loads(lines[i])
+    event["Task Info"] = "x"
+    damaged = [*lines[:i], orjson.dumps(event), *lines[i + 1:]]
+    src = tmp_path / "app"
+    src.write_bytes(b"\n".join(damaged) + b"\n")
+    feed = SparkLogFeed(src, follow=False)
+    while feed.poll(512) is not None:
+        pass
+    assert [(e.path, e.line, e.kind) for e in feed.errors] == [(str(src), i + 1, jsonl.DAMAGED_EVENT)]
+    assert feed.model.ended and feed.model.uncertain
+
+    live = SparkLiveFeed("app (live)")
+    live.put(damaged)
+    live.end()
+    while live.poll(512) is not None:
+        pass
+    assert [(e.line, e.kind) for e in live.errors] == [(i + 1, jsonl.DAMAGED_EVENT)]
+    assert live.model.ended and live.model.uncertain
