@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tracker.jsonl import CodecError, JsonLinesCursor, LineError, PlainDecoder, file_decoder
-from tracker.log_records import header_problem
+from tracker.log_records import header_problem, line_problem
 from tracker.progress_log import ProgressLogError, first_record_problem, read_records
 
 __all__ = [
@@ -142,7 +142,7 @@ class FollowProgressLog(Feed):
         self.label = os.path.basename(self.path) + " (followed)"
         self.poll_interval = poll_interval
         self._fh: IO[bytes] | None = None
-        self._cursor = JsonLinesCursor(self.path, PlainDecoder(), self.errors.append)
+        self._cursor = JsonLinesCursor(self.path, PlainDecoder(), self.errors.append, check=line_problem)
         self._header = False
         self._closed = False
 

@@ -41,8 +41,8 @@ from .blame import BlameTracker
 from .feeds import Feed
 from .graph_layout import layout_graph, scope_graph
 from .history import History
-from .task_timeline import TaskTimeline
 from .series import SeriesRecorder
+from .task_timeline import TaskTimeline
 
 __all__ = ["Session", "SessionOptions"]
 

@@ -32,6 +32,8 @@ from typing import Any
 
 import orjson
 
+from backend.spark import py4j_bridge
+
 __all__ = ["attach", "Attachment", "AttachError"]
 
 
@@ -81,7 +83,7 @@ class Attachment:
         if self.listener is None:
             return True
         try:  # first, Spark hands the listener what it has posted (jobs end before their events are delivered)
-            self.sc._jsc.sc().listenerBus().waitUntilEmpty(int(timeout * 1000))
+            py4j_bridge.scala_context(self.sc).listenerBus().waitUntilEmpty(int(timeout * 1000))
         except Exception:
             pass  # a stopped context has nothing left to deliver
         ok = bool(self.listener.flush(int(timeout * 1000)))
@@ -137,7 +139,7 @@ def attach(spark: Any, url: str | os.PathLike[str] | None = None, *, listener: s
     in-driver server and file targets only). ``name``: the session's name (default: the application's name).
     """
     sc = getattr(spark, "sparkContext", spark)
-    if getattr(sc, "_jsc", None) is None:
+    if not py4j_bridge.has_jvm(sc):
         raise AttachError("attach needs a running SparkSession or SparkContext in this (classic PySpark) driver; "
                           "for Spark Connect or other drivers use the configuration-only listener (see the README)")
     if listener not in ("auto", "jvm", "py4j"):
@@ -170,13 +172,13 @@ def attach(spark: Any, url: str | os.PathLike[str] | None = None, *, listener: s
         lis.close(0)
         target.close(0)
         raise
-    lis.send('{"Event":"flowscope.Queue","name":"%s"}' % ("flowscope" if path == "jvm" else "shared"))
+    lis.send('{"Event":"flowscope.Queue","name":"' + ("flowscope" if path == "jvm" else "shared") + '"}')
     if path == "jvm":
         att.queue = register(sc, lis)
         if att.queue != "flowscope":
-            lis.send('{"Event":"flowscope.Queue","name":"%s"}' % att.queue)
+            lis.send('{"Event":"flowscope.Queue","name":"' + att.queue + '"}')
     else:
-        sc._jsc.sc().addSparkListener(lis)
+        py4j_bridge.scala_context(sc).addSparkListener(lis)
     att.url = target.url
     how = {"jvm": "JVM listener", "py4j": "Py4J Python listener (slower)"}[path]
     note = f" [{reason}]" if reason else ""
@@ -219,7 +221,7 @@ def _app_start(sc: Any, name: str | None) -> str:
 
 def _jobs_before(sc: Any) -> int:
     try:
-        return int(sc._jsc.sc().dagScheduler().nextJobId().get())
+        return int(py4j_bridge.scala_context(sc).dagScheduler().nextJobId().get())
     except Exception:
         return 0
 
@@ -295,7 +297,7 @@ class _RemoteServer(_Remote):
         if not ingest or not ingest.get("port"):
             raise AttachError(f"the flowscope server at {base} takes no live Spark events: start it with "
                               "`flowscope serve --spark-port 7337`, or attach to tcp://HOST:PORT")
-        host = ingest.get("host") or parsed.hostname
+        host = ingest.get("host") or parsed.hostname or "127.0.0.1"
         if host in ("0.0.0.0", "::", ""):
             host = parsed.hostname
         super().__init__(host, int(ingest["port"]), token, base + "/" + (f"?token={token}" if token else ""))
@@ -386,8 +388,9 @@ class _LocalServer(_Local):
         async def add():
             return self.manager.add(feed, feed.label)
 
-        self.session = asyncio.run_coroutine_threadsafe(add(), self.loop).result(10)
-        self.url = f"http://127.0.0.1:{self.port}/#/s/{self.session.id}"
+        session = asyncio.run_coroutine_threadsafe(add(), self.loop).result(10)
+        self.session = session
+        self.url = f"http://127.0.0.1:{self.port}/#/s/{session.id}"
 
     def close(self, timeout: float) -> None:
         super().close(timeout)  # the server keeps serving the session until the driver exits
@@ -429,7 +432,7 @@ class _FileSink(_Local):
         feed = self.feed
         if feed is not None:
             end = time.monotonic() + max(timeout, 0.5)
-            while not feed._ended and time.monotonic() < end:
+            while not feed.ending and time.monotonic() < end:
                 time.sleep(0.02)
             feed.end()
             if self._thread is not None:

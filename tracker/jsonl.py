@@ -44,6 +44,7 @@ __all__ = [
     "NOT_AN_OBJECT",
     "ReadLimits",
     "REJECTED_RECORD",
+    "DAMAGED_EVENT",
     "STREAM_TOO_LARGE",
     "TRUNCATED_LINE",
     "TRUNCATED_STREAM",
@@ -64,10 +65,12 @@ TRUNCATED_STREAM = "truncated-stream"  # a finished compressed file ends inside 
 STREAM_TOO_LARGE = "stream-too-large"  # decompressed past ReadLimits.max_stream_bytes: the rest is skipped
 FILE_VANISHED = "file-vanished"  # a file disappeared before it was read to its end
 REJECTED_RECORD = "rejected-record"  # a well-formed line whose record was rejected (by the replay)
+DAMAGED_EVENT = "damaged-event"  # a Spark event whose fields have the wrong types: skipped by the model
 
 _EXCERPT = 120
 OUT_CHUNK = 1 << 20  # decompressed bytes handed on at a time: a decompression bomb never sits in memory whole
 _ZSTD_SLICE = 4096  # compressed bytes fed to zstd at a time (zstd can expand a few bytes into 128 KiB)
+_GZIP_SLICE = 4096  # compressed bytes fed to zlib at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,9 +204,11 @@ class JsonLines:
         on_object: Callable[[int, dict], None],
         counts: LineCounts | None = None,
         limits: ReadLimits = DEFAULT_LIMITS,
+        check: Callable[[bytes, dict], str | None] | None = None,
     ) -> None:
         self.path = path
         self.line = 0  # lines seen
+        self.check = check  # a format's validator: the reason to reject an object, or None
         self.counts = counts if counts is not None else LineCounts()
         self.limits = limits
         self._report = report
@@ -253,6 +258,12 @@ class JsonLines:
         if type(obj) is not dict:
             self.corrupt(NOT_AN_OBJECT, f"expected a JSON object, found a JSON {_json_type(obj)}", raw)
             return None
+        if self.check is not None:
+            problem = self.check(raw, obj)
+            if problem is not None:
+                self.corrupt(REJECTED_RECORD, f"{obj.get('type') if type(obj.get('type')) is str else 'untyped'} "
+                                              f"record rejected: {problem}", raw)
+                return None
         counts.events += 1
         self._on_object(self.line, obj)
         return obj
@@ -320,6 +331,11 @@ class GzipDecoder:
         return _decode_all(self, data)
 
     def chunks(self, data: bytes) -> Iterator[bytes]:
+        # in slices: zlib drops a call's output when it meets damage, so a slice is all that damage can cost
+        for start in range(0, len(data), _GZIP_SLICE):
+            yield from self._member_chunks(data[start:start + _GZIP_SLICE])
+
+    def _member_chunks(self, data: bytes) -> Iterator[bytes]:
         while data:
             self._fed += len(data)
             z = self._z
@@ -433,6 +449,7 @@ class JsonLinesCursor:
         chunk_size: int = 1 << 20,
         limits: ReadLimits = DEFAULT_LIMITS,
         wrap: Callable[[str, int, dict], Any] | None = None,
+        check: Callable[[bytes, dict], str | None] | None = None,
     ) -> None:
         self.name = path
         self.codec = decoder.codec
@@ -444,7 +461,7 @@ class JsonLinesCursor:
         self.offset = 0  # bytes of the file consumed
         self.decoded = 0  # bytes after decoding
         self.ready: deque[Any] = deque()
-        self.parser = JsonLines(path, report, self._ready, counts, limits)
+        self.parser = JsonLines(path, report, self._ready, counts, limits, check)
         self.broken = False  # the stream is corrupt (or over its limit): nothing more is read
         self.finished = False
 
@@ -537,11 +554,13 @@ def read_json_lines(
     decoder: Decoder | None = None,
     counts: LineCounts | None = None,
     limits: ReadLimits = DEFAULT_LIMITS,
+    check: Callable[[bytes, dict], str | None] | None = None,
 ) -> Iterator[tuple[int, dict]]:
     """``(line, object)`` for every JSON object in a finished file (decoder by suffix unless given); corrupt
-    lines and damaged compressed bytes are reported and skipped, everything that decodes is yielded."""
+    lines, objects ``check`` rejects and damaged compressed bytes are reported and skipped, everything else that
+    decodes is yielded."""
     p = os.fspath(path)
-    cursor = JsonLinesCursor(p, decoder or file_decoder(p), report, counts=counts, limits=limits,
+    cursor = JsonLinesCursor(p, decoder or file_decoder(p), report, counts=counts, limits=limits, check=check,
                              chunk_size=1 << 20 if decoder is None and not p.endswith((".gz", ".zst", ".zstd"))
                              else 1 << 16)
     ready = cursor.ready

@@ -11,6 +11,8 @@ format's specification; :class:`Limits` says what one record may cost.
 
 from __future__ import annotations
 
+import re
+import reprlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +31,7 @@ __all__ = [
     "mark",
     "port_json",
     "record_problem",
+    "line_problem",
 ]
 
 FORMAT = "flowscope-progress"
@@ -186,9 +189,13 @@ def _port(v: Any, key: str, limits: Limits) -> None:
         raise _Reject(f'{key} {_short(v)} is not a port ["in"|"out", node, port]')
 
 
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 40, 40, 4, 4
+
+
 def _short(v: Any) -> str:
-    text = repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """A value for a message: short, and safe for values nested thousands deep."""
+    return _REPR.repr(v)
 
 
 def _check_operator(record: dict, limits: Limits) -> None:
@@ -233,14 +240,14 @@ def _check_edge(record: dict, limits: Limits) -> None:
     _port(record.get("to"), "to", limits)
 
 
-def _check_progress(record: dict, limits: Limits) -> None:
+def _check_progress(record: dict, limits: Limits, each_update: bool = True) -> None:
     _path(record.get("scope", []), "scope", limits)
     updates = record.get("updates")
     if type(updates) is not list:
         raise _Reject("updates must be a list of [port, time, delta]")
     if len(updates) > limits.max_updates:
         raise _Reject(f"{len(updates)} updates in one batch (limit {limits.max_updates})")
-    for u in updates:
+    for u in updates if each_update else ():
         if type(u) is not list or len(u) != 3 or type(u[2]) is not int:
             raise _Reject(f"update {_short(u)} is not [port, time, integer delta]")
         _port(u[0], "update port", limits)
@@ -269,27 +276,43 @@ _CHECKS = {
 }
 
 
-def record_problem(record: Any, limits: Limits = DEFAULT_LIMITS) -> str | None:
+def record_problem(record: Any, limits: Limits = DEFAULT_LIMITS, *, walk: bool = True,
+                   each_update: bool = True) -> str | None:
     """None if ``record`` is well shaped, else the reason to reject it whole (see the module docstring).
 
     Checks shape and cost only: field types, 64-bit integers, nesting depth, port and node numbers within
     ``limits``, summary and capability lists that match the port counts. Unknown record types are well shaped
-    (readers ignore them) as long as ``type`` is a string.
+    (readers ignore them) as long as ``type`` is a string. ``walk=False`` skips the walks over every value
+    (depth, 64-bit integers) and ``each_update=False`` the per-update shape (the replay checks each update as it
+    converts it): :func:`line_problem` uses both when the line's bytes already rule the walks out.
     """
     if type(record) is not dict:
         return f"a record must be a JSON object, not {type(record).__name__}"
     kind = record.get("type")
     if type(kind) is not str:
         return f"type must be a string, not {_short(kind)}"
-    if not _depth_within(record, limits.max_depth):
-        return f"values nested more than {limits.max_depth} levels deep"
-    if not _int64s_within(record):
-        return "an integer does not fit in 64 bits"
-    check = _CHECKS.get(kind)
-    if check is None:
-        return None
+    if walk:
+        if not _depth_within(record, limits.max_depth):
+            return f"values nested more than {limits.max_depth} levels deep"
+        if not _int64s_within(record):
+            return "an integer does not fit in 64 bits"
     try:
-        check(record, limits)
+        if kind == "progress":
+            _check_progress(record, limits, each_update)
+        else:
+            check = _CHECKS.get(kind)
+            if check is not None:
+                check(record, limits)
     except _Reject as e:
         return str(e)
     return None
+
+
+_LONG_NUMBER = re.compile(rb"\d{19}")  # 2**63 has 19 digits: a shorter run of digits is always a 64-bit integer
+
+
+def line_problem(raw: bytes, record: Any, limits: Limits = DEFAULT_LIMITS) -> str | None:
+    """:func:`record_problem` for a record just parsed from the line ``raw``, at the cost of a byte scan: the walks
+    over every value run only when the line has enough brackets to nest too deep or a run of 19 digits."""
+    walk = raw.count(b"[") + raw.count(b"{") > limits.max_depth or _LONG_NUMBER.search(raw) is not None
+    return record_problem(record, limits, walk=walk, each_update=False)

@@ -83,6 +83,11 @@ class Replay:
     def apply(self, record: dict, line: int | None = None) -> bool:
         """Apply one record; on a problem, report it (``self.errors``) and return False. Never raises for bad input."""
         kind = record.get("type")
+        if kind != "progress":  # structure and marks are rare: check their whole shape first (log_records)
+            problem = record_problem(record)
+            if problem is not None:
+                self._error(line, f"{kind if type(kind) is str else 'untyped'} record rejected: {problem}")
+                return False
         try:
             if kind == "progress":
                 self._progress(record, line)
@@ -150,12 +155,14 @@ class Replay:
         depth = record.get("depth", parent.domain.depth)
         if type(depth) is not int:
             raise ValueError(f"depth {depth!r} is not an integer")
-        name = str(record.get("name", ""))
-        parent.add_scope(path[-1], name, _count(record, "inputs"), _count(record, "outputs"), depth)
+        inputs, outputs = _count(record, "inputs"), _count(record, "outputs")
+        parent.add_scope(path[-1], str(record.get("name", "")), inputs, outputs, depth)
 
     def _operator(self, record: dict) -> None:
         scope, _, parse = self._scope(record.get("scope"))
-        node: Any = record.get("node")  # the scope checks it is a new child index
+        node = record.get("node")
+        if type(node) is not int:
+            raise ValueError(f"node {node!r} is not an integer")
         inputs, outputs = _count(record, "inputs", 1), _count(record, "outputs", 1)
         summary = record.get("summary")
         if summary is not None:

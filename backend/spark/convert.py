@@ -24,8 +24,10 @@ from typing import Any
 
 from backend.sources import AppLog, EventLogReader, LineError, MissingCodecError, describe_log, find_logs
 from backend.sources.eventlog_layout import looks_like_event_log
+from tracker.jsonl import DAMAGED_EVENT
 from tracker.progress_log import FORMAT, ProgressLogWriter
 
+from .event_shape import event_problem
 from .model import SparkModel
 from .redact import Redactor
 
@@ -54,6 +56,7 @@ class RecordSummary:
     lines: int = 0
     blank_lines: int = 0
     corrupt_lines: int = 0
+    damaged_events: int = 0  # events skipped whole because a field had the wrong type (reported in `errors`)
     errors: list[LineError] = field(default_factory=list)
     unknown_events: dict[str, int] = field(default_factory=dict)
     uncertain: list[str] = field(default_factory=list)
@@ -80,10 +83,13 @@ class RecordSummary:
                 f"batches, {self.marks} marks in {self.seconds:.2f} s")
         if self.corrupt_lines:
             text += f"; {self.corrupt_lines} corrupt lines skipped"
+        if self.damaged_events:
+            text += f"; {self.damaged_events} damaged events skipped"
         if self.unknown_events:
             text += f"; {sum(self.unknown_events.values())} events of {len(self.unknown_events)} types not modelled"
         if self.uncertain:
-            text += f"; uncertain: {self.uncertain[0]}" + (f" (+{len(self.uncertain) - 1})" if len(self.uncertain) > 1 else "")
+            more = len(self.uncertain) - 1
+            text += f"; uncertain: {self.uncertain[0]}" + (f" (+{more})" if more else "")
         if self.pending:
             text += f"; in progress, last line unfinished at {self.pending}"
         elif not self.ended:
@@ -147,6 +153,8 @@ class SparkLogConversion:
         self._on_error = on_error
         self.reader = EventLogReader(self.log, on_error=self._error)
         self.model = SparkModel()
+        self.model.on_damaged = self._damaged
+        self._path = str(self.log.path)  # the file of the event being modelled
         self.redactor = redact if isinstance(redact, Redactor) else (Redactor() if redact else None)
         self.progress = progress  # called with (bytes read, total bytes) as the log is read
         self.total_bytes = sum(_size(p) for p in self.log.files)
@@ -161,6 +169,9 @@ class SparkLogConversion:
         self._summary.errors.append(err)
         if self._on_error is not None:
             self._on_error(err)
+
+    def _damaged(self, line: int | None, kind: str, problem: str) -> None:
+        self._error(LineError(self._path, line or 0, DAMAGED_EVENT, f"{kind} skipped: {problem}"))
 
     def source_name(self) -> str:
         """What the header's `source` says: the application's name and id, and the log's file name."""
@@ -190,7 +201,10 @@ class SparkLogConversion:
         ahead, self._ahead = self._ahead, []
         events = _chain(ahead, self._events)
         for ev in events:
-            event = redactor.event(ev.event) if redactor is not None else ev.event
+            self._path = ev.path
+            event = ev.event
+            if redactor is not None and event_problem(event) is None:  # a damaged event is only reported
+                event = redactor.event(event)
             records = model.feed(event, ev.line)
             if records:
                 for rec in records:
@@ -215,6 +229,7 @@ class SparkLogConversion:
         s.events, s.lines, s.blank_lines = stats.events, stats.lines_read, stats.lines_blank
         s.corrupt_lines = stats.lines_corrupt + stats.streams_corrupt
         s.unknown_events = dict(model.unknown_events)
+        s.damaged_events = model.damaged_events
         s.uncertain = list(model.uncertain)
         pending = self.reader.pending
         s.pending = f"{os.path.basename(pending.path)}:{pending.line} ({pending.size} bytes)" if pending else None

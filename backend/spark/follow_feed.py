@@ -26,6 +26,7 @@ from pathlib import Path
 from backend.feeds import Feed, FeedKind, FeedRegistry
 from backend.sources import EventLogFollower, LogDirectoryScanner
 from backend.sources.eventlog_layout import ROLLING_PREFIX, looks_like_event_log, rolling_parts
+from tracker.jsonl import DAMAGED_EVENT, LineError
 
 from .gaps import GapDetector
 from .model import SparkModel
@@ -54,6 +55,8 @@ class SparkLogFeed(Feed):
         self.gaps = GapDetector()
         self.events = 0
         self.follower = EventLogFollower(self.path, on_error=self.errors.append)
+        self.model.on_damaged = self._damaged
+        self._event_path = str(self.path)
         self._done = False
         self._more = False
 
@@ -74,6 +77,7 @@ class SparkLogFeed(Feed):
             events = self.follower.poll(limit)
             for ev in events:
                 self.events += 1
+                self._event_path = ev.path
                 reason = gaps.check(ev.event)
                 if reason is not None:
                     out.extend((ev.line, r) for r in model.note_gap(reason))
@@ -89,6 +93,9 @@ class SparkLogFeed(Feed):
         else:
             self._more = not out  # more may be there: do not wait before the next poll
         return out
+
+    def _damaged(self, line: int | None, kind: str, problem: str) -> None:
+        self.errors.append(LineError(self._event_path, line or 0, DAMAGED_EVENT, f"{kind} skipped: {problem}"))
 
     async def wait(self, timeout: float) -> None:
         await asyncio.sleep(0 if self._more else min(timeout, self.poll_interval))

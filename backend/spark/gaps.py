@@ -17,7 +17,7 @@ business (the model's ``note_gap``). Memory: a set of task indices per running s
 
 from __future__ import annotations
 
-from typing import Any
+from .event_shape import event_problem
 
 __all__ = ["GapDetector"]
 
@@ -34,13 +34,15 @@ class GapDetector:
         self.reasons: list[str] = []
 
     def check(self, event: dict) -> str | None:
-        """The reason this event shows a gap, or None."""
+        """The reason this event shows a gap, or None. A damaged event is the model's to report (it skips it)."""
+        if event_problem(event) is not None:
+            return None
         kind = event.get("Event")
         if kind == "SparkListenerTaskEnd":
             return self._task_end(event)
         if kind == "SparkListenerStageSubmitted":
             info = event.get("Stage Info") or {}
-            key = (info.get("Stage ID"), info.get("Stage Attempt ID", 0))
+            key = (info["Stage ID"], info.get("Stage Attempt ID", 0))
             self.running[key] = (info.get("Number of Tasks") or 0, set())
             self.finished.discard(key)
         elif kind == "SparkListenerStageCompleted":
@@ -49,7 +51,7 @@ class GapDetector:
             ids = [i.get("Stage ID") for i in event.get("Stage Infos") or []]
             if not ids:
                 ids = list(event.get("Stage IDs") or [])
-            self.jobs[event.get("Job ID")] = ids
+            self.jobs[event["Job ID"]] = ids
             self.listed.update(ids)
         elif kind == "SparkListenerJobEnd":
             return self._job_end(event)
@@ -68,7 +70,7 @@ class GapDetector:
         return reason
 
     def _task_end(self, e: dict) -> str | None:
-        sid, attempt = e.get("Stage ID"), e.get("Stage Attempt ID", 0)
+        sid, attempt = e["Stage ID"], e.get("Stage Attempt ID", 0)
         key = (sid, attempt)
         entry = self.running.get(key)
         if entry is None:
@@ -83,7 +85,7 @@ class GapDetector:
         return None
 
     def _stage_completed(self, info: dict) -> str | None:
-        key = (info.get("Stage ID"), info.get("Stage Attempt ID", 0))
+        key = (info["Stage ID"], info.get("Stage Attempt ID", 0))
         entry = self.running.pop(key, None)
         self.finished.add(key)
         if entry is None or info.get("Failure Reason") or key[1] != 0:
@@ -94,7 +96,7 @@ class GapDetector:
         return None
 
     def _job_end(self, e: dict) -> str | None:
-        stages = self.jobs.pop(e.get("Job ID"), None)
+        stages = self.jobs.pop(e["Job ID"], None)
         if stages is None:
             return None  # never started: the model reports it
         if (e.get("Job Result") or {}).get("Result", "JobSucceeded") != "JobSucceeded":

@@ -33,7 +33,7 @@ import orjson
 
 from backend.feeds import Feed
 from backend.security import is_loopback
-from tracker.jsonl import DEFAULT_LIMITS, LINE_TOO_LONG, JsonLines, LineError, LineSplitter
+from tracker.jsonl import DAMAGED_EVENT, DEFAULT_LIMITS, LINE_TOO_LONG, JsonLines, LineError, LineSplitter
 
 from .gaps import GapDetector
 from .model import SparkModel
@@ -79,6 +79,7 @@ class SparkLiveFeed(Feed):
         self._event: asyncio.Future | None = None
         self._waiting = False
         self._parser = JsonLines(label, self.errors.append, _ignore)  # lines to events, problems reported
+        self.model.on_damaged = self._damaged
 
     # --- producer side (the socket thread) ------------------------------------------------------------------
 
@@ -200,9 +201,13 @@ class SparkLiveFeed(Feed):
         if records:
             out.extend((None, r) for r in records)
         if self.task_end_times is not None and kind == "SparkListenerTaskEnd":
-            finish = (event.get("Task Info") or {}).get("Finish Time")
+            info = event.get("Task Info")
+            finish = info.get("Finish Time") if type(info) is dict else None
             if finish:
                 self.task_end_times.append(finish)
+
+    def _damaged(self, line: int | None, kind: str, problem: str) -> None:
+        self.errors.append(LineError(self.label, self.lines, DAMAGED_EVENT, f"{kind} skipped: {problem}"))
 
     def _control(self, kind: str, event: dict, out: list[Record]) -> None:
         if kind == "flowscope.Hello":

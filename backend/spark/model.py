@@ -24,10 +24,13 @@ started) marks the session *uncertain* from that point instead of inventing prog
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tracker import log_records
+
+from .event_shape import event_problem
 from .tasks import TaskLedger
 
 __all__ = ["SparkModel", "SparkSummary"]
@@ -115,6 +118,8 @@ class SparkModel:
         self.app_name: str | None = None
         self.app_id: str | None = None
         self.ended = False
+        self.damaged_events = 0  # events skipped because a field had the wrong type (see event_shape)
+        self.on_damaged: Callable[[int | None, str, str], None] | None = None  # (line, event type, what is wrong)
         self._next_region = 1
         self._seq: dict[str, int] = {}
         self._at = 0.0
@@ -134,11 +139,19 @@ class SparkModel:
         self._out = []
         self._line = line
         kind = event.get("Event")
+        problem = event_problem(event)
+        if problem is not None:  # skipped whole: half an event would leave the model inconsistent
+            self.damaged_events += 1
+            if self.on_damaged is not None:
+                self.on_damaged(line, str(kind), problem)
+            self._uncertain(f"a damaged {kind} event was skipped" + (f" (line {line})" if line else ""))
+            return self._out
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is None and isinstance(kind, str) and kind.startswith(STREAMING_PREFIX):
             handler = _HANDLERS.get(kind[len(STREAMING_PREFIX):])
         if handler is None:
-            self.unknown_events[str(kind)] = self.unknown_events.get(str(kind), 0) + 1
+            name = kind if isinstance(kind, str) else f"<{type(kind).__name__}>"  # never the repr of a hostile value
+            self.unknown_events[name] = self.unknown_events.get(name, 0) + 1
             return []
         handler(self, event)
         if self._after:
@@ -226,15 +239,16 @@ class SparkModel:
         for k, ps in enumerate(parent_sigs, start=1):
             region.op_ports[node].setdefault(ps, k)
         rdds = info.get("RDD Info") or []
+        scopes = sorted({s for s in (_scope_name(r) for r in rdds) if s})
         attrs = {
             "stage_ids": [info.get("Stage ID")],
             "stage_name": info.get("Stage Name"),
             "tasks": info.get("Number of Tasks"),
             "rdds": [r.get("Name") for r in rdds][:8],
-            "scopes": sorted({s for s in (_scope_name(r) for r in rdds) if s}),
+            "scopes": scopes,
             "callsite": (info.get("Details") or "").split("\n", 1)[0][:300],
         }
-        name = _stage_label(info, attrs["scopes"], streaming)
+        name = _stage_label(info, scopes, streaming)
         self._emit(log_records.operator(region.path, node, name, 1 + len(parent_sigs), 1, attrs=attrs))
         self._edge(region, 1, node, 0)
         return node
@@ -249,14 +263,15 @@ class SparkModel:
 
     def _on_job_start(self, e: dict) -> None:
         self._time(e.get("Submission Time"))
-        job_id = e.get("Job ID")
+        job_id: int = e["Job ID"]
         props = e.get("Properties") or {}
         infos = e.get("Stage Infos") or []
-        query = props.get("sql.streaming.queryId")
+        query: str = props.get("sql.streaming.queryId") or ""
         streaming = bool(query) and props.get("streaming.sql.batchId") is not None
         if streaming:
             epoch = int(props["streaming.sql.batchId"])
-            region = self._region(("query", query), f"query {self._queries.get(query) or query[:8]} (streaming)", "streaming query", epoch)
+            name = self._queries.get(query) or query[:8]
+            region = self._region(("query", query), f"query {name} (streaming)", "streaming query", epoch)
         else:
             group = props.get("spark.jobGroup.id")
             sql = props.get("spark.sql.execution.id")
@@ -283,7 +298,9 @@ class SparkModel:
             if sid not in sigs:
                 info = by_id[sid]
                 base = _base_signature(info, streaming)
-                sigs[sid] = (base, tuple(sorted((signature(p, depth + 1) for p in parents[sid]), key=repr))) if depth < 50 else base
+                if depth < 50:
+                    base = (base, tuple(sorted((signature(p, depth + 1) for p in parents[sid]), key=repr)))
+                sigs[sid] = base
             return sigs[sid]
 
         seen_sigs: dict[Any, int] = {}
@@ -314,7 +331,8 @@ class SparkModel:
                     port = region.op_ports[cnode].get(sigs[sid], 1)
                     updates.append(self._message(region, cnode, port, epoch, 1))
                 continue
-            targets = [(region.ops[sigs[c]], region.op_ports[region.ops[sigs[c]]].get(sigs[sid], 1)) for c in children[sid]]
+            targets = [(region.ops[sigs[c]], region.op_ports[region.ops[sigs[c]]].get(sigs[sid], 1))
+                       for c in children[sid]]
             region.stage_ids[sid] = None
             self.stages[sid] = StageState(sid, by_id[sid].get("Stage Name", ""), region, node, job_id, epoch,
                                           parents[sid], children[sid], targets=targets or [(2, 0)],
@@ -355,7 +373,7 @@ class SparkModel:
         """The stage info, id, attempt and state a stage event names; a stage no job listed makes us uncertain."""
         info = e.get("Stage Info") or {}
         self._time(info.get(time_field))
-        sid, attempt = info.get("Stage ID"), info.get("Stage Attempt ID", 0)
+        sid, attempt = info["Stage ID"], info.get("Stage Attempt ID", 0)
         st = self.stages.get(sid)
         if st is None:
             self._uncertain(f"stage {sid} {what} without a job that lists it")
@@ -385,7 +403,7 @@ class SparkModel:
         info = e.get("Task Info") or {}
         self._time(info.get("Finish Time"))
         self.task_ends += 1
-        sid, attempt = e.get("Stage ID"), e.get("Stage Attempt ID", 0)
+        sid, attempt = e["Stage ID"], e.get("Stage Attempt ID", 0)
         st = self.stages.get(sid)
         if st is None:
             self._uncertain(f"task of stage {sid}, which was never submitted")
@@ -439,7 +457,7 @@ class SparkModel:
 
     def _on_job_end(self, e: dict) -> None:
         self._time(e.get("Completion Time"))
-        job_id = e.get("Job ID")
+        job_id = e["Job ID"]
         job = self.jobs.get(job_id)
         if job is None:
             self._uncertain(f"job {job_id} ended without having started")
@@ -581,7 +599,8 @@ def _base_signature(info: dict, streaming: bool) -> Any:
     scopes = tuple(sorted(s for s in (_scope_name(r) for r in rdds) if s))
     if streaming:
         # stage names in streaming are useless ("start at NativeMethodAccessorImpl.java:0") and ids change per batch
-        return ("scopes", scopes, tuple(sorted(str(r.get("Name")) for r in rdds if not str(r.get("Name", "")).isdigit())))
+        names = tuple(sorted(str(r.get("Name")) for r in rdds if not str(r.get("Name", "")).isdigit()))
+        return ("scopes", scopes, names)
     return (info.get("Stage Name"), scopes, tuple(sorted(str(r.get("Callsite", "")) for r in rdds)))
 
 

@@ -89,7 +89,8 @@ _SEG = r"[^\s/\\\"'<>|:,;=()\[\]{}*?]"
 _POSIX_PATH = re.compile(rf"(?<![\w/.~-])~?/{_SEG}+(?:/{_SEG}*)*")
 _WIN_PATH = re.compile(r"(?<![\w])[A-Za-z]:\\(?:[^\\\s\"'<>|:*?]+\\)+[^\\\s\"'<>|:*?,;]*")
 _HOME_ROOTS = ("home", "Users", "users")
-_IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\.?\w)")
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+_IPV4 = re.compile(rf"(?<![\w.])(?:{_OCTET}\.){{3}}{_OCTET}(?!\.?\w)")
 _IPV6 = re.compile(
     r"(?<![\w:.])(?:(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}"
     r"|(?=[0-9a-fA-F:]*[a-fA-F1-9])(?:[0-9a-fA-F]{1,4}:){1,6}:(?:[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{1,4})*)?"
@@ -291,8 +292,9 @@ class Redactor:
                          if users else None)
 
     def _text(self, s: str) -> str:
-        if not _QUICK.search(s) and not _TOKEN_SHAPES.search(s) and (self._host_re is None or not self._host_re.search(s)) and (
-                self._user_re is None or not self._user_re.search(s)):
+        if (not _QUICK.search(s) and not _TOKEN_SHAPES.search(s)
+                and (self._host_re is None or not self._host_re.search(s))
+                and (self._user_re is None or not self._user_re.search(s))):
             return s
         # secrets first, so nothing below can carry one along
         s = _PEM.sub(REDACTED, s)
@@ -512,6 +514,7 @@ def redact_log(
                 current = ev.path
                 writer = _CodecWriter(targets[ev.path])
                 stats.files += 1
+            assert writer is not None  # made for the first event's file above
             writer.write(orjson.dumps(redactor.event(ev.event)) + b"\n")
             stats.events += 1
         if writer is not None:
@@ -532,7 +535,8 @@ def _marker_name(log: AppLog) -> str | None:
         return None
     markers = sorted(n for n in names if n.startswith(STATUS_PREFIX))
     final = [n for n in markers if not n.endswith(INPROGRESS)]
-    return (final or markers or [None])[0]
+    chosen = final or markers
+    return chosen[0] if chosen else None
 
 
 def _with_codec(target: Path, source_name: str) -> Path:

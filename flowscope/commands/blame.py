@@ -11,7 +11,6 @@ import json
 import sys
 from typing import Any
 
-
 __all__ = ["register", "segment_text"]
 
 

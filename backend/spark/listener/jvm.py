@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .. import py4j_bridge
 from .build import LISTENER_CLASS
 
 __all__ = ["QUEUE", "load_listener_class", "new_jvm_listener", "register", "unregister"]
@@ -24,11 +25,11 @@ QUEUE = "flowscope"
 
 def load_listener_class(sc: Any, jar: Path) -> Any:
     """The listener's java.lang.Class in the driver JVM of SparkContext ``sc``."""
-    jvm, gateway = sc._jvm, sc._gateway
-    cached = getattr(sc, "_flowscope_listener_class", None)
+    jvm, gateway = py4j_bridge.jvm(sc), py4j_bridge.gateway(sc)
+    cached = py4j_bridge.cached_listener_class(sc)
     if cached is not None:
         return cached
-    spark_loader = sc._jsc.sc().getClass().getClassLoader()
+    spark_loader = py4j_bridge.scala_context(sc).getClass().getClassLoader()
     try:
         cls = jvm.java.lang.Class.forName(LISTENER_CLASS, True, spark_loader)
     except Exception:  # not on the class path: load it from the jar
@@ -36,14 +37,14 @@ def load_listener_class(sc: Any, jar: Path) -> Any:
         urls[0] = jvm.java.io.File(str(jar)).toURI().toURL()
         loader = jvm.java.net.URLClassLoader(urls, spark_loader)
         cls = loader.loadClass(LISTENER_CLASS)
-    sc._flowscope_listener_class = cls
+    py4j_bridge.cache_listener_class(sc, cls)
     return cls
 
 
 def new_jvm_listener(sc: Any, jar: Path, host: str, port: int, token: str = "", capacity: int = 100_000,
                      app_name: str | None = None) -> Any:
     """A FlowscopeListener object in the driver JVM, already connecting to ``host:port`` (not yet registered)."""
-    jvm, gateway = sc._jvm, sc._gateway
+    jvm, gateway = py4j_bridge.jvm(sc), py4j_bridge.gateway(sc)
     cls = load_listener_class(sc, jar)
     string = jvm.java.lang.Class.forName("java.lang.String")
     integer = jvm.java.lang.Integer.TYPE
@@ -59,7 +60,7 @@ def new_jvm_listener(sc: Any, jar: Path, host: str, port: int, token: str = "", 
 
 def register(sc: Any, listener: Any) -> str:
     """Add ``listener`` to Spark's listener bus; the name of the queue it went to."""
-    jsc = sc._jsc.sc()
+    jsc = py4j_bridge.scala_context(sc)
     try:
         jsc.listenerBus().addToQueue(listener, QUEUE)
         return QUEUE
@@ -69,4 +70,4 @@ def register(sc: Any, listener: Any) -> str:
 
 
 def unregister(sc: Any, listener: Any) -> None:
-    sc._jsc.sc().removeSparkListener(listener)
+    py4j_bridge.scala_context(sc).removeSparkListener(listener)

@@ -17,6 +17,8 @@ import threading
 import time
 from typing import Any
 
+from .. import py4j_bridge
+
 __all__ = ["Py4JListener"]
 
 _SKIPPED = ('{"Event":"SparkListenerExecutorMetricsUpdate"', '{"Event":"SparkListenerBlockUpdated"')
@@ -24,7 +26,8 @@ _APP_END = '{"Event":"SparkListenerApplicationEnd"'
 
 
 class Py4JListener:
-    """Implements Spark's ``SparkListenerInterface`` in Python; register with ``sc._jsc.sc().addSparkListener``."""
+    """Implements Spark's ``SparkListenerInterface`` in Python; register it with ``addSparkListener`` on the Scala
+    context (``py4j_bridge.scala_context``)."""
 
     class Java:
         implements = ["org.apache.spark.scheduler.SparkListenerInterface"]
@@ -33,9 +36,9 @@ class Py4JListener:
                  app_name: str | None = None) -> None:
         from pyspark.java_gateway import ensure_callback_server_started
 
-        ensure_callback_server_started(sc._gateway)
+        ensure_callback_server_started(py4j_bridge.gateway(sc))
         self._sc = sc
-        self._json = sc._jvm.org.apache.spark.util.JsonProtocol
+        self._json = py4j_bridge.jvm(sc).org.apache.spark.util.JsonProtocol
         self._address = (host, port)
         self._token = token or ""
         self._hello = {"Event": "flowscope.Hello", "protocol": 1, "listener": "py4j", "token": self._token,
@@ -118,7 +121,7 @@ class Py4JListener:
 
     def _run(self) -> None:
         sock = None
-        reported = (0, {})
+        reported: tuple[int, dict] = (0, {})
         last_check = 0.0
         spark = {}
         try:
@@ -167,7 +170,7 @@ class Py4JListener:
 
     def _spark_drops(self) -> dict:
         try:
-            counters = self._sc._jsc.sc().listenerBus().metrics().metricRegistry().getCounters()
+            counters = py4j_bridge.scala_context(self._sc).listenerBus().metrics().metricRegistry().getCounters()
             out = {}
             for name in list(counters.keySet()):
                 if str(name).endswith("numDroppedEvents"):
