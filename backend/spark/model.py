@@ -395,7 +395,7 @@ class SparkModel:
     def _on_task_start(self, e: dict) -> None:
         info = e.get("Task Info") or {}
         self._time(info.get("Launch Time"))
-        st = self.stages.get(e.get("Stage ID"))
+        st = self.stages.get(e["Stage ID"])  # checked by event_shape before the handler runs
         if st is not None:  # who holds what: the task ledger names it (detail records)
             self._out += self.tasks.task_started(e, self._at)
 
