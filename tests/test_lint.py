@@ -92,3 +92,12 @@ def private_reaches(path: Path) -> list[str]:
 def test_no_module_reaches_into_private_names() -> None:
     found = [hit for pkg in PACKAGES for path in sorted((ROOT / pkg).rglob("*.py")) for hit in private_reaches(path)]
     assert not found, "private names used outside their owner:\n" + "\n".join(found)
+
+
+def test_every_package_is_in_the_wheel_list() -> None:
+    """pyproject lists the packages (the frontend mapping rules out discovery): a new one must be listed."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for pkg in PACKAGES for p in (ROOT / pkg).rglob("__init__.py")}
+    assert on_disk <= listed, f"packages missing from [tool.setuptools] packages: {sorted(on_disk - listed)}"
