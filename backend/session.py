@@ -57,6 +57,7 @@ class SessionOptions:
     checkpoint_every: int = 4096
     slice_seconds: float = 0.008
     idle_wait: float = 0.25  # longest wait for a live feed before polling again
+    read_batch: int = 1024  # records read (and decoded, decompressed) per trip to the reading thread
 
 
 class Session:
@@ -101,35 +102,39 @@ class Session:
             self._task = asyncio.get_running_loop().create_task(self.run(), name=f"session {self.id}")
 
     async def run(self) -> None:
+        """Read the feed on a worker thread (files, decompression, decoding never block the server) and apply
+        what was read on the event loop, in slices of ``slice_seconds``: requests and WebSocket senders run
+        between slices and always see a consistent state."""
         feed, opts = self.feed, self.options
+        chunk: list = []
+        pos = 0
         try:
             while not self._stop:
-                deadline = time.perf_counter() + opts.slice_seconds
-                finished = idle = False
-                while time.perf_counter() < deadline:
-                    chunk = feed.poll(64)
-                    if chunk is None:
-                        finished = True
-                        break
-                    if not chunk:
-                        idle = True
-                        break
-                    for line, record in chunk:
-                        self._apply(record, line)
-                self._end_slice()
-                if finished:
-                    self.replay.finish()
-                    self._end_slice()
-                    self.status = "done"
-                    self._notify_all()
-                    return
-                if idle:
-                    if self.status == "loading":
-                        self.status = "live"
+                if pos >= len(chunk):
+                    polled = await asyncio.to_thread(feed.poll, opts.read_batch)
+                    if polled is None:
+                        self.replay.finish()
+                        self._end_slice()
+                        self.status = "done"
                         self._notify_all()
-                    await feed.wait(opts.idle_wait)
-                else:
-                    await asyncio.sleep(0)
+                        return
+                    if not polled:
+                        if self.status == "loading":
+                            self.status = "live"
+                            self._notify_all()
+                        await feed.wait(opts.idle_wait)
+                        continue
+                    chunk, pos = polled, 0
+                deadline = time.perf_counter() + opts.slice_seconds
+                end = len(chunk)
+                while pos < end:
+                    line, record = chunk[pos]
+                    pos += 1
+                    self._apply(record, line)
+                    if not pos & 63 and time.perf_counter() >= deadline:
+                        break
+                self._end_slice()
+                await asyncio.sleep(0)
         except asyncio.CancelledError:
             self.status = "stopped"
             raise
