@@ -104,6 +104,11 @@ def test_canvas_colours_badges_and_selection(page, server, api, loop_sid):
     assert statuses(page) == expected_classes(api, loop_sid, 0)
     assert page.evaluate(f"{G}.badgeOf('out,1,0')") == 1  # one capability held
 
+    pos = page.evaluate(f"{G}.screenOf('out,1,0')")  # hover: the tooltip names the port and its frontier
+    page.mouse.move(pos["x"], pos["y"])
+    tip = page.wait_for_selector("#tooltip:not([hidden])")
+    assert "input · output 0" in tip.inner_text() and "frontier" in tip.inner_text()
+    page.mouse.move(5, 5)
     click_at(page, "in,4,0")  # a port, where it is drawn
     page.wait_for_function("(document.querySelector('#details h3') || {textContent: ''}).textContent.includes('sink')")
     assert page.evaluate(f"{G}.selectedPort") == "in,4,0"
