@@ -81,7 +81,12 @@ def pixel(page, x, y):
         return '#' + [v[0], v[1], v[2]].map(n => n.toString(16).padStart(2, '0')).join(''); }}""")
 
 
+def near(a, b, tolerance=6):
+    return all(abs(int(a[i:i + 2], 16) - int(b[i:i + 2], 16)) <= tolerance for i in (1, 3, 5))
+
+
 BG = {"behind": "#fdeaea", "at": "#fff5da", "passed": "#e8f6ee", "done": "#f1f3f6"}
+BLOCK = {"behind": "#d64545", "at": "#f0a500", "passed": "#2e9e5b", "done": "#c9d0d8"}
 
 
 def test_canvas_colours_badges_and_selection(page, server, api, loop_sid):
@@ -104,12 +109,26 @@ def test_canvas_colours_badges_and_selection(page, server, api, loop_sid):
     assert statuses(page) == expected_classes(api, loop_sid, 0)
     assert page.evaluate(f"{G}.badgeOf('out,1,0')") == 1  # one capability held
 
+    pos = page.evaluate(f"{G}.screenOf('out,1,0')")  # hover: the tooltip names the port and its frontier
+    page.mouse.move(pos["x"], pos["y"])
+    tip = page.wait_for_selector("#tooltip:not([hidden])")
+    assert "input · output 0" in tip.inner_text() and "frontier" in tip.inner_text()
+    page.mouse.move(5, 5)
     click_at(page, "in,4,0")  # a port, where it is drawn
     page.wait_for_function("(document.querySelector('#details h3') || {textContent: ''}).textContent.includes('sink')")
     assert page.evaluate(f"{G}.selectedPort") == "in,4,0"
     click_at(page, "1")  # an operator's body
     page.wait_for_function(f"{G}.boxFlags('1').sel")
     assert "input" in page.inner_text("#details h3")
+
+    # level of detail: zoomed far out, an operator is a block in its status's strong colour
+    page.evaluate(f"{G}.zoom(0.05 / {G}.view.s)")
+    page.wait_for_function(f"{G}.view.s < 0.16")
+    page.wait_for_timeout(100)  # the next frame
+    node = page.evaluate(f"{G}.boxes.get('4').node")
+    st = page.evaluate(f"{G}.boxFlags('4').status")
+    got = pixel(page, node["x"] + node["w"] / 2, node["y"] + node["h"] / 2)
+    assert near(got, BLOCK[st]), (st, got)  # a block two pixels high: edges are anti-aliased
 
 
 def test_canvas_explain_highlight_and_open_scope(page, server, loop_sid):

@@ -55,6 +55,7 @@ function autoTime(rows) {
 function render() {
   S.renderQueued = false;
   const { graph, timeline, panel, drawer } = ui;
+  if (!S.layout || graph.layout !== S.layout) return; // the stream can answer before the layout: openScope redraws
   const rows = currentRows();
   const time = S.userTime !== null ? S.userTime : autoTime(rows);
   const keys = S.pendingFull ? null : S.pendingKeys;
@@ -82,7 +83,7 @@ function render() {
     }, 0));
   }
   S.pendingLatency = null;
-  if (S.firstRender === undefined && rows.size && graph.layout === S.layout) {
+  if (S.firstRender === undefined && rows.size) {
     S.firstRender = null;
     requestAnimationFrame(() => setTimeout(() => {
       S.firstRender = performance.now();

@@ -15,6 +15,8 @@ export function closeSession() {
   if (S.stream) S.stream.close();
   S.stream = null;
   S.sid = null;
+  S.layout = null; // nothing is drawn for the next session until its own layout is on screen
+  S.firstRender = undefined;
   ui.timeline.pause();
 }
 
@@ -23,6 +25,8 @@ export async function openSession(sid, scope = [], batch = null) {
   // Everything the first picture needs is asked for at once: the session, the scope's graph, the stream.
   const graphReq = api.get(`/api/sessions/${sid}/graph`, { scope: api.scopeParam(scope) }).catch((e) => e);
   ui.timeline.reset();
+  S.mode = batch === null ? "live" : "history"; // before the stream's first message can set the batch
+  S.batch = batch || 0;
   const stream = new Stream(sid, {
     onState: (msg, keys) => onStream(msg, keys),
     onStatus: (st, reason) => { if (st === "closed" && reason) toast(`stream closed: ${reason}`); },
@@ -46,8 +50,6 @@ export async function openSession(sid, scope = [], batch = null) {
   $("#landing").hidden = true;
   $("#workspace").hidden = false;
   $("#top-right").hidden = false;
-  S.mode = batch === null ? "live" : "history";
-  S.batch = batch || 0;
   await openScope(scope, graphReq);
   // Marks and findings for the timeline: after the first picture.
   await afterFirstPicture();
