@@ -3,8 +3,8 @@
 // bar opens that holder at that moment: the view seeks to the batch then and explains the holder's port.
 
 import * as api from "./api.js";
+import { esc } from "./dom.js";
 
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 export const KIND_COLORS = {
   task: "#d9534f", "waiting-for-slots": "#f0a500", scheduler: "#8e9aaf", recompute: "#9b59b6",
   driver: "#4a90d9", capability: "#5cb85c", message: "#8fd19e",

@@ -1,7 +1,7 @@
 // "Who is actually late": the explain answer's `late` list (pointstamps with running work first, even when a
 // driver capability is the formal holder), with the tasks each is made of. Used by the "Why is this stuck?" panel.
+import { esc } from "./dom.js";
 
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 const MAX_TASKS = 8;
 
 function secs(s) {

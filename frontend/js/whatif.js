@@ -1,8 +1,8 @@
 // "What if released?": a button on each holder of the "Why is this stuck?" answer that releases that pointstamp on
 // a copy of the state at the answer's batch (GET .../whatif) and lists the frontiers that would advance. Nothing
 // advancing is an answer too: something else holds the time as well.
+import { esc } from "./dom.js";
 
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 
 function sessionId() {
   const m = location.hash.match(/#\/s\/([^/?&]+)/);
