@@ -255,3 +255,19 @@ def test_damaged_spark_event_in_follow_and_live_sessions(tmp_path):
         pass
     assert [(e.line, e.kind) for e in live.errors] == [(i + 1, jsonl.DAMAGED_EVENT)]
     assert live.model.ended and live.model.uncertain
+
+
+def test_zero_summary_cycle_is_reported_not_raised(tmp_path):
+    path = tmp_path / "cycle.jsonl"
+    path.write_bytes(HEADER + b"\n".join([
+        b'{"type":"operator","scope":[],"node":1,"name":"a","inputs":1,"outputs":1,"summary":[[[0]]],'
+        b'"capabilities":[[0]]}',
+        b'{"type":"operator","scope":[],"node":2,"name":"b","inputs":1,"outputs":1,"summary":[[[0]]]}',
+        b'{"type":"edge","scope":[],"from":["out",1,0],"to":["in",2,0]}',
+        b'{"type":"edge","scope":[],"from":["out",2,0],"to":["in",1,0]}',
+    ]) + b"\n")
+    replay = replay_file(path)
+    assert replay.cycle is not None and "cycle" in replay.errors[-1].reason
+    assert replay.state() == {"scopes": []}
+    proc = frontiers_cli(path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "cannot be replayed" in proc.stderr

@@ -19,7 +19,7 @@ from .details import HolderDetails
 from .jsonl import REJECTED_RECORD, LineError
 from .log_records import record_problem
 from .progress_log import read_records
-from .reachability import Location
+from .reachability import CycleError, Location
 from .subgraph import Subgraph
 from .timestamp import depth_of, time_from_json
 
@@ -67,6 +67,7 @@ class Replay:
         self.batches_applied = 0
         self.unknown_records = 0
         self.last_at: float | None = None
+        self.cycle: str | None = None  # why the structure cannot be settled, once a CycleError said so
         self._sink: list | None = [] if (check_contracts or observer is not None) else None
         self.root.set_pushed_sink(self._sink)
         self._scopes: dict[tuple, tuple[Subgraph, dict, Callable]] = {}
@@ -125,11 +126,23 @@ class Replay:
             self.apply(record, line)
 
     def finish(self) -> list[Finding]:
-        """Settle the hierarchy; with contract checking, report counts left negative."""
-        self.root.schedule()
+        """Settle the hierarchy; with contract checking, report counts left negative. A structure that cannot be
+        settled (a cycle whose summaries never advance time) is reported, not raised."""
+        if not self._settled_or_reported():
+            return []
         if self.checker is not None:
             return self.checker.finish(self.root)
         return []
+
+    def _settled_or_reported(self) -> bool:
+        try:
+            self.root.schedule()
+        except CycleError as e:
+            if self.cycle is None:
+                self.cycle = str(e)
+                self._error(None, f"the structure cannot be replayed: {e}")
+            return False
+        return True
 
     def _error(self, line: int | None, reason: str) -> None:
         err = LineError(self.source, line or 0, REJECTED_RECORD, reason)
@@ -275,8 +288,10 @@ class Replay:
     # --- reading the state -----------------------------------------------------------------------------
 
     def state(self) -> dict:
-        """Every scope's ports: frontier, pointstamps and implications (the `frontiers --json` shape)."""
-        self.root.schedule()
+        """Every scope's ports: frontier, pointstamps and implications (the `frontiers --json` shape); no scopes
+        when the structure cannot be settled (see ``cycle``)."""
+        if not self._settled_or_reported():
+            return {"scopes": []}
         scopes = []
         for scope in self.root.scopes():
             entry: dict[str, Any] = {"path": list(scope.path), "name": scope.name, "depth": scope.domain.depth,
