@@ -33,6 +33,7 @@ times. It works live (a session keeps one) and on a whole log (``blame_log``).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,7 +46,8 @@ from tracker.timestamp import time_from_json
 __all__ = ["BlameTracker", "TimeBlame", "blame_log", "select", "KEEP_TIMES"]
 
 KEEP_TIMES = 10_000  # blamed times kept per tracker (the oldest are dropped first)
-_PRUNE_EVERY = 256  # completions between prunes of intervals no open time can need
+LAZY_PENDING = 256  # completed times a lazy tracker lets wait before walking them
+_PRUNE_EVERY = 32  # completions between prunes of intervals no open time can need
 _MAX_SPANS = 2_000  # ended task spans kept before a prune at the next completion
 
 
@@ -111,8 +113,11 @@ def _median(values: list[float]) -> float | None:
 class BlameTracker:
     """Blames every time that completes at a sink (see the module docstring); fed records after ``replay``."""
 
-    def __init__(self, replay: Replay) -> None:
+    def __init__(self, replay: Replay, lazy: bool = False) -> None:
         self.replay = replay
+        # lazy: walk completed times only when asked (times()) or when LAZY_PENDING are waiting, so a session's
+        # ingest pays for the bookkeeping only
+        self.lazy = lazy
         self.scopes: dict[tuple, _Scope] = {}
         self.results: deque[TimeBlame] = deque(maxlen=KEEP_TIMES)
         self.seq = 0
@@ -134,7 +139,7 @@ class BlameTracker:
     def record(self, rec: dict) -> None:
         kind = rec.get("type")
         if kind == "progress":
-            if self._pending:
+            if self._pending and (not self.lazy or len(self._pending) >= LAZY_PENDING):
                 self.flush()
             self._progress(rec)
         elif kind == "mark":
@@ -241,16 +246,15 @@ class BlameTracker:
             # no input: the sinks' frontiers are exactly what the scope's own pointstamps could result in there,
             # which this tracker counts itself (so it needs no propagation after every batch)
             reach = [self._reach_to(scope, s) for s in sinks]
-            live = [k for k, c in sb.counts.items() if c > 0]
+            could: list = []  # the least times the live pointstamps could result in at a sink
+            for (loc, time), c in sb.counts.items():
+                if c > 0:
+                    for r in reach:
+                        for s in r.get(loc, ()):
+                            could.append(results_in(s, time))
 
             def held(t: Any) -> bool:
-                for loc, time in live:
-                    if le(time, t):
-                        for r in reach:
-                            for s in r.get(loc, ()):
-                                if le(results_in(s, time), t):
-                                    return True
-                return False
+                return any(le(f, t) for f in could)
 
         for t in list(sb.first_seen):
             if held(t):
@@ -387,7 +391,7 @@ class BlameTracker:
                     return True
             return False
 
-        ivs = [iv for iv in sb.closed if holds(iv)]
+        ivs = [iv for iv in sb.closed if le(iv.time, t) and holds(iv)]
         role = {node: op.attrs.get("role") for node, op in scope.children.items()}
         if all(role.get(iv.loc.node) == "source" for iv in ivs if iv.time == t):
             return None  # nothing but the driver's promise ever held it: no work ran at this time
@@ -400,11 +404,31 @@ class BlameTracker:
         if start is None:
             start = min((iv.start_at for iv in ivs if iv.time == t), default=end_at)
         start = min(start, end_at)
+        # what ended before the start cannot change the walk (segments stop there); index the rest by release
+        ivs = [iv for iv in ivs if (iv.end_at or 0) >= start]
+        ivs.sort(key=lambda iv: iv.end_seq or 0)
+        ends = [iv.end_seq or 0 for iv in ivs]
+        by_end: dict[int, list[Interval]] = {}
+        for iv in ivs:
+            by_end.setdefault(iv.end_seq or 0, []).append(iv)
+
+        def latest(lo: int, hi: int, ok: Any) -> Interval | None:
+            """The interval released last strictly inside (lo, hi) that ``ok`` accepts (held longest on a tie)."""
+            i = bisect_left(ends, hi) - 1
+            best = None
+            while i >= 0 and ends[i] > lo:
+                if best is not None and ends[i] < (best.end_seq or 0):
+                    break
+                iv = ivs[i]
+                if ok(iv) and (best is None or iv.start_seq < best.start_seq):
+                    best = iv
+                i -= 1
+            return best
 
         def upstream(p: Interval, h: Interval) -> bool:
             return any(le(results_in(s, p.time), h.time) for s in self._reach_to(scope, h.loc).get(p.loc, ()))
 
-        final = [iv for iv in ivs if iv.end_seq == end_seq]
+        final = by_end.get(end_seq, [])
         segments: list[dict] = []
         cut = end_at
         if final:
@@ -414,10 +438,9 @@ class BlameTracker:
                 if cut <= start:
                     break
                 is_driver = role.get(h.loc.node) == "source"
-                related = [iv for iv in ivs if iv is not h and h.start_seq < (iv.end_seq or 0) < s_seq
-                           and (upstream(iv, h) or (is_driver and upstream(h, iv)))]
-                if related:
-                    nxt = max(related, key=lambda iv: (iv.end_seq, -iv.start_seq))
+                nxt = latest(h.start_seq, s_seq, lambda iv, h=h, d=is_driver: iv is not h and (
+                    upstream(iv, h) or (d and upstream(h, iv))))
+                if nxt is not None:
                     frm = max(start, min(nxt.end_at or start, cut))
                     segments += self._segments(scope, sb, t, h, frm, cut)
                     cut, h, s_seq = frm, nxt, nxt.end_seq or 0
@@ -427,7 +450,7 @@ class BlameTracker:
                 cut = frm
                 if cut <= start:
                     break
-                made = [iv for iv in ivs if iv is not h and iv.end_seq == h.start_seq]
+                made = [iv for iv in by_end.get(h.start_seq, []) if iv is not h]
                 made = [iv for iv in made if upstream(iv, h)] or made
                 if not made:
                     made = [iv for iv in ivs if iv is not h and iv.start_seq < h.start_seq < (iv.end_seq or 0)
@@ -438,9 +461,8 @@ class BlameTracker:
 
                 def unblocked(c: Interval, before: int = s_seq) -> tuple[int, int]:
                     # the last of what it waited on: the latest release upstream of it before it was consumed
-                    last = max((iv.end_seq or 0 for iv in ivs if iv is not c
-                                and c.start_seq < (iv.end_seq or 0) < before and upstream(iv, c)), default=0)
-                    return max(last, c.start_seq), -c.start_seq
+                    last = latest(c.start_seq, before, lambda x, c=c: x is not c and upstream(x, c))
+                    return max(last.end_seq or 0 if last is not None else 0, c.start_seq), -c.start_seq
 
                 h = max(made, key=unblocked)
         if cut > start:

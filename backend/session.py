@@ -73,7 +73,7 @@ class Session:
         self.created = time.time()
         self.replay = Replay(feed.label, check_contracts=self.options.check_contracts, observer=self._observe)
         self.history = History(self.options.checkpoint_every)
-        self.blame = BlameTracker(self.replay)  # where each completed time's seconds went, kept current
+        self.blame = BlameTracker(self.replay, lazy=True)  # where completed times' seconds went, walked when asked
         self.task_timeline = TaskTimeline()  # every task attempt's bar, for the executor timeline
         self.series = SeriesRecorder()
         self.status = "loading"  # loading | live | done | failed | stopped

@@ -120,8 +120,8 @@ def split(records: list[dict]) -> tuple[dict, list, list]:
         elif kind == "progress":
             cause = {k: v for k, v in r["cause"].items() if k != "line"}
             batches.append((r["scope"], r["worker"], r["at"], sorted(r["updates"]), cause))
-        elif kind == "mark":
-            marks.append(r["label"])
+        elif kind == "mark" and "executor_event" not in r:  # a listener attached at run time never sees the
+            marks.append(r["label"])                          # executors added before it
     return structure, batches, marks
 
 

@@ -69,7 +69,9 @@ def test_every_shared_log_records(log, tmp_path):
 def test_the_summary_counts_what_the_model_could_not_use(tmp_path):
     summary = record(SPARK_EVENTS / "app-20161115172038-0000", tmp_path / "p.jsonl")
     assert summary.app_id == "app-20161115172038-0000" and summary.ended
-    assert summary.unknown_events["SparkListenerBlockManagerAdded"] >= 1  # executors are modelled, block managers not
+    # executors added are modelled (marks with their cores, the slots blame counts); block managers are not
+    assert summary.unknown_events["SparkListenerBlockManagerAdded"] >= 1
+    assert "SparkListenerExecutorAdded" not in summary.unknown_events
     assert summary.events == summary.lines - summary.blank_lines
     assert summary.uncertain == []
     text = str(summary)
