@@ -14,6 +14,7 @@ flowscope/commands/demo.py.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
@@ -21,6 +22,7 @@ import tempfile
 import threading
 import time
 import webbrowser
+from collections.abc import Iterator
 from typing import Any
 
 SLOW_VALUE = 40  # the rate source's 41st row: past the first batches, so the stall stands out
@@ -50,6 +52,27 @@ def build_query(spark: Any, checkpoint: str, rows_per_second: int, stall_seconds
             .option("checkpointLocation", checkpoint).trigger(processingTime="1 second").start())
 
 
+@contextlib.contextmanager
+def output_of_children_to(path: str) -> Iterator[None]:
+    """Processes started inside (Spark's JVM) write their stdout and stderr to ``path`` for their whole life;
+    this process's own output is back on the terminal afterwards."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    log_fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, log_fd):
+            os.close(fd)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the demo with the options of ``flowscope demo`` (see flowscope/commands/demo.py)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -61,10 +84,13 @@ def run(args: argparse.Namespace) -> int:
     from flowscope import attach
 
     workdir = tempfile.mkdtemp(prefix="flowscope-demo-")
-    print("flowscope demo: starting a local Spark session (about 10 s)...", flush=True)
-    spark = (SparkSession.builder.master("local[2]").appName("flowscope demo")
-             .config("spark.ui.showConsoleProgress", "false").config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    spark_log = os.path.join(workdir, "spark.log")
+    print(f"flowscope demo: starting a local Spark session (about 10 s; Spark's own output goes to {spark_log})...",
+          flush=True)
+    with output_of_children_to(spark_log):  # the JVM's start-up chatter: nothing a demo user can act on
+        spark = (SparkSession.builder.master("local[2]").appName("flowscope demo")
+                 .config("spark.ui.showConsoleProgress", "false").config("spark.ui.enabled", "false")
+                 .config("spark.sql.shuffle.partitions", "2").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     attachment = attach(spark, args.url, name="flowscope demo")
     if args.open and attachment.url.startswith("http"):

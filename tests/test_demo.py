@@ -37,6 +37,8 @@ def test_demo_runs_a_live_pyspark_pipeline_and_serves_its_view():
             if "the query stopped" in line:
                 break
         assert url and "the query stopped" in "".join(lines), "".join(lines[-30:])
+        # everything printed is the demo's own: Spark's JVM chatter goes to the log file it names
+        assert all(line.startswith("flowscope") for line in lines if line.strip()), "".join(lines)
         base, sid = url.split("/#/s/")
         sessions = json.load(urllib.request.urlopen(f"{base}/api/sessions"))
         session = next(s for s in (sessions if isinstance(sessions, list) else sessions["sessions"]) if s["id"] == sid)
