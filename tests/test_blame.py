@@ -21,7 +21,7 @@ from tests.e2e.server import running_server
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "spark"
 NAMES = ("batch_shuffle", "streaming_stateful", "iterative_pagerank", "skewed_straggler", "task_retries",
-         "streaming_stall")
+         "streaming_stall", "slot_starvation")
 KINDS = {"task", "waiting-for-slots", "scheduler", "recompute", "driver", "capability", "message"}
 
 
@@ -94,6 +94,30 @@ def test_streaming_stall_blames_the_slow_udf_partition():
     assert b.latency_s == pytest.approx(reported["triggerMs"] / 1000, abs=0.002)
     others = [x for x in blamed("streaming_stall") if x.batch_id not in (None, 4, 0)]
     assert all(x.latency_s < 2.5 for x in others)
+
+
+def spark_jobs(name: str) -> dict:
+    """Spark's own jobs of a fixture (its REST answers), by job id."""
+    status = json.loads((FIXTURES / name / "spark-status.json").read_text())
+    return {j["jobId"]: j for j in status["jobs"]}
+
+
+def test_slot_starvation_blames_the_job_holding_both_slots():
+    jobs = spark_jobs("slot_starvation")
+    (hog,) = [j for j, info in jobs.items() if info.get("description", "").startswith("hog")]
+    (waiter,) = [j for j, info in jobs.items() if info.get("description", "").startswith("waiter")]
+    (b,) = [b for b in blamed("slot_starvation") if b.job_ids == [waiter]]
+    wait = max(b.blame, key=lambda s: s["seconds"])
+    assert wait["kind"] == "waiting-for-slots" and wait["seconds"] / b.latency_s > 0.5, b.blame
+    h = wait["holder"]
+    assert h["slots"] == 2
+    # the culprit first: the other job, whose stage had both slots, and nothing but the two jobs
+    assert h["held_by"][0]["job"] == hog and h["held_by"][0]["stage"] in jobs[hog]["stageIds"]
+    assert h["held_by"][0]["tasks"] == 2 and {x["job"] for x in h["held_by"]} <= {hog, waiter}
+    # the waiter's own tasks were short: the wait, not the work, made it late
+    assert sum(s["seconds"] for s in b.blame if s["kind"] == "task") < wait["seconds"]
+    (hog_time,) = [x for x in blamed("slot_starvation") if x.job_ids == [hog]]
+    assert not any(s["kind"] == "waiting-for-slots" for s in hog_time.blame)
 
 
 def test_a_log_without_spark_conventions_gets_capability_and_message_segments():

@@ -26,7 +26,7 @@ from .conftest import REPO
 
 FIXTURES = REPO / "fixtures" / "spark"
 NAMES = ["batch_shuffle", "streaming_stateful", "iterative_pagerank", "skewed_straggler", "task_retries",
-         "streaming_stall"]
+         "streaming_stall", "slot_starvation"]
 STREAMING = {"streaming_stateful": "rate_windows", "streaming_stall": "slow_udf"}
 # Contract findings the design predicts for a fixture, with why. None of these applications loses a shuffle output
 # (the one case the model flags: a stage resubmitted after a fetch failure takes capabilities its children's
