@@ -469,8 +469,14 @@ class BlameTracker:
                 continue
             if first is not None and s["to"] <= first + 1e-6:
                 names = [p for p in ("latestOffset", "walCommit", "getBatch", "queryPlanning") if p in phases]
-                s["holder"]["doing"] = "before the first job: " + ", ".join(f"{p} {phases[p]} ms" for p in names) \
-                    if names else "before the first job"
+                doing = [f"{p} {phases[p]} ms" for p in names]
+                # what those phases leave unexplained ran in addBatch before its first job: the sink's own
+                # driver-side code (a foreachBatch function), or Spark's start of the batch's execution
+                rest_ms = round(s["seconds"] * 1000 - sum(phases[p] for p in names if isinstance(phases[p], int)))
+                if "addBatch" in phases and rest_ms > 0:
+                    doing.append(f"addBatch's driver-side code before its first job {rest_ms} ms")
+                    s["holder"]["driver_before_first_job_ms"] = rest_ms
+                s["holder"]["doing"] = "before the first job: " + ", ".join(doing) if doing else "before the first job"
             elif last is not None and s["from"] >= last - 1e-6:
                 s["holder"]["doing"] = "after the last job" + (
                     f": commitOffsets {phases['commitOffsets']} ms" if "commitOffsets" in phases else "")

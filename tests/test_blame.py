@@ -21,7 +21,7 @@ from tests.e2e.server import running_server
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "spark"
 NAMES = ("batch_shuffle", "streaming_stateful", "iterative_pagerank", "skewed_straggler", "task_retries",
-         "streaming_stall", "slot_starvation")
+         "streaming_stall", "slot_starvation", "driver_stall")
 KINDS = {"task", "waiting-for-slots", "scheduler", "recompute", "driver", "capability", "message"}
 
 
@@ -118,6 +118,28 @@ def test_slot_starvation_blames_the_job_holding_both_slots():
     assert sum(s["seconds"] for s in b.blame if s["kind"] == "task") < wait["seconds"]
     (hog_time,) = [x for x in blamed("slot_starvation") if x.job_ids == [hog]]
     assert not any(s["kind"] == "waiting-for-slots" for s in hog_time.blame)
+
+
+def test_driver_stall_in_foreach_batch_is_blamed_on_the_driver():
+    status = json.loads((FIXTURES / "driver_stall" / "spark-status.json").read_text())
+    stalled, stall_s = status["stalled_batch"], status["driver_stall_s"]
+    batches = {b.batch_id: b for b in blamed("driver_stall") if b.batch_id is not None}
+    b = batches[stalled]
+    assert b.name == "query driver_stall (streaming)" and b.job_ids
+    (reported,) = [p for p in status["query"]["batches"] if p["batchId"] == stalled]
+    assert b.latency_s == pytest.approx(reported["triggerMs"] / 1000, abs=0.002)
+    driver_s = sum(s["seconds"] for s in b.blame if s["kind"] == "driver")
+    assert driver_s / b.latency_s > 0.6 and driver_s > stall_s, b.blame
+    # the culprit: the driver before the batch's first job, inside addBatch (the foreachBatch function's sleep),
+    # not Spark's planning phases
+    first = max(b.blame, key=lambda s: s["seconds"])
+    assert first is b.blame[0] and first["kind"] == "driver" and first["to"] <= min(
+        s["from"] for s in b.blame if s["kind"] in ("task", "scheduler")) + 1e-6
+    assert "addBatch's driver-side code before its first job" in first["holder"]["doing"]
+    assert first["holder"]["driver_before_first_job_ms"] >= stall_s * 1000
+    # no other batch (past the first, which starts the query) spends half as long there
+    others = [x for k, x in batches.items() if k not in (0, stalled)]
+    assert others and all(x.blame[0]["seconds"] < first["seconds"] / 2 for x in others)
 
 
 def test_a_log_without_spark_conventions_gets_capability_and_message_segments():
