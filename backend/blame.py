@@ -11,17 +11,18 @@ positive intervals, kept per scope while some time that may need them is open):
   ``attrs.role == "source"``: the ability to start new work) also waits on what it could result in, so it is
   blamed only for the time nothing downstream of it held ``t``;
 * with no such release, ``h`` is blamed from its start, and the walk goes on from what the batch that created it
-  released (the one held longest), or else from the capability that backed it.
+  released (the one held longest), or else from the capability that backed it, or else, for a resubmitted stage
+  attempt (its capabilities come from nothing), from the holder released last before it began (the failed attempt).
 
 The segments tile ``[start, end]``: where the walk runs out before the start, the rest is the driver's.
 
 The Spark model's conventions turn holders into what a Spark user reads: a stage operator's capability released
 by a task's end is that task (from its launch; before it, the task was pending: *waiting-for-slots* when every
-executor core ran other tasks, naming their stages and jobs, else *scheduler*), a retried stage attempt is
-*recompute*, tokens waiting at a stage's input are *scheduler*, the driver's operators are *driver* with what
-Spark's progress says it was doing. Other logs get ``capability`` / ``message`` segments. Starts: a micro-batch's
-trigger (the ``batch N done`` mark's ``trigger_start``), else its first job's submission (``job J started`` marks),
-else the first batch that put the time in the scope.
+executor core ran other tasks, naming their stages and jobs, else *scheduler*), a retried stage attempt, and one
+that failed, is *recompute*, tokens waiting at a stage's input are *scheduler*, the driver's operators are *driver*
+with what Spark's progress says it was doing. Other logs get ``capability`` / ``message`` segments. Starts: a
+micro-batch's trigger (the ``batch N done`` mark's ``trigger_start``), else its first job's submission (``job J
+started`` marks), else the first batch that put the time in the scope.
 
 What-if (a task segment): had the task run for the median of its stage attempt's other tasks, the stage would
 have released the time when the later of that and its other tasks' ends came (another straggler takes over), so
@@ -372,6 +373,12 @@ class BlameTracker:
                 if not made:
                     made = [iv for iv in ivs if iv is not h and iv.start_seq < h.start_seq < (iv.end_seq or 0)
                             and upstream(iv, h)]
+                if not made and (h.end_cause or {}).get("attempt"):
+                    # a resubmitted stage attempt took its capabilities from nothing: it waited on the holder
+                    # released last before it began (the attempt that failed to fetch, or the parent's re-run)
+                    made = [max((iv for iv in ivs if iv is not h and (iv.end_seq or 0) <= h.start_seq
+                                 and (iv.end_at or 0) >= start), key=lambda iv: iv.end_seq or 0, default=h)]
+                    made = [iv for iv in made if iv is not h]
                 if not made:
                     break
                 s_seq = h.start_seq
@@ -416,8 +423,11 @@ class BlameTracker:
         cause = h.end_cause or {}
         attempt = cause.get("attempt", 0)
         if cause.get("event") != "TaskEnd" or h.end_at is None or to < h.end_at - 1e-9:
-            kind = "recompute" if attempt else "capability"
-            return [seg(kind, frm, to, {**holder, "stage": cause.get("stage"), "attempt": attempt})]
+            kind = "recompute" if attempt or cause.get("failed") else "capability"
+            info = {**holder, "stage": cause.get("stage"), "attempt": attempt}
+            if cause.get("failed"):  # the attempt failed (a fetch failure, a lost executor): its work is redone
+                info["failed_attempt"] = attempt
+            return [seg(kind, frm, to, info)]
         task, launched = cause.get("task"), cause.get("launched")
         span = self._spans.get(str(task))
         others = [at - la for at, tk, la in h.task_ends if tk != task and isinstance(la, (int, float))]

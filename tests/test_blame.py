@@ -21,7 +21,7 @@ from tests.e2e.server import running_server
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "spark"
 NAMES = ("batch_shuffle", "streaming_stateful", "iterative_pagerank", "skewed_straggler", "task_retries",
-         "streaming_stall", "slot_starvation", "driver_stall")
+         "streaming_stall", "slot_starvation", "driver_stall", "executor_lost")
 KINDS = {"task", "waiting-for-slots", "scheduler", "recompute", "driver", "capability", "message"}
 
 
@@ -140,6 +140,26 @@ def test_driver_stall_in_foreach_batch_is_blamed_on_the_driver():
     # no other batch (past the first, which starts the query) spends half as long there
     others = [x for k, x in batches.items() if k not in (0, stalled)]
     assert others and all(x.blame[0]["seconds"] < first["seconds"] / 2 for x in others)
+
+
+def test_executor_lost_blames_the_recompute():
+    """Executor 1 died mid-shuffle: the reduce attempt failed to fetch, the map stage re-ran its lost partitions,
+    then the reduce stage re-ran; most of the job's latency is that recomputation (and the failed attempt)."""
+    status = json.loads((FIXTURES / "executor_lost" / "spark-status.json").read_text())
+    attempts = {(s["stageId"], s["attemptId"]): s["status"] for s in status["stages"]}
+    (failed,) = [k for k, v in attempts.items() if v == "FAILED"]
+    rerun = {sid for sid, attempt in attempts if attempt > 0}
+    assert failed[0] in rerun and len(rerun) == 2  # the reduce stage and its map stage
+    (b,) = [b for b in blamed("executor_lost") if len(b.job_ids) == 1 and b.job_ids[0] in
+            {j["jobId"] for j in status["jobs"] if failed[0] in j["stageIds"]}]
+    recompute = [s for s in b.blame if s["kind"] == "recompute"]
+    assert sum(s["seconds"] for s in recompute) / b.latency_s > 0.5, b.blame
+    # the critical path runs through the failed attempt, then each re-run attempt, in that order, to the end
+    named = [(s["holder"]["stage"], s["holder"]["attempt"]) for s in recompute]
+    assert named[0] == failed and recompute[0]["holder"]["failed_attempt"] == failed[1]
+    assert {k for k in named[1:]} == {(sid, 1) for sid in rerun} and b.blame[-1] is recompute[-1]
+    assert named[-1] == (failed[0], 1)
+    assert not any(s["kind"] == "driver" and "nothing" in s["holder"].get("doing", "") for s in b.blame)
 
 
 def test_a_log_without_spark_conventions_gets_capability_and_message_segments():
