@@ -11,17 +11,18 @@ positive intervals, kept per scope while some time that may need them is open):
   ``attrs.role == "source"``: the ability to start new work) also waits on what it could result in, so it is
   blamed only for the time nothing downstream of it held ``t``;
 * with no such release, ``h`` is blamed from its start, and the walk goes on from what the batch that created it
-  released (the one held longest), or else from the capability that backed it.
+  released (the one held longest), or else from the capability that backed it, or else, for a resubmitted stage
+  attempt (its capabilities come from nothing), from the holder released last before it began (the failed attempt).
 
 The segments tile ``[start, end]``: where the walk runs out before the start, the rest is the driver's.
 
 The Spark model's conventions turn holders into what a Spark user reads: a stage operator's capability released
 by a task's end is that task (from its launch; before it, the task was pending: *waiting-for-slots* when every
-executor core ran other tasks, naming their stages and jobs, else *scheduler*), a retried stage attempt is
-*recompute*, tokens waiting at a stage's input are *scheduler*, the driver's operators are *driver* with what
-Spark's progress says it was doing. Other logs get ``capability`` / ``message`` segments. Starts: a micro-batch's
-trigger (the ``batch N done`` mark's ``trigger_start``), else its first job's submission (``job J started`` marks),
-else the first batch that put the time in the scope.
+executor core ran other tasks, naming their stages and jobs, else *scheduler*), a retried stage attempt, and one
+that failed, is *recompute*, tokens waiting at a stage's input are *scheduler*, the driver's operators are *driver*
+with what Spark's progress says it was doing. Other logs get ``capability`` / ``message`` segments. Starts: a
+micro-batch's trigger (the ``batch N done`` mark's ``trigger_start``), else its first job's submission (``job J
+started`` marks), else the first batch that put the time in the scope.
 
 What-if (a task segment): had the task run for the median of its stage attempt's other tasks, the stage would
 have released the time when the later of that and its other tasks' ends came (another straggler takes over), so
@@ -455,6 +456,12 @@ class BlameTracker:
                 if not made:
                     made = [iv for iv in ivs if iv is not h and iv.start_seq < h.start_seq < (iv.end_seq or 0)
                             and upstream(iv, h)]
+                if not made and (h.end_cause or {}).get("attempt"):
+                    # a resubmitted stage attempt took its capabilities from nothing: it waited on the holder
+                    # released last before it began (the attempt that failed to fetch, or the parent's re-run)
+                    made = [max((iv for iv in ivs if iv is not h and (iv.end_seq or 0) <= h.start_seq
+                                 and (iv.end_at or 0) >= start), key=lambda iv: iv.end_seq or 0, default=h)]
+                    made = [iv for iv in made if iv is not h]
                 if not made:
                     break
                 s_seq = h.start_seq
@@ -498,8 +505,11 @@ class BlameTracker:
         cause = h.end_cause or {}
         attempt = cause.get("attempt", 0)
         if cause.get("event") != "TaskEnd" or h.end_at is None or to < h.end_at - 1e-9:
-            kind = "recompute" if attempt else "capability"
-            return [seg(kind, frm, to, {**holder, "stage": cause.get("stage"), "attempt": attempt})]
+            kind = "recompute" if attempt or cause.get("failed") else "capability"
+            info = {**holder, "stage": cause.get("stage"), "attempt": attempt}
+            if cause.get("failed"):  # the attempt failed (a fetch failure, a lost executor): its work is redone
+                info["failed_attempt"] = attempt
+            return [seg(kind, frm, to, info)]
         task, launched = cause.get("task"), cause.get("launched")
         span = self._spans.get(str(task))
         others = [at - la for at, tk, la in h.task_ends if tk != task and isinstance(la, (int, float))]
@@ -551,8 +561,14 @@ class BlameTracker:
                 continue
             if first is not None and s["to"] <= first + 1e-6:
                 names = [p for p in ("latestOffset", "walCommit", "getBatch", "queryPlanning") if p in phases]
-                s["holder"]["doing"] = "before the first job: " + ", ".join(f"{p} {phases[p]} ms" for p in names) \
-                    if names else "before the first job"
+                doing = [f"{p} {phases[p]} ms" for p in names]
+                # what those phases leave unexplained ran in addBatch before its first job: the sink's own
+                # driver-side code (a foreachBatch function), or Spark's start of the batch's execution
+                rest_ms = round(s["seconds"] * 1000 - sum(phases[p] for p in names if isinstance(phases[p], int)))
+                if "addBatch" in phases and rest_ms > 0:
+                    doing.append(f"addBatch's driver-side code before its first job {rest_ms} ms")
+                    s["holder"]["driver_before_first_job_ms"] = rest_ms
+                s["holder"]["doing"] = "before the first job: " + ", ".join(doing) if doing else "before the first job"
             elif last is not None and s["from"] >= last - 1e-6:
                 s["holder"]["doing"] = "after the last job" + (
                     f": commitOffsets {phases['commitOffsets']} ms" if "commitOffsets" in phases else "")

@@ -21,7 +21,7 @@ from tests.e2e.server import running_server
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "spark"
 NAMES = ("batch_shuffle", "streaming_stateful", "iterative_pagerank", "skewed_straggler", "task_retries",
-         "streaming_stall")
+         "streaming_stall", "slot_starvation", "driver_stall", "executor_lost")
 KINDS = {"task", "waiting-for-slots", "scheduler", "recompute", "driver", "capability", "message"}
 
 
@@ -94,6 +94,72 @@ def test_streaming_stall_blames_the_slow_udf_partition():
     assert b.latency_s == pytest.approx(reported["triggerMs"] / 1000, abs=0.002)
     others = [x for x in blamed("streaming_stall") if x.batch_id not in (None, 4, 0)]
     assert all(x.latency_s < 2.5 for x in others)
+
+
+def spark_jobs(name: str) -> dict:
+    """Spark's own jobs of a fixture (its REST answers), by job id."""
+    status = json.loads((FIXTURES / name / "spark-status.json").read_text())
+    return {j["jobId"]: j for j in status["jobs"]}
+
+
+def test_slot_starvation_blames_the_job_holding_both_slots():
+    jobs = spark_jobs("slot_starvation")
+    (hog,) = [j for j, info in jobs.items() if info.get("description", "").startswith("hog")]
+    (waiter,) = [j for j, info in jobs.items() if info.get("description", "").startswith("waiter")]
+    (b,) = [b for b in blamed("slot_starvation") if b.job_ids == [waiter]]
+    wait = max(b.blame, key=lambda s: s["seconds"])
+    assert wait["kind"] == "waiting-for-slots" and wait["seconds"] / b.latency_s > 0.5, b.blame
+    h = wait["holder"]
+    assert h["slots"] == 2
+    # the culprit first: the other job, whose stage had both slots, and nothing but the two jobs
+    assert h["held_by"][0]["job"] == hog and h["held_by"][0]["stage"] in jobs[hog]["stageIds"]
+    assert h["held_by"][0]["tasks"] == 2 and {x["job"] for x in h["held_by"]} <= {hog, waiter}
+    # the waiter's own tasks were short: the wait, not the work, made it late
+    assert sum(s["seconds"] for s in b.blame if s["kind"] == "task") < wait["seconds"]
+    (hog_time,) = [x for x in blamed("slot_starvation") if x.job_ids == [hog]]
+    assert not any(s["kind"] == "waiting-for-slots" for s in hog_time.blame)
+
+
+def test_driver_stall_in_foreach_batch_is_blamed_on_the_driver():
+    status = json.loads((FIXTURES / "driver_stall" / "spark-status.json").read_text())
+    stalled, stall_s = status["stalled_batch"], status["driver_stall_s"]
+    batches = {b.batch_id: b for b in blamed("driver_stall") if b.batch_id is not None}
+    b = batches[stalled]
+    assert b.name == "query driver_stall (streaming)" and b.job_ids
+    (reported,) = [p for p in status["query"]["batches"] if p["batchId"] == stalled]
+    assert b.latency_s == pytest.approx(reported["triggerMs"] / 1000, abs=0.002)
+    driver_s = sum(s["seconds"] for s in b.blame if s["kind"] == "driver")
+    assert driver_s / b.latency_s > 0.6 and driver_s > stall_s, b.blame
+    # the culprit: the driver before the batch's first job, inside addBatch (the foreachBatch function's sleep),
+    # not Spark's planning phases
+    first = max(b.blame, key=lambda s: s["seconds"])
+    assert first is b.blame[0] and first["kind"] == "driver" and first["to"] <= min(
+        s["from"] for s in b.blame if s["kind"] in ("task", "scheduler")) + 1e-6
+    assert "addBatch's driver-side code before its first job" in first["holder"]["doing"]
+    assert first["holder"]["driver_before_first_job_ms"] >= stall_s * 1000
+    # no other batch (past the first, which starts the query) spends half as long there
+    others = [x for k, x in batches.items() if k not in (0, stalled)]
+    assert others and all(x.blame[0]["seconds"] < first["seconds"] / 2 for x in others)
+
+
+def test_executor_lost_blames_the_recompute():
+    """Executor 1 died mid-shuffle: the reduce attempt failed to fetch, the map stage re-ran its lost partitions,
+    then the reduce stage re-ran; most of the job's latency is that recomputation (and the failed attempt)."""
+    status = json.loads((FIXTURES / "executor_lost" / "spark-status.json").read_text())
+    attempts = {(s["stageId"], s["attemptId"]): s["status"] for s in status["stages"]}
+    (failed,) = [k for k, v in attempts.items() if v == "FAILED"]
+    rerun = {sid for sid, attempt in attempts if attempt > 0}
+    assert failed[0] in rerun and len(rerun) == 2  # the reduce stage and its map stage
+    (b,) = [b for b in blamed("executor_lost") if len(b.job_ids) == 1 and b.job_ids[0] in
+            {j["jobId"] for j in status["jobs"] if failed[0] in j["stageIds"]}]
+    recompute = [s for s in b.blame if s["kind"] == "recompute"]
+    assert sum(s["seconds"] for s in recompute) / b.latency_s > 0.5, b.blame
+    # the critical path runs through the failed attempt, then each re-run attempt, in that order, to the end
+    named = [(s["holder"]["stage"], s["holder"]["attempt"]) for s in recompute]
+    assert named[0] == failed and recompute[0]["holder"]["failed_attempt"] == failed[1]
+    assert {k for k in named[1:]} == {(sid, 1) for sid in rerun} and b.blame[-1] is recompute[-1]
+    assert named[-1] == (failed[0], 1)
+    assert not any(s["kind"] == "driver" and "nothing" in s["holder"].get("doing", "") for s in b.blame)
 
 
 def test_a_log_without_spark_conventions_gets_capability_and_message_segments():

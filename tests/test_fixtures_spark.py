@@ -26,13 +26,19 @@ from .conftest import REPO
 
 FIXTURES = REPO / "fixtures" / "spark"
 NAMES = ["batch_shuffle", "streaming_stateful", "iterative_pagerank", "skewed_straggler", "task_retries",
-         "streaming_stall"]
+         "streaming_stall", "slot_starvation", "driver_stall", "executor_lost"]
 STREAMING = {"streaming_stateful": "rate_windows", "streaming_stall": "slow_udf"}
-# Contract findings the design predicts for a fixture, with why. None of these applications loses a shuffle output
-# (the one case the model flags: a stage resubmitted after a fetch failure takes capabilities its children's
-# frontier had passed), and failed or retried tasks keep their capability until a retry succeeds or the stage
-# fails, so every fixture, task_retries included, keeps the progress contract.
-PREDICTED_FINDINGS: dict[str, list[str]] = {}
+# a foreachBatch sink runs its own jobs (a count) inside a batch: its plan shapes share stage operators
+FOREACH_BATCH = {"driver_stall": "driver_stall"}
+# Contract findings the design predicts for a fixture, with why. Failed or retried tasks keep their capability until
+# a retry succeeds or the stage fails, so task_retries keeps the progress contract. executor_lost loses a shuffle
+# output: its map stage is resubmitted after the reduce attempt failed to fetch, and takes capabilities at an epoch
+# its own output's and the reduce stage's frontiers had passed (one capability without cause, frontier regressions
+# at out 3, in 4.1, out 4), then the reduce stage's second attempt does the same at out 4 (docs/spark-model.md).
+PREDICTED_FINDINGS: dict[str, list[str]] = {
+    "executor_lost": ["capability-without-cause"] + ["frontier-regression"] * 3
+                     + ["capability-without-cause", "frontier-regression"],
+}
 
 
 class Converted:
@@ -131,7 +137,7 @@ def test_at_every_job_end_the_sink_has_passed_the_jobs_epoch(name):
             assert all(t > epoch for t in frontier), (job, epoch, frontier)
 
 
-@pytest.mark.parametrize("name", sorted(STREAMING))
+@pytest.mark.parametrize("name", sorted(STREAMING | FOREACH_BATCH))
 def test_at_every_batch_end_the_sink_has_passed_the_batch(name):
     c = converted(name)
     spark = spark_status(name)
@@ -213,6 +219,21 @@ def test_the_stalled_batch_shows_in_its_progress_mark():
     assert sorted(durations.values())[-2] < 3000, durations  # one stall, not a slow query
     rows = {m["batch"]: m["input_rows"] for m in marks}
     assert rows[stalled + 1] > rows[stalled + 2], rows  # the next batch catches up
+
+
+def test_a_lost_executor_resubmits_the_map_stage_and_the_checker_names_it():
+    reasons = Counter(ev.event["Task End Reason"]["Reason"] for ev in EventLogReader(fixture_log("executor_lost"))
+                      if ev.event["Event"] == "SparkListenerTaskEnd")
+    assert reasons["ExecutorLostFailure"] >= 1 and reasons["FetchFailed"] >= 1
+    c = converted("executor_lost")
+    assert any(m["label"].startswith("executor 1 removed") for m in c.replay.marks)
+    resubmitted = {(s["stageId"], s["attemptId"]) for s in spark_status("executor_lost")["stages"] if s["attemptId"]}
+    # every finding is a resubmitted attempt's StageSubmitted, never at the driver's sink: the results the first
+    # reduce attempt delivered still hold the epoch there until the job ends
+    for f in c.replay.findings:
+        cause = f.batch.cause
+        assert cause["event"] == "StageSubmitted" and (cause["stage"], cause["attempt"]) in resubmitted, str(f)
+        assert f.location.node != 2, str(f)
 
 
 def test_record_command_on_a_fixture_redacted(tmp_path):
