@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE))
 RUN = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
-from backend.spark.record import SparkLogConversion
+from backend.spark.convert import SparkLogConversion
 from backend.spark import tasks
 from tracker.replay import Replay
 mode = sys.argv[2]

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from backend.feeds import ProgressLogFeed  # noqa: E402
 from backend.spark.follow_feed import SparkLogFeed  # noqa: E402
-from backend.spark.record import record  # noqa: E402
+from backend.spark.convert import record  # noqa: E402
 from tests.fuzz_inputs import progress_case, spark_case  # noqa: E402
 from tracker.progress_log import ProgressLogError  # noqa: E402
 from tracker.replay import replay_file  # noqa: E402

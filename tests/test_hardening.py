@@ -19,7 +19,7 @@ import zstandard
 
 from backend.feeds import ProgressLogFeed
 from backend.spark.model import SparkModel
-from backend.spark.record import record
+from backend.spark.convert import record
 from tests.fuzz_inputs import PROGRESS_FIXTURE, ROOT, SPARK_FIXTURES, progress_case, spark_case
 from tracker import jsonl
 from tracker.log_records import record_problem
