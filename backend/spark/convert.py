@@ -186,6 +186,8 @@ class SparkLogConversion:
             if ev.event.get("Event") == "SparkListenerApplicationStart":
                 event = self.redactor.event(ev.event) if self.redactor else ev.event
                 name, app_id = event.get("App Name"), event.get("App ID")
+                name = name if isinstance(name, str) else None  # a damaged event names nothing (never its repr)
+                app_id = app_id if isinstance(app_id, str) else None
                 break
         label = f"Spark application {name!r}" if name else "Spark application"
         if app_id:
