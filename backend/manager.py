@@ -2,13 +2,18 @@
 
 Paths are confined to the directories the server was started with (``Settings.allowed_dirs``); uploads are
 streamed into the session's own directory under ``Settings.data_dir`` with a size limit, then identified by the
-feed registry like any path. A followed directory is scanned every ``scan_interval`` seconds: each new file the
-registry recognises becomes a followed session.
+feed registry like any path; a small ``session.json`` beside the upload lets :meth:`SessionManager.restore` bring it
+back under the same id when the server restarts with the same ``--data-dir`` (a directory without it is an upload
+that never finished, and is removed). A followed directory is scanned every ``scan_interval`` seconds: each new file
+the registry recognises becomes a followed session, unless it is a file already followed under another name (a
+rotated ``a.jsonl.1``). When a followed file is rotated or rewritten in place its session ends with a message and
+the feed's :meth:`~backend.feeds.Feed.successor` becomes a new session.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import secrets
@@ -16,7 +21,10 @@ import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from tracker.jsonl import LineError
+
 from .feeds import Feed, FeedError, FeedRegistry
+from .followed_file import FileIdentity, identity_of
 from .security import PathNotAllowed, confine
 from .session import Session, SessionOptions
 
@@ -30,6 +38,8 @@ class UploadTooLarge(ValueError):
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SID = re.compile(r"[0-9a-f]{10}")  # secrets.token_hex(5), as uploads are named
+UPLOAD_META = "session.json"  # beside an upload once it is complete: its file name and options
 
 
 def _check_openable(path: Path, allowed: list[Path]) -> None:
@@ -51,6 +61,7 @@ class SessionManager:
         self.sessions: dict[str, Session] = {}
         self._watchers: list[asyncio.Task] = []
         self._followed: set[Path] = set()
+        self._followed_files: set[FileIdentity] = set()  # every file followed, whatever it is called now
 
     # --- creating --------------------------------------------------------------------------------------
 
@@ -64,8 +75,26 @@ class SessionManager:
         """A session for any feed (a live attachment, the Spark model's records); starts ingesting."""
         session = Session(feed, name, self._options(check), directory, sid)
         self.sessions[session.id] = session
+        session.on_finish.append(self._follow_successor)
         session.start()
         return session
+
+    def _follow_successor(self, session: Session) -> None:
+        """A followed file was rotated or rewritten in place: follow the new content in a new session."""
+        try:
+            feed = session.feed.successor()
+            if feed is None:
+                return
+            path = getattr(feed, "path", None)
+            identity = identity_of(path) if path is not None else None
+            if identity is not None:
+                self._followed_files.add(identity)
+            new = self.add(feed, session.name)
+        except (FeedError, OSError) as e:
+            log.warning("cannot follow what replaced session %s: %s", session.id, e)
+            return
+        session.feed.errors.append(LineError(str(path or session.name), 0, "followed-in",
+                                             f"the new content is followed in session {new.id}"))
 
     def open_feed(self, path: str, follow: bool = False) -> Feed:
         """The feed of a log inside the allowed directories (PathNotAllowed, FileNotFoundError, FeedError). It reads
@@ -87,6 +116,8 @@ class SessionManager:
         if declared is not None and declared > limit:
             raise UploadTooLarge(f"the upload is {declared} bytes; the limit is {limit} bytes")
         name = _SAFE.sub("_", Path(filename or "upload.jsonl").name).strip("._") or "upload.jsonl"
+        if name == UPLOAD_META:
+            name = "upload-" + name
         sid = secrets.token_hex(5)
         directory = Path(self.settings.data_dir) / "sessions" / sid
         directory.mkdir(parents=True, exist_ok=True)
@@ -105,10 +136,34 @@ class SessionManager:
                 feed = await asyncio.to_thread(self.registry.open, target, False)
             except FeedError as e:  # name the upload, not the server's directory
                 raise FeedError(str(e).replace(str(target), name)) from None
+            (directory / UPLOAD_META).write_text(json.dumps({"file": name, "check": check}))
         except BaseException:
             shutil.rmtree(directory, ignore_errors=True)
             raise
         return self.add(feed, name, check, directory=directory, sid=sid)
+
+    def restore(self) -> list[Session]:
+        """Bring back the uploads kept in ``data_dir`` by an earlier run, under their ids (so ``#/s/<id>`` links
+        keep working). Reads each file's first lines to identify it, so call it off the event loop's hot path."""
+        root = Path(self.settings.data_dir) / "sessions"
+        restored = []
+        for directory in sorted(root.iterdir()) if root.is_dir() else []:
+            sid = directory.name
+            try:
+                meta = json.loads((directory / UPLOAD_META).read_text())
+                target = directory / _SAFE.sub("_", Path(meta["file"]).name)
+                feed = self.registry.open(target, False)
+            except FileNotFoundError:  # an upload cut short (the server was killed while receiving it)
+                shutil.rmtree(directory, ignore_errors=True)
+                continue
+            except (OSError, ValueError, KeyError, TypeError) as e:  # FeedError and broken JSON are ValueErrors
+                log.warning("cannot restore the upload in %s: %s", directory, e)
+                continue
+            if sid in self.sessions or not _SID.fullmatch(sid):
+                feed.close()
+                continue
+            restored.append(self.add(feed, target.name, meta.get("check"), directory=directory, sid=sid))
+        return restored
 
     # --- following directories -------------------------------------------------------------------------
 
@@ -127,12 +182,18 @@ class SessionManager:
                 key = entry.with_name(entry.name.removesuffix(".inprogress"))
                 if key in self._followed or entry.name.startswith("."):
                     continue
+                identity = identity_of(entry)
+                if identity in self._followed_files:  # a followed file renamed (rotated): not a new log
+                    self._followed.add(key)
+                    continue
                 try:
                     _check_openable(confine(entry, [directory]), [directory])
                     kind = await asyncio.to_thread(self.registry.identify, entry, True)
                 except (FeedError, PathNotAllowed, OSError):
                     continue
                 self._followed.add(key)
+                if identity is not None:
+                    self._followed_files.add(identity)
                 try:
                     self.add(await asyncio.to_thread(kind.open, entry, True), entry.name)
                 except (FeedError, OSError) as e:
@@ -144,15 +205,16 @@ class SessionManager:
     def get(self, sid: str) -> Session | None:
         return self.sessions.get(sid)
 
-    async def delete(self, sid: str) -> bool:
+    async def delete(self, sid: str, keep_files: bool = False) -> bool:
         session = self.sessions.pop(sid, None)
         if session is None:
             return False
-        await session.stop()
+        await session.stop(keep_files)
         return True
 
     async def close(self) -> None:
+        """Stop everything; uploads stay in ``data_dir`` (the server removes it if it is its temporary one)."""
         for task in self._watchers:
             task.cancel()
         for sid in list(self.sessions):
-            await self.delete(sid)
+            await self.delete(sid, keep_files=True)
