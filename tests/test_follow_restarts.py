@@ -14,10 +14,11 @@ import time
 from pathlib import Path
 
 import httpx
+import orjson
 import pytest
 
 from backend.app import Settings
-from tests.conftest import LOOP_LOG, REPO
+from tests.conftest import LOOP_LOG, REPO, SPARK_EVENTS
 from tests.e2e.server import running_server
 
 LINES = LOOP_LOG.read_bytes().split(b"\n")
@@ -130,6 +131,56 @@ def test_a_followed_directory_does_not_turn_a_rotated_file_into_a_duplicate(tmp_
         new = next(s["id"] for s in sessions if s["id"] != first)
         _wait(lambda: _info(srv, new)["batches"] == FULL, "the new file read whole")
         assert _info(srv, first)["status"] == "done"
+
+
+# --- followed Spark event logs ---------------------------------------------------------------------------------
+
+SHUFFLE = SPARK_EVENTS / "pyspark-4.3" / "spark430_1000tasks_shuffle.jsonl.gz"
+
+
+def _spark_lines() -> list[bytes]:
+    from backend.sources import EventLogReader
+
+    return [orjson.dumps(ev.event) + b"\n" for ev in EventLogReader(SHUFFLE)]
+
+
+@pytest.mark.spark_events
+def test_a_spark_log_truncated_while_followed_starts_a_new_session(server):
+    lines = _spark_lines()
+    cut = len(lines) // 2
+    log = server.logs / "local-7.inprogress"
+    log.write_bytes(b"".join(lines[:cut]))
+    sid = _follow(server, log)
+    _wait(lambda: _info(server, sid)["records"] > 0, "the first records")
+    _wait(lambda: not _sessions(server)[0]["status"] == "loading", "the session to go live")
+    with open(log, "r+b") as f:  # Spark restarted the application under the same name: a shorter file
+        f.truncate(0)
+        f.write(b"".join(lines[:10]))
+    old = _wait(lambda: (i := _info(server, sid))["status"] == "done" and i, "the old session to end")
+    assert old["live"] is False
+    assert any("was truncated (rewritten in place)" in e["reason"] for e in _errors(server, sid))
+    new = _wait(lambda: [s for s in _sessions(server) if s["id"] != sid], "a session for the new content")[0]
+    with open(log, "ab") as f:
+        f.write(b"".join(lines[10:]))
+    log.rename(server.logs / "local-7")  # the application ended
+    replayed = _follow(server, server.logs / "local-7")  # the whole log, read at once, to compare with
+    done = _wait(lambda: (i := _info(server, new["id"]))["status"] == "done" and i, "the new session to finish")
+    whole = _wait(lambda: (i := _info(server, replayed))["status"] == "done" and i, "the whole log")
+    assert done["batches"] == whole["batches"] > 0 and done["live"] is False
+
+
+@pytest.mark.spark_events
+def test_a_spark_log_deleted_while_followed_ends_its_session(server):
+    lines = _spark_lines()
+    log = server.logs / "local-8.inprogress"
+    log.write_bytes(b"".join(lines[: len(lines) // 2]))
+    sid = _follow(server, log)
+    _wait(lambda: _info(server, sid)["records"] > 0, "the first records")
+    log.unlink()
+    info = _wait(lambda: (i := _info(server, sid))["status"] == "done" and i, "the session to end", timeout=10)
+    assert info["live"] is False
+    assert any("disappeared" in e["reason"] for e in _errors(server, sid))
+    assert [s["id"] for s in _sessions(server)] == [sid]
 
 
 # --- restarts ---------------------------------------------------------------------------------------------------
