@@ -60,6 +60,7 @@ class Feed:
     kind: str = "feed"
     label: str = ""
     live: bool = False  # may still grow: the session follows its head
+    ended_early: str | None = None  # the followed file was truncated, replaced or deleted (a followed_file kind)
 
     def __init__(self) -> None:
         self.errors: list[LineError] = []  # read problems (corrupt lines), reported and skipped
@@ -155,7 +156,6 @@ class FollowProgressLog(Feed):
         self.label = os.path.basename(self.path) + " (followed)"
         self.poll_interval = poll_interval
         self.grace = grace
-        self.change: str | None = None  # why the feed ended early: a followed_file change kind
         self._fh: IO[bytes] | None = None
         self._cursor = JsonLinesCursor(self.path, PlainDecoder(), self.errors.append)
         self._watch = FileWatch(self.path)
@@ -167,7 +167,7 @@ class FollowProgressLog(Feed):
         if self._closed:
             return None
         ready = self._cursor.ready
-        if len(ready) < limit and self.change is None:
+        if len(ready) < limit and self.ended_early is None:
             if self._fh is None:
                 try:
                     self._fh = open(self.path, "rb")
@@ -186,7 +186,7 @@ class FollowProgressLog(Feed):
                     return None
                 self._header = True
             out.append((line, record))
-        if not out and self.change is not None:
+        if not out and self.ended_early is not None:
             self.close()
             return None
         return out
@@ -210,13 +210,13 @@ class FollowProgressLog(Feed):
             while cursor.pull(self._fh):
                 pass
             cursor.finish(True)
-        self.change = change
+        self.ended_early = change
         self.live = False
         self.errors.append(LineError(self.path, cursor.line, change,
                                      change_message(change, cursor.line, change != DELETED)))
 
     def successor(self) -> Feed | None:
-        if self.change in (TRUNCATED, REPLACED):
+        if self.ended_early in (TRUNCATED, REPLACED):
             return FollowProgressLog(self.path, self.poll_interval, self.grace)
         return None
 

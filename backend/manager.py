@@ -21,10 +21,10 @@ import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from tracker.jsonl import LineError
+from tracker.jsonl import FILE_VANISHED, LineError
 
 from .feeds import Feed, FeedError, FeedRegistry
-from .followed_file import FileIdentity, identity_of
+from .followed_file import DELETED, FileIdentity, identity_of
 from .security import PathNotAllowed, confine
 from .session import Session, SessionOptions
 
@@ -54,6 +54,11 @@ def _check_openable(path: Path, allowed: list[Path]) -> None:
         raise FeedError(f"{path}: not a regular file (a pipe, socket or device is not a log)")
 
 
+def _followed_key(path: Path) -> Path:
+    """An application's log loses ".inprogress" when it ends: still the same log, followed under one name."""
+    return path.with_name(path.name.removesuffix(".inprogress"))
+
+
 class SessionManager:
     def __init__(self, settings, registry: FeedRegistry):
         self.settings = settings
@@ -61,7 +66,8 @@ class SessionManager:
         self.sessions: dict[str, Session] = {}
         self._watchers: list[asyncio.Task] = []
         self._followed: set[Path] = set()
-        self._followed_files: set[FileIdentity] = set()  # every file followed, whatever it is called now
+        # every file followed, whatever it is called now -> the name it was followed under
+        self._followed_files: dict[FileIdentity, Path] = {}
 
     # --- creating --------------------------------------------------------------------------------------
 
@@ -75,25 +81,33 @@ class SessionManager:
         """A session for any feed (a live attachment, the Spark model's records); starts ingesting."""
         session = Session(feed, name, self._options(check), directory, sid)
         self.sessions[session.id] = session
-        session.on_finish.append(self._follow_successor)
+        session.on_finish.append(self._feed_ended)
         session.start()
         return session
 
-    def _follow_successor(self, session: Session) -> None:
-        """A followed file was rotated or rewritten in place: follow the new content in a new session."""
+    def _feed_ended(self, session: Session) -> None:
+        """A followed file was rotated or rewritten in place: follow the new content in a new session. One deleted
+        from a followed directory is forgotten there, so a new file of that name is followed again."""
+        ended = session.feed
+        gone_path = getattr(ended, "path", None)  # followed feeds have the path they follow
+        if ended.ended_early in (DELETED, FILE_VANISHED) and gone_path is not None:
+            gone = _followed_key(Path(gone_path))
+            self._followed.discard(gone)
+            for identity in [i for i, key in self._followed_files.items() if key == gone]:
+                del self._followed_files[identity]  # the file system may give its inode to the next file
         try:
-            feed = session.feed.successor()
+            feed = ended.successor()
             if feed is None:
                 return
-            path = getattr(feed, "path", None)
-            identity = identity_of(path) if path is not None else None
-            if identity is not None:
-                self._followed_files.add(identity)
+            path = Path(getattr(feed, "path", session.name))
+            new_identity = identity_of(path)
+            if new_identity is not None:
+                self._followed_files[new_identity] = _followed_key(path)
             new = self.add(feed, session.name)
         except (FeedError, OSError) as e:
             log.warning("cannot follow what replaced session %s: %s", session.id, e)
             return
-        session.feed.errors.append(LineError(str(path or session.name), 0, "followed-in",
+        session.feed.errors.append(LineError(str(path), 0, "followed-in",
                                              f"the new content is followed in session {new.id}"))
 
     def open_feed(self, path: str, follow: bool = False) -> Feed:
@@ -136,11 +150,13 @@ class SessionManager:
                 feed = await asyncio.to_thread(self.registry.open, target, False)
             except FeedError as e:  # name the upload, not the server's directory
                 raise FeedError(str(e).replace(str(target), name)) from None
-            (directory / UPLOAD_META).write_text(json.dumps({"file": name, "check": check}))
         except BaseException:
             shutil.rmtree(directory, ignore_errors=True)
             raise
-        return self.add(feed, name, check, directory=directory, sid=sid)
+        session = self.add(feed, name, check, directory=directory, sid=sid)
+        meta = {"file": name, "check": check, "created": session.created}
+        (directory / UPLOAD_META).write_text(json.dumps(meta))  # last: the upload is complete
+        return session
 
     def restore(self) -> list[Session]:
         """Bring back the uploads kept in ``data_dir`` by an earlier run, under their ids (so ``#/s/<id>`` links
@@ -162,7 +178,9 @@ class SessionManager:
             if sid in self.sessions or not _SID.fullmatch(sid):
                 feed.close()
                 continue
-            restored.append(self.add(feed, target.name, meta.get("check"), directory=directory, sid=sid))
+            session = self.add(feed, target.name, meta.get("check"), directory=directory, sid=sid)
+            session.created = float(meta.get("created") or session.created)
+            restored.append(session)
         return restored
 
     # --- following directories -------------------------------------------------------------------------
@@ -179,7 +197,7 @@ class SessionManager:
                 entries = []
             for entry in entries:
                 # an application's log loses ".inprogress" when it ends: still the same log, already followed
-                key = entry.with_name(entry.name.removesuffix(".inprogress"))
+                key = _followed_key(entry)
                 if key in self._followed or entry.name.startswith("."):
                     continue
                 identity = identity_of(entry)
@@ -193,7 +211,7 @@ class SessionManager:
                     continue
                 self._followed.add(key)
                 if identity is not None:
-                    self._followed_files.add(identity)
+                    self._followed_files[identity] = key
                 try:
                     self.add(await asyncio.to_thread(kind.open, entry, True), entry.name)
                 except (FeedError, OSError) as e:

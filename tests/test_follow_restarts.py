@@ -18,6 +18,7 @@ import orjson
 import pytest
 
 from backend.app import Settings
+from backend.followed_file import DELETED, REPLACED, TRUNCATED, FileWatch
 from tests.conftest import LOOP_LOG, REPO, SPARK_EVENTS
 from tests.e2e.server import running_server
 
@@ -133,6 +134,44 @@ def test_a_followed_directory_does_not_turn_a_rotated_file_into_a_duplicate(tmp_
         assert _info(srv, first)["status"] == "done"
 
 
+def test_a_file_deleted_from_a_followed_directory_is_followed_again_when_it_comes_back(tmp_path):
+    followed = tmp_path / "followed"
+    followed.mkdir()
+    path = followed / "b.jsonl"
+    path.write_bytes(b"\n".join(LINES[:20]) + b"\n")
+    settings = Settings(allowed_dirs=[followed], follow_dirs=[followed], data_dir=tmp_path / "data")
+    with running_server(settings) as srv:
+        first = _wait(lambda: _sessions(srv), "the followed file's session")[0]["id"]
+        _wait(lambda: _info(srv, first)["records"] == 20, "the first 20 records")
+        path.unlink()
+        _wait(lambda: _info(srv, first)["status"] == "done", "the session to end")
+        path.write_bytes(b"\n".join(LINES[:-1]) + b"\n")
+        again = _wait(lambda: [s for s in _sessions(srv) if s["id"] != first], "a session for the new b.jsonl")
+        _wait(lambda: _info(srv, again[0]["id"])["batches"] == FULL, "the new file read whole")
+
+
+def test_the_watch_tells_growth_from_truncation_replacement_and_deletion(tmp_path):
+    path = tmp_path / "w.jsonl"
+    path.write_bytes(b"a" * 100)
+    watch = FileWatch(path)
+    with open(path, "rb") as fh:
+        watch.attach(fh.fileno())
+    assert watch.check(100) is None
+    with open(path, "ab") as f:
+        f.write(b"a" * 50)
+    assert watch.check(150) is None  # grown: still the same file
+    with open(path, "r+b") as f:  # rewritten in place, already longer than what was read, another start
+        f.truncate(0)
+        f.write(b"b" * 300)
+    assert watch.check(150) == TRUNCATED
+    path.write_bytes(b"a" * 10)
+    assert watch.check(150) == TRUNCATED  # shorter than what was read
+    os.rename(path, tmp_path / "w.jsonl.1")
+    assert watch.check(10) == DELETED
+    path.write_bytes(b"a" * 10)
+    assert watch.check(10) == REPLACED
+
+
 # --- followed Spark event logs ---------------------------------------------------------------------------------
 
 SHUFFLE = SPARK_EVENTS / "pyspark-4.3" / "spark430_1000tasks_shuffle.jsonl.gz"
@@ -219,6 +258,7 @@ def test_uploads_come_back_under_their_ids_after_kill_9(tmp_path):
     proc, base = _start(["--data-dir", str(data)], _env(tmp))
     try:
         sids = {_upload(base, "first.jsonl"): "first.jsonl", _upload(base, "second.jsonl"): "second.jsonl"}
+        created = {s["id"]: s["created"] for s in httpx.get(f"{base}/api/sessions").json()}
     finally:
         proc.kill()  # SIGKILL: no shutdown at all
         proc.wait(10)
@@ -230,7 +270,7 @@ def test_uploads_come_back_under_their_ids_after_kill_9(tmp_path):
         for sid, name in sids.items():
             info = _wait(lambda sid=sid: (i := httpx.get(f"{base}/api/sessions/{sid}").json()).get("status") == "done"
                          and i, f"session {sid} back")
-            assert info["name"] == name and info["batches"] == FULL
+            assert info["name"] == name and info["batches"] == FULL and info["created"] == created[sid]
         assert {s["id"] for s in httpx.get(f"{base}/api/sessions").json()} == set(sids)
         assert not (data / "sessions" / "0123456789").exists()
     finally:

@@ -84,6 +84,7 @@ class SparkLogFeed(Feed):
                 if self.follower.finalized or not self.live or self.follower.ended:
                     self._done = True
                     self.live = False
+                    self.ended_early = self.follower.ended  # truncated, replaced or deleted while followed
                     for reason in gaps.finish():
                         out.extend((None, r) for r in model.note_gap(reason))
                     return out or None
@@ -94,7 +95,7 @@ class SparkLogFeed(Feed):
 
     def successor(self) -> Feed | None:
         """The log file was replaced or truncated while followed: follow the new content afresh."""
-        if self.follower.ended in (REPLACED, TRUNCATED):
+        if self.ended_early in (REPLACED, TRUNCATED):
             return SparkLogFeed(self.path, follow=True, poll_interval=self.poll_interval)
         return None
 
