@@ -2,12 +2,12 @@
 
 Paths are confined to the directories the server was started with (``Settings.allowed_dirs``); uploads are
 streamed into the session's own directory under ``Settings.data_dir`` with a size limit, then identified by the
-feed registry like any path; a small ``session.json`` beside the upload lets :meth:`SessionManager.restore` bring it
-back under the same id when the server restarts with the same ``--data-dir`` (a directory without it is an upload
-that never finished, and is removed). A followed directory is scanned every ``scan_interval`` seconds: each new file
-the registry recognises becomes a followed session, unless it is a file already followed under another name (a
-rotated ``a.jsonl.1``). When a followed file is rotated or rewritten in place its session ends with a message and
-the feed's :meth:`~backend.feeds.Feed.successor` becomes a new session.
+feed registry like any path; a small ``sessions/<id>.json`` beside the upload's directory lets
+:meth:`SessionManager.restore` bring it back under the same id when the server restarts with the same ``--data-dir``
+(a directory without it is an upload that never finished, and is removed). A followed directory is scanned every
+``scan_interval`` seconds: each new file the registry recognises becomes a followed session, unless it is a file
+already followed under another name (a rotated ``a.jsonl.1``). When a followed file is rotated or rewritten in
+place its session ends with a message and the feed's :meth:`~backend.feeds.Feed.successor` becomes a new session.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ class UploadTooLarge(ValueError):
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _SID = re.compile(r"[0-9a-f]{10}")  # secrets.token_hex(5), as uploads are named
-UPLOAD_META = "session.json"  # beside an upload once it is complete: its file name and options
 
 
 def _check_openable(path: Path, allowed: list[Path]) -> None:
@@ -52,6 +51,11 @@ def _check_openable(path: Path, allowed: list[Path]) -> None:
                 raise FeedError(f"{entry}: not a regular file")
     elif not path.is_file():
         raise FeedError(f"{path}: not a regular file (a pipe, socket or device is not a log)")
+
+
+def _upload_meta(directory: Path) -> Path:
+    """Where an upload's file name and options are kept, once it is complete: ``sessions/<id>.json``."""
+    return directory.with_name(directory.name + ".json")
 
 
 def _followed_key(path: Path) -> Path:
@@ -130,8 +134,6 @@ class SessionManager:
         if declared is not None and declared > limit:
             raise UploadTooLarge(f"the upload is {declared} bytes; the limit is {limit} bytes")
         name = _SAFE.sub("_", Path(filename or "upload.jsonl").name).strip("._") or "upload.jsonl"
-        if name == UPLOAD_META:
-            name = "upload-" + name
         sid = secrets.token_hex(5)
         directory = Path(self.settings.data_dir) / "sessions" / sid
         directory.mkdir(parents=True, exist_ok=True)
@@ -155,7 +157,7 @@ class SessionManager:
             raise
         session = self.add(feed, name, check, directory=directory, sid=sid)
         meta = {"file": name, "check": check, "created": session.created}
-        (directory / UPLOAD_META).write_text(json.dumps(meta))  # last: the upload is complete
+        _upload_meta(directory).write_text(json.dumps(meta))  # last: the upload is complete
         return session
 
     def restore(self) -> list[Session]:
@@ -165,8 +167,14 @@ class SessionManager:
         restored = []
         for directory in sorted(root.iterdir()) if root.is_dir() else []:
             sid = directory.name
+            if not _SID.fullmatch(sid.removesuffix(".json")):
+                continue  # not the server's
+            if not directory.is_dir():
+                if directory.suffix == ".json" and not directory.with_suffix("").is_dir():
+                    directory.unlink(missing_ok=True)  # the upload it described is gone
+                continue
             try:
-                meta = json.loads((directory / UPLOAD_META).read_text())
+                meta = json.loads(_upload_meta(directory).read_text())
                 target = directory / _SAFE.sub("_", Path(meta["file"]).name)
                 feed = self.registry.open(target, False)
             except FileNotFoundError:  # an upload cut short (the server was killed while receiving it)
@@ -175,7 +183,7 @@ class SessionManager:
             except (OSError, ValueError, KeyError, TypeError) as e:  # FeedError and broken JSON are ValueErrors
                 log.warning("cannot restore the upload in %s: %s", directory, e)
                 continue
-            if sid in self.sessions or not _SID.fullmatch(sid):
+            if sid in self.sessions:
                 feed.close()
                 continue
             session = self.add(feed, target.name, meta.get("check"), directory=directory, sid=sid)
@@ -228,6 +236,8 @@ class SessionManager:
         if session is None:
             return False
         await session.stop(keep_files)
+        if session.directory is not None and not keep_files:
+            _upload_meta(session.directory).unlink(missing_ok=True)
         return True
 
     async def close(self) -> None:

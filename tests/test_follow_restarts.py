@@ -276,7 +276,7 @@ def test_uploads_come_back_under_their_ids_after_kill_9(tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)  # a normal shutdown keeps the uploads too
         proc.wait(10)
-    assert {p.name for p in (data / "sessions").iterdir()} == set(sids)
+    assert {p.name for p in (data / "sessions").iterdir()} == set(sids) | {f"{sid}.json" for sid in sids}
     assert not _runs(tmp)  # --data-dir given: no temporary directory was made
 
 
