@@ -1,16 +1,19 @@
 """The server's own temporary data directory, used when no ``--data-dir`` is given.
 
-It lives under ``<tmp>/flowscope-<uid>/run-<pid>-<random>`` and is removed at every exit the process sees: a normal
-exit and SIGTERM (the server's shutdown), an exception at start-up (the directory object's finalizer at interpreter
-exit). A process killed with SIGKILL cannot clean up, so each new server first removes the ``run-<pid>-*``
-directories of processes that no longer exist: what a ``kill -9`` leaves lasts until the next start.
+It lives under ``<tmp>/flowscope-<uid>/run-<pid>-<random>`` and is removed (with the parent once empty) at every
+exit the process sees: a normal exit and SIGTERM (the server's shutdown), an exception at start-up (the directory
+object's finalizer at interpreter exit). A process killed with SIGKILL cannot clean up, so each new server first
+removes the ``run-<pid>-*`` directories of processes that no longer exist: what a ``kill -9`` leaves lasts until the
+next start.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
+import weakref
 from pathlib import Path
 
 __all__ = ["ScratchDir", "scratch_root"]
@@ -52,8 +55,15 @@ class ScratchDir:
         root = root or scratch_root()
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         remove_abandoned(root)
-        self._tmp = tempfile.TemporaryDirectory(prefix=f"run-{os.getpid()}-", dir=root)
-        self.path = Path(self._tmp.name)
+        self.path = Path(tempfile.mkdtemp(prefix=f"run-{os.getpid()}-", dir=root))
+        self._remove = weakref.finalize(self, _remove, self.path)  # also at interpreter exit, if not called
 
     def cleanup(self) -> None:
-        self._tmp.cleanup()
+        self._remove()
+
+
+def _remove(path: Path) -> None:
+    """Remove a run directory, and the per-user parent once no other server uses it."""
+    shutil.rmtree(path, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        path.parent.rmdir()
