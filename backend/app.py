@@ -12,7 +12,6 @@ from __future__ import annotations
 import gzip
 import importlib.resources
 import importlib.util
-import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from .api import blame, diff, scopes, sessions, stream, tasks, timeline, whatif
 from .feeds import FeedRegistry, default_registry
 from .manager import SessionManager
+from .scratch_dir import ScratchDir
 from .security import SameOriginMiddleware, TokenMiddleware, is_loopback
 
 __all__ = ["Settings", "create_app", "plotly_js", "locate_frontend", "is_loopback"]
@@ -93,8 +93,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings.validate()
     owned_tmp = None
     if settings.data_dir is None:
-        owned_tmp = tempfile.TemporaryDirectory(prefix="flowscope-")
-        settings.data_dir = Path(owned_tmp.name)
+        owned_tmp = ScratchDir()  # removed at exit; what a kill -9 leaves is removed at the next start
+        settings.data_dir = owned_tmp.path
     registry = settings.registry or default_registry()
     manager = SessionManager(settings, registry)
 
@@ -102,6 +102,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        if owned_tmp is None:
+            manager.restore()  # the uploads an earlier run kept in --data-dir, under their ids
         for path in settings.open_paths:
             manager.open_path(path)
         for d in settings.follow_dirs:

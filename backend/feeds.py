@@ -22,6 +22,7 @@ import collections
 import itertools
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,8 @@ from typing import IO, Any
 from tracker.jsonl import CodecError, JsonLinesCursor, LineError, PlainDecoder, file_decoder
 from tracker.log_records import header_problem, line_problem
 from tracker.progress_log import ProgressLogError, first_record_problem, read_records
+
+from .followed_file import DELETED, REPLACED, TRUNCATED, FileWatch, change_message
 
 __all__ = [
     "Feed",
@@ -57,6 +60,7 @@ class Feed:
     kind: str = "feed"
     label: str = ""
     live: bool = False  # may still grow: the session follows its head
+    ended_early: str | None = None  # the followed file was truncated, replaced or deleted (a followed_file kind)
 
     def __init__(self) -> None:
         self.errors: list[LineError] = []  # read problems (corrupt lines), reported and skipped
@@ -70,6 +74,11 @@ class Feed:
 
     def close(self) -> None:
         pass
+
+    def successor(self) -> Feed | None:
+        """After the feed ended: a feed for what replaced its source (a followed file rotated or rewritten in
+        place), which the server follows as a new session; None when nothing replaced it."""
+        return None
 
 
 class IterFeed(Feed):
@@ -131,18 +140,26 @@ class ProgressLogFeed(Feed):
 
 class FollowProgressLog(Feed):
     """A plain-text progress log that is still being written: tailed with a :class:`~tracker.jsonl.JsonLinesCursor`
-    (a partial last line is kept for later)."""
+    (a partial last line is kept for later).
+
+    A :class:`~backend.followed_file.FileWatch` notices when the file is truncated, replaced (rotated) or deleted:
+    the feed then ends (no longer live) with a message in its errors, after reading what the old file still holds
+    (not for a truncation: that content is gone). A missing file is "deleted" only after ``grace`` seconds, since a
+    rotation renames the file before creating the new one. :meth:`successor` follows the new content afresh."""
 
     kind = "progress-log"
     live = True
 
-    def __init__(self, path: str | os.PathLike, poll_interval: float = 0.1) -> None:
+    def __init__(self, path: str | os.PathLike, poll_interval: float = 0.1, grace: float = 1.0) -> None:
         super().__init__()
         self.path = os.fspath(path)
         self.label = os.path.basename(self.path) + " (followed)"
         self.poll_interval = poll_interval
+        self.grace = grace
         self._fh: IO[bytes] | None = None
         self._cursor = JsonLinesCursor(self.path, PlainDecoder(), self.errors.append, check=line_problem)
+        self._watch = FileWatch(self.path)
+        self._missing_since: float | None = None
         self._header = False
         self._closed = False
 
@@ -150,13 +167,14 @@ class FollowProgressLog(Feed):
         if self._closed:
             return None
         ready = self._cursor.ready
-        if len(ready) < limit:
+        if len(ready) < limit and self.ended_early is None:
             if self._fh is None:
                 try:
                     self._fh = open(self.path, "rb")
                 except FileNotFoundError:
                     return []
-            self._cursor.pull(self._fh)
+                self._watch.attach(self._fh.fileno())
+            self._read_or_notice()
         out: list[Record] = []
         while ready and len(out) < limit:
             line, record = ready.popleft()
@@ -168,7 +186,39 @@ class FollowProgressLog(Feed):
                     return None
                 self._header = True
             out.append((line, record))
+        if not out and self.ended_early is not None:
+            self.close()
+            return None
         return out
+
+    def _read_or_notice(self) -> None:
+        assert self._fh is not None
+        cursor = self._cursor
+        change = self._watch.check(cursor.offset)
+        if change == DELETED:
+            now = time.monotonic()
+            self._missing_since = self._missing_since or now
+            if now - self._missing_since < self.grace:
+                cursor.pull(self._fh)  # the open handle still reads what was written
+                return
+        else:
+            self._missing_since = None
+        if change is None:
+            cursor.pull(self._fh)
+            return
+        if change != TRUNCATED:  # the old file is complete: read it to its end
+            while cursor.pull(self._fh):
+                pass
+            cursor.finish(True)
+        self.ended_early = change
+        self.live = False
+        self.errors.append(LineError(self.path, cursor.line, change,
+                                     change_message(change, cursor.line, change != DELETED)))
+
+    def successor(self) -> Feed | None:
+        if self.ended_early in (TRUNCATED, REPLACED):
+            return FollowProgressLog(self.path, self.poll_interval, self.grace)
+        return None
 
     async def wait(self, timeout: float) -> None:
         await asyncio.sleep(min(timeout, self.poll_interval))
@@ -177,6 +227,7 @@ class FollowProgressLog(Feed):
         self._closed = True
         if self._fh is not None:
             self._fh.close()
+            self._fh = None
 
 
 class PushFeed(Feed):

@@ -2,13 +2,18 @@
 
 Paths are confined to the directories the server was started with (``Settings.allowed_dirs``); uploads are
 streamed into the session's own directory under ``Settings.data_dir`` with a size limit, then identified by the
-feed registry like any path. A followed directory is scanned every ``scan_interval`` seconds: each new file the
-registry recognises becomes a followed session.
+feed registry like any path; a small ``sessions/<id>.json`` beside the upload's directory lets
+:meth:`SessionManager.restore` bring it back under the same id when the server restarts with the same ``--data-dir``
+(a directory without it is an upload that never finished, and is removed). A followed directory is scanned every
+``scan_interval`` seconds: each new file the registry recognises becomes a followed session, unless it is a file
+already followed under another name (a rotated ``a.jsonl.1``). When a followed file is rotated or rewritten in
+place its session ends with a message and the feed's :meth:`~backend.feeds.Feed.successor` becomes a new session.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import secrets
@@ -16,7 +21,10 @@ import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from tracker.jsonl import FILE_VANISHED, LineError
+
 from .feeds import Feed, FeedError, FeedRegistry
+from .followed_file import DELETED, FileIdentity, identity_of
 from .security import PathNotAllowed, confine
 from .session import Session, SessionOptions
 
@@ -30,6 +38,7 @@ class UploadTooLarge(ValueError):
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SID = re.compile(r"[0-9a-f]{10}")  # secrets.token_hex(5), as uploads are named
 
 
 def _check_openable(path: Path, allowed: list[Path]) -> None:
@@ -44,6 +53,16 @@ def _check_openable(path: Path, allowed: list[Path]) -> None:
         raise FeedError(f"{path}: not a regular file (a pipe, socket or device is not a log)")
 
 
+def _upload_meta(directory: Path) -> Path:
+    """Where an upload's file name and options are kept, once it is complete: ``sessions/<id>.json``."""
+    return directory.with_name(directory.name + ".json")
+
+
+def _followed_key(path: Path) -> Path:
+    """An application's log loses ".inprogress" when it ends: still the same log, followed under one name."""
+    return path.with_name(path.name.removesuffix(".inprogress"))
+
+
 class SessionManager:
     def __init__(self, settings, registry: FeedRegistry):
         self.settings = settings
@@ -51,6 +70,8 @@ class SessionManager:
         self.sessions: dict[str, Session] = {}
         self._watchers: list[asyncio.Task] = []
         self._followed: set[Path] = set()
+        # every file followed, whatever it is called now -> the name it was followed under
+        self._followed_files: dict[FileIdentity, Path] = {}
 
     # --- creating --------------------------------------------------------------------------------------
 
@@ -64,8 +85,34 @@ class SessionManager:
         """A session for any feed (a live attachment, the Spark model's records); starts ingesting."""
         session = Session(feed, name, self._options(check), directory, sid)
         self.sessions[session.id] = session
+        session.on_finish.append(self._feed_ended)
         session.start()
         return session
+
+    def _feed_ended(self, session: Session) -> None:
+        """A followed file was rotated or rewritten in place: follow the new content in a new session. One deleted
+        from a followed directory is forgotten there, so a new file of that name is followed again."""
+        ended = session.feed
+        gone_path = getattr(ended, "path", None)  # followed feeds have the path they follow
+        if ended.ended_early in (DELETED, FILE_VANISHED) and gone_path is not None:
+            gone = _followed_key(Path(gone_path))
+            self._followed.discard(gone)
+            for identity in [i for i, key in self._followed_files.items() if key == gone]:
+                del self._followed_files[identity]  # the file system may give its inode to the next file
+        try:
+            feed = ended.successor()
+            if feed is None:
+                return
+            path = Path(getattr(feed, "path", session.name))
+            new_identity = identity_of(path)
+            if new_identity is not None:
+                self._followed_files[new_identity] = _followed_key(path)
+            new = self.add(feed, session.name)
+        except (FeedError, OSError) as e:
+            log.warning("cannot follow what replaced session %s: %s", session.id, e)
+            return
+        session.feed.errors.append(LineError(str(path), 0, "followed-in",
+                                             f"the new content is followed in session {new.id}"))
 
     def open_feed(self, path: str, follow: bool = False) -> Feed:
         """The feed of a log inside the allowed directories (PathNotAllowed, FileNotFoundError, FeedError). It reads
@@ -108,7 +155,41 @@ class SessionManager:
         except BaseException:
             shutil.rmtree(directory, ignore_errors=True)
             raise
-        return self.add(feed, name, check, directory=directory, sid=sid)
+        session = self.add(feed, name, check, directory=directory, sid=sid)
+        meta = {"file": name, "check": check, "created": session.created}
+        _upload_meta(directory).write_text(json.dumps(meta))  # last: the upload is complete
+        return session
+
+    def restore(self) -> list[Session]:
+        """Bring back the uploads kept in ``data_dir`` by an earlier run, under their ids (so ``#/s/<id>`` links
+        keep working). Reads each file's first lines to identify it, so call it off the event loop's hot path."""
+        root = Path(self.settings.data_dir) / "sessions"
+        restored = []
+        for directory in sorted(root.iterdir()) if root.is_dir() else []:
+            sid = directory.name
+            if not _SID.fullmatch(sid.removesuffix(".json")):
+                continue  # not the server's
+            if not directory.is_dir():
+                if directory.suffix == ".json" and not directory.with_suffix("").is_dir():
+                    directory.unlink(missing_ok=True)  # the upload it described is gone
+                continue
+            try:
+                meta = json.loads(_upload_meta(directory).read_text())
+                target = directory / _SAFE.sub("_", Path(meta["file"]).name)
+                feed = self.registry.open(target, False)
+            except FileNotFoundError:  # an upload cut short (the server was killed while receiving it)
+                shutil.rmtree(directory, ignore_errors=True)
+                continue
+            except (OSError, ValueError, KeyError, TypeError) as e:  # FeedError and broken JSON are ValueErrors
+                log.warning("cannot restore the upload in %s: %s", directory, e)
+                continue
+            if sid in self.sessions:
+                feed.close()
+                continue
+            session = self.add(feed, target.name, meta.get("check"), directory=directory, sid=sid)
+            session.created = float(meta.get("created") or session.created)
+            restored.append(session)
+        return restored
 
     # --- following directories -------------------------------------------------------------------------
 
@@ -124,8 +205,12 @@ class SessionManager:
                 entries = []
             for entry in entries:
                 # an application's log loses ".inprogress" when it ends: still the same log, already followed
-                key = entry.with_name(entry.name.removesuffix(".inprogress"))
+                key = _followed_key(entry)
                 if key in self._followed or entry.name.startswith("."):
+                    continue
+                identity = identity_of(entry)
+                if identity in self._followed_files:  # a followed file renamed (rotated): not a new log
+                    self._followed.add(key)
                     continue
                 try:
                     _check_openable(confine(entry, [directory]), [directory])
@@ -133,6 +218,8 @@ class SessionManager:
                 except (FeedError, PathNotAllowed, OSError):
                     continue
                 self._followed.add(key)
+                if identity is not None:
+                    self._followed_files[identity] = key
                 try:
                     self.add(await asyncio.to_thread(kind.open, entry, True), entry.name)
                 except (FeedError, OSError) as e:
@@ -144,15 +231,18 @@ class SessionManager:
     def get(self, sid: str) -> Session | None:
         return self.sessions.get(sid)
 
-    async def delete(self, sid: str) -> bool:
+    async def delete(self, sid: str, keep_files: bool = False) -> bool:
         session = self.sessions.pop(sid, None)
         if session is None:
             return False
-        await session.stop()
+        await session.stop(keep_files)
+        if session.directory is not None and not keep_files:
+            _upload_meta(session.directory).unlink(missing_ok=True)
         return True
 
     async def close(self) -> None:
+        """Stop everything; uploads stay in ``data_dir`` (the server removes it if it is its temporary one)."""
         for task in self._watchers:
             task.cancel()
         for sid in list(self.sessions):
-            await self.delete(sid)
+            await self.delete(sid, keep_files=True)

@@ -83,6 +83,7 @@ class Session:
         self.last_changed: dict[tuple, dict[Location, int]] = {}
         self.structure_version = 0
         self.listeners: list[Callable[[Session], None]] = []  # called at each slice end
+        self.on_finish: list[Callable[[Session], None]] = []  # called once the feed has ended (status "done")
         self.cache: dict[Any, Any] = {}  # per structure version: layouts, port graphs
         self._touched: dict[Subgraph, set[Location]] = {}
         self._slice_first: float | None = None
@@ -117,6 +118,8 @@ class Session:
                         self._end_slice()
                         self.status = "done"
                         self._notify_all()
+                        for callback in self.on_finish:
+                            callback(self)
                         return
                     if not polled:
                         if self.status == "loading":
@@ -146,7 +149,9 @@ class Session:
         finally:
             feed.close()
 
-    async def stop(self) -> None:
+    async def stop(self, keep_files: bool = False) -> None:
+        """Stop ingesting and close the stream; the session's directory is removed unless ``keep_files`` (a server
+        shutting down with a ``--data-dir`` keeps its uploads for the next start)."""
         self._stop = True
         task = self._task
         if task is not None and not task.done():
@@ -158,7 +163,7 @@ class Session:
         self.feed.close()
         for sub in list(self.subscribers):
             sub.close("session deleted")
-        if self.directory is not None:
+        if self.directory is not None and not keep_files:
             shutil.rmtree(self.directory, ignore_errors=True)
 
     def _apply(self, record: dict, line: int | None) -> None:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from backend.followed_file import DELETED, FileWatch, change_message
+
 from . import events as records
 from .cursor import FileCursor
 from .eventlog_layout import INPROGRESS, ROLLING_PREFIX, part_index, rolling_parts, rolling_state
@@ -49,9 +51,11 @@ class EventLogFollower:
         self.stats = ReadStats()
         self.errors: list[LineError] = []
         self.finalized = False
+        self.ended: str | None = None  # a single file vanished, was replaced or truncated: nothing more comes
         self._on_error = on_error
         self._chunk = chunk_size
         self._cursor: FileCursor | None = None
+        self._watch = FileWatch(p)  # the cursor's file: noticed when truncated or replaced
         self._part = 0  # rolling: index N of the part the cursor reads
         self._complete = False  # the log is complete and its last file finished: finalized once drained
 
@@ -93,6 +97,7 @@ class EventLogFollower:
                 self._finish(out, limit)
             return
         self._vanished()
+        self.ended = records.FILE_VANISHED
 
     # -- rolling directory -------------------------------------------------------------------------------------
 
@@ -132,6 +137,7 @@ class EventLogFollower:
 
     def _new_cursor(self, path: Path) -> FileCursor:
         self.stats.files += 1
+        self._watch = FileWatch(path)
         return FileCursor(path, self.stats, self._report, chunk_size=self._chunk)
 
     def _read(self, out: list[LogEvent], limit: int | None) -> bool | None:
@@ -141,10 +147,19 @@ class EventLogFollower:
         assert cursor is not None
         if cursor.finished or cursor.broken:
             return self._drain(out, limit)
+        self._watch.rename(cursor.path)
+        change = self._watch.check(cursor.offset)
+        if change is not None and change != DELETED and not self.rolling:  # a vanished file: the open says so
+            cursor.broken = True
+            self.ended = change
+            self._report(LineError(cursor.name, cursor.line + 1, change, change_message(change, cursor.line, True)))
+            return self._drain(out, limit)
         try:
             fh = open(cursor.path, "rb")
         except FileNotFoundError:
             return None
+        if self._watch.identity is None:
+            self._watch.attach(fh.fileno())
         with fh:
             while True:
                 if self._drain(out, limit):

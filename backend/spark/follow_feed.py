@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 
 from backend.feeds import Feed, FeedKind, FeedRegistry
+from backend.followed_file import REPLACED, TRUNCATED
 from backend.sources import EventLogFollower, LogDirectoryScanner
 from backend.sources.eventlog_layout import ROLLING_PREFIX, looks_like_event_log, rolling_parts
 from tracker.jsonl import DAMAGED_EVENT, LineError
@@ -84,8 +85,10 @@ class SparkLogFeed(Feed):
                 for record in model.feed(ev.event, ev.line):
                     out.append((ev.line, record))
             if not events:
-                if self.follower.finalized or not self.live:
+                if self.follower.finalized or not self.live or self.follower.ended:
                     self._done = True
+                    self.live = False
+                    self.ended_early = self.follower.ended  # truncated, replaced or deleted while followed
                     for reason in gaps.finish():
                         out.extend((None, r) for r in model.note_gap(reason))
                     return out or None
@@ -96,6 +99,12 @@ class SparkLogFeed(Feed):
 
     def _damaged(self, line: int | None, kind: str, problem: str) -> None:
         self.errors.append(LineError(self._event_path, line or 0, DAMAGED_EVENT, f"{kind} skipped: {problem}"))
+
+    def successor(self) -> Feed | None:
+        """The log file was replaced or truncated while followed: follow the new content afresh."""
+        if self.ended_early in (REPLACED, TRUNCATED):
+            return SparkLogFeed(self.path, follow=True, poll_interval=self.poll_interval)
+        return None
 
     async def wait(self, timeout: float) -> None:
         await asyncio.sleep(0 if self._more else min(timeout, self.poll_interval))
