@@ -30,7 +30,7 @@ from typing import Any
 from tracker import log_records
 from .tasks import TaskLedger
 
-__all__ = ["SparkModel", "SparkSummary"]
+__all__ = ["HANDLED_EVENTS", "SparkModel", "SparkSummary"]
 
 STREAMING_PREFIX = "org.apache.spark.sql.streaming.StreamingQueryListener$"
 
@@ -609,3 +609,6 @@ _HANDLERS = {
     "QueryProgressEvent": SparkModel._on_query_progress,
     "QueryTerminatedEvent": SparkModel._on_query_terminated,
 }
+
+# Every event type the model reads (with and without the streaming listener's prefix): a reader may skip the rest.
+HANDLED_EVENTS = frozenset(_HANDLERS) | frozenset(STREAMING_PREFIX + k for k in _HANDLERS if not k.startswith("Spark"))
