@@ -13,7 +13,7 @@ from backend.spark.convert import SparkLogConversion
 from backend.spark.event_fields import model_decoder
 from backend.spark.model import SparkModel
 
-from .conftest import REPO, SPARK_EVENTS, spark_event_cases
+from .conftest import REPO, spark_event_cases
 
 
 def _logs_under(root) -> list:
@@ -79,7 +79,8 @@ def test_damaged_lines_fail_as_a_whole_decode_does():
     # a field of an unexpected type: the whole event, as it is, for the model to judge
     odd = b'{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task Info":null,"Task Metrics":{"x":1}}'
     assert decode(odd) == orjson.loads(odd)
-    end = (b'{"Event":"SparkListenerTaskEnd","Stage ID":3,"Task Info":{"Task ID":7,"Index":2,"Accumulables":[{"ID":1}]},'
+    end = (b'{"Event":"SparkListenerTaskEnd","Stage ID":3,'
+           b'"Task Info":{"Task ID":7,"Index":2,"Accumulables":[{"ID":1}]},'
            b'"Task Metrics":{"Executor Run Time":5,"Input Metrics":{"Records Read":4}},"Task Executor Metrics":{}}')
     assert decode(end) == {"Event": "SparkListenerTaskEnd", "Stage ID": 3, "Task Info": {"Task ID": 7, "Index": 2},
                            "Task Metrics": {"Input Metrics": {"Records Read": 4}}}

@@ -28,8 +28,8 @@ class EventLogReader:
     `source` is an `AppLog` (from `find_logs`) or a path to a log file or rolling directory. Afterwards `stats`
     holds the counts, `errors` the corrupt lines (each also passed to `on_error` as it is found) and `pending` the
     unfinished last line of an in-progress log, if any. `decode` parses each line (default: whole; a reader that
-    needs only some events or fields passes a `backend.sources.decode.EventDecoder`). Raises `MissingCodecError` at construction if a file needs
-    a codec library that is not installed."""
+    needs only some events or fields passes a `backend.sources.decode.EventDecoder`). Raises `MissingCodecError`
+    at construction if a file needs a codec library that is not installed."""
 
     def __init__(
         self,
