@@ -42,7 +42,8 @@ class EventDecoder:
 
     def __init__(self, wanted: Mapping[str, type | None]) -> None:
         self._whole = frozenset(k.encode() for k, v in wanted.items() if v is None)
-        self._slim = {k.encode(): msgspec.json.Decoder(v) for k, v in wanted.items() if v is not None}
+        self._slim: dict[bytes, msgspec.json.Decoder[Any]] = {
+            k.encode(): msgspec.json.Decoder(v) for k, v in wanted.items() if v is not None}
         self._names: dict[bytes, str] = {}  # skipped type names, decoded once
 
     def __call__(self, raw: bytes) -> Any:

@@ -1,10 +1,12 @@
-"""The fields of Spark's task events that the Spark model reads, for decoding nothing else.
+"""The fields of Spark's task and stage events that the Spark model reads, for decoding nothing else.
 
 Task events are most of a log (two per task) and a ``SparkListenerTaskEnd`` is mostly metrics and accumulables the
-model never looks at. These ``TypedDict`` specs name what ``backend.spark.model`` and ``backend.spark.tasks`` read
-(keep them in step: tests/test_event_decode.py replays every fixture log both ways and compares the records);
-:func:`model_decoder` gives the reader a decoder that decodes these fields of task events, every other event the
-model handles whole, and skips the types it does not handle (``backend.sources.decode``).
+model never looks at; a stage event repeats the stage's RDDs and carries its accumulables, and the model reads the
+RDDs from the job's start instead. These ``TypedDict`` specs name what ``backend.spark.model`` and
+``backend.spark.tasks`` read (keep them in step: tests/test_event_decode.py replays every fixture log and every
+real log both ways and compares the records);
+:func:`model_decoder` gives the reader a decoder that decodes these fields of these events, every other event
+the model handles whole, and skips the types it does not handle (``backend.sources.decode``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,13 @@ TaskInfo = TypedDict("TaskInfo", {
     "Host": Any, "Speculative": Any, "Killed": Any, "Failed": Any,
 }, total=False)
 
+StageInfo = TypedDict("StageInfo", {
+    "Stage ID": Any, "Stage Attempt ID": Any, "Number of Tasks": Any, "Submission Time": Any, "Completion Time": Any,
+    "Failure Reason": Any,
+}, total=False)
+
+StageEvent = TypedDict("StageEvent", {"Event": Any, "Stage Info": StageInfo}, total=False)
+
 TaskMetrics = TypedDict("TaskMetrics", {"Input Metrics": Any, "Shuffle Read Metrics": Any}, total=False)
 
 TaskStart = TypedDict("TaskStart", {
@@ -35,8 +44,11 @@ TaskEnd = TypedDict("TaskEnd", {
 
 
 def model_decoder() -> EventDecoder:
-    """A decoder for the Spark model's reader: the task events' fields above, other handled events whole."""
+    """A decoder for the Spark model's reader: the task and stage events' fields above, other handled events
+    whole."""
     wanted: dict[str, type | None] = dict.fromkeys(HANDLED_EVENTS)
     wanted["SparkListenerTaskStart"] = TaskStart
     wanted["SparkListenerTaskEnd"] = TaskEnd
+    wanted["SparkListenerStageSubmitted"] = StageEvent  # the stage's accumulables and RDDs are read at JobStart
+    wanted["SparkListenerStageCompleted"] = StageEvent
     return EventDecoder(wanted)
