@@ -23,11 +23,13 @@ started) marks the session *uncertain* from that point instead of inventing prog
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from tracker import log_records
+
 from .tasks import TaskLedger
 
 __all__ = ["HANDLED_EVENTS", "SparkModel", "SparkSummary"]
@@ -516,8 +518,9 @@ class SparkModel:
             if st is not None and st.region is region:
                 updates += self._release_stage(st)
         self._batch(region, updates, event)
-        for sid, st in self.stages.items():
-            if st.region is region:
+        for sid in region.stage_ids:  # this region's stages only: O(region), not O(application), per region
+            st = self.stages.get(sid)
+            if st is not None and st.region is region:
                 self._out += self.tasks.release_stage(sid, self._at)
 
     def _on_app_end(self, e: dict) -> None:
@@ -571,7 +574,7 @@ def _scope_name(rdd: dict) -> str | None:
     if not scope:
         return None
     try:
-        return json.loads(scope).get("name")
+        return orjson.loads(scope).get("name")  # one per RDD of every job: the fast parser
     except (ValueError, AttributeError):
         return None
 
