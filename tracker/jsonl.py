@@ -194,7 +194,8 @@ class JsonLines:
     """Parses the lines of one file (or connection) into objects, counting and reporting what is not one.
 
     ``feed(bytes)`` splits and parses; ``parse(raw)`` takes one line already split. Parsed objects go to
-    ``on_object(line, obj)``; problems to ``report``.
+    ``on_object(line, obj)``; problems to ``report``. ``decode`` replaces ``loads`` for a reader that needs only
+    part of each object (it must raise ``JSONError`` for a line that is not JSON).
     """
 
     def __init__(
@@ -205,8 +206,10 @@ class JsonLines:
         counts: LineCounts | None = None,
         limits: ReadLimits = DEFAULT_LIMITS,
         check: Callable[[bytes, dict], str | None] | None = None,
+        decode: Callable[[bytes], Any] | None = None,
     ) -> None:
         self.path = path
+        self._loads = decode or loads  # a decoder may decode less than the whole line; it raises JSONError too
         self.line = 0  # lines seen
         self.check = check  # a format's validator: the reason to reject an object, or None
         self.counts = counts if counts is not None else LineCounts()
@@ -241,7 +244,7 @@ class JsonLines:
         counts = self.counts
         counts.lines_read += 1
         try:
-            obj = loads(raw)
+            obj = self._loads(raw)
         except JSONError as exc:
             if not raw.strip():
                 counts.lines_blank += 1
@@ -436,7 +439,7 @@ class JsonLinesCursor:
     so it can stop at any byte and resume there later; memory is bounded by one chunk's worth of decoded lines
     plus the longest allowed line. It does not own a file handle between calls: the caller opens the file
     (whatever its current name is) and lends it to :meth:`pull`. ``wrap(path, line, obj)`` makes the items of
-    ``ready`` (default ``(line, obj)``).
+    ``ready`` (default ``(line, obj)``); ``decode`` is :class:`JsonLines`'.
     """
 
     def __init__(
@@ -450,6 +453,7 @@ class JsonLinesCursor:
         limits: ReadLimits = DEFAULT_LIMITS,
         wrap: Callable[[str, int, dict], Any] | None = None,
         check: Callable[[bytes, dict], str | None] | None = None,
+        decode: Callable[[bytes], Any] | None = None,
     ) -> None:
         self.name = path
         self.codec = decoder.codec
@@ -461,7 +465,7 @@ class JsonLinesCursor:
         self.offset = 0  # bytes of the file consumed
         self.decoded = 0  # bytes after decoding
         self.ready: deque[Any] = deque()
-        self.parser = JsonLines(path, report, self._ready, counts, limits, check)
+        self.parser = JsonLines(path, report, self._ready, counts, limits, check=check, decode=decode)
         self.broken = False  # the stream is corrupt (or over its limit): nothing more is read
         self.finished = False
 

@@ -9,7 +9,9 @@ calls: the caller opens the file (whatever its current name is, `.inprogress` or
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tracker.jsonl import JsonLinesCursor
 
@@ -24,13 +26,16 @@ COMPRESSED_CHUNK = 1 << 16  # compressed input per read: JSON logs decompress 10
 
 class FileCursor(JsonLinesCursor):
     """Reads one file of an event log incrementally. Parsed events (`LogEvent`s) collect in `ready` for the owner
-    to drain; `stats` (shared by every file of the log) counts lines, bytes and broken streams."""
+    to drain; `stats` (shared by every file of the log) counts lines, bytes and broken streams. `decode` parses a
+    line (default: the whole of it; `backend.sources.decode.EventDecoder` decodes only what a reader needs)."""
 
-    def __init__(self, path: Path, stats: ReadStats, report: ErrorCallback, *, chunk_size: int | None = None) -> None:
+    def __init__(self, path: Path, stats: ReadStats, report: ErrorCallback, *, chunk_size: int | None = None,
+                 decode: Callable[[bytes], Any] | None = None) -> None:
         codec = codec_from_name(path.name)
         decoder = make_decoder(codec, path)  # raises MissingCodecError before anything is read
         super().__init__(str(path), decoder, report, counts=stats,
-                         chunk_size=chunk_size or (PLAIN_CHUNK if codec is None else COMPRESSED_CHUNK), wrap=LogEvent)
+                         chunk_size=chunk_size or (PLAIN_CHUNK if codec is None else COMPRESSED_CHUNK), wrap=LogEvent,
+                         decode=decode)
         self.path = path
         self._stats = stats
 

@@ -10,7 +10,8 @@ object is yielded.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from . import events as records
 from .codecs import codec_from_name, make_decoder
@@ -26,8 +27,9 @@ class EventLogReader:
 
     `source` is an `AppLog` (from `find_logs`) or a path to a log file or rolling directory. Afterwards `stats`
     holds the counts, `errors` the corrupt lines (each also passed to `on_error` as it is found) and `pending` the
-    unfinished last line of an in-progress log, if any. Raises `MissingCodecError` at construction if a file needs
-    a codec library that is not installed."""
+    unfinished last line of an in-progress log, if any. `decode` parses each line (default: whole; a reader that
+    needs only some events or fields passes a `backend.sources.decode.EventDecoder`). Raises `MissingCodecError`
+    at construction if a file needs a codec library that is not installed."""
 
     def __init__(
         self,
@@ -35,6 +37,7 @@ class EventLogReader:
         *,
         on_error: ErrorCallback | None = None,
         chunk_size: int | None = None,
+        decode: Callable[[bytes], Any] | None = None,
     ) -> None:
         self.log = source if isinstance(source, AppLog) else describe_log(source)
         for path in self.log.files:
@@ -44,6 +47,7 @@ class EventLogReader:
         self.pending: PendingLine | None = None
         self._on_error = on_error
         self._chunk = chunk_size
+        self._decode = decode
         self._started = False
 
     def __iter__(self) -> Iterator[LogEvent]:
@@ -54,7 +58,7 @@ class EventLogReader:
         for i, path in enumerate(files):
             # Only the last file of an in-progress log can still grow; earlier rolling parts were closed.
             final = not (self.log.in_progress and i == len(files) - 1)
-            cursor = FileCursor(path, self.stats, self._report, chunk_size=self._chunk)
+            cursor = FileCursor(path, self.stats, self._report, chunk_size=self._chunk, decode=self._decode)
             try:
                 fh = open(path, "rb")
             except FileNotFoundError:

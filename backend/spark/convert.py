@@ -27,6 +27,7 @@ from backend.sources.eventlog_layout import looks_like_event_log
 from tracker.jsonl import DAMAGED_EVENT
 from tracker.progress_log import FORMAT, ProgressLogWriter
 
+from .event_fields import model_decoder
 from .event_shape import event_problem
 from .model import SparkModel
 from .redact import Redactor
@@ -151,11 +152,13 @@ class SparkLogConversion:
     ) -> None:
         self.log = open_event_log(source)
         self._on_error = on_error
-        self.reader = EventLogReader(self.log, on_error=self._error)
+        self.redactor = redact if isinstance(redact, Redactor) else (Redactor() if redact else None)
+        # the model reads a few fields of a few event types; redaction rewrites whole events, so it decodes all
+        decode = model_decoder() if self.redactor is None else None
+        self.reader = EventLogReader(self.log, on_error=self._error, decode=decode)
         self.model = SparkModel()
         self.model.on_damaged = self._damaged
         self._path = str(self.log.path)  # the file of the event being modelled
-        self.redactor = redact if isinstance(redact, Redactor) else (Redactor() if redact else None)
         self.progress = progress  # called with (bytes read, total bytes) as the log is read
         self.total_bytes = sum(_size(p) for p in self.log.files)
         self._events = iter(self.reader)

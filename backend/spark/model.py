@@ -23,17 +23,18 @@ started) marks the session *uncertain* from that point instead of inventing prog
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from tracker import log_records
 
 from .event_shape import event_problem
 from .tasks import TaskLedger
 
-__all__ = ["SparkModel", "SparkSummary"]
+__all__ = ["HANDLED_EVENTS", "SparkModel", "SparkSummary"]
 
 STREAMING_PREFIX = "org.apache.spark.sql.streaming.StreamingQueryListener$"
 
@@ -534,8 +535,9 @@ class SparkModel:
             if st is not None and st.region is region:
                 updates += self._release_stage(st)
         self._batch(region, updates, event)
-        for sid, st in self.stages.items():
-            if st.region is region:
+        for sid in region.stage_ids:  # this region's stages only: O(region), not O(application), per region
+            st = self.stages.get(sid)
+            if st is not None and st.region is region:
                 self._out += self.tasks.release_stage(sid, self._at)
 
     def _on_app_end(self, e: dict) -> None:
@@ -589,7 +591,7 @@ def _scope_name(rdd: dict) -> str | None:
     if not scope:
         return None
     try:
-        return json.loads(scope).get("name")
+        return orjson.loads(scope).get("name")  # one per RDD of every job: the fast parser
     except (ValueError, AttributeError):
         return None
 
@@ -628,3 +630,6 @@ _HANDLERS = {
     "QueryProgressEvent": SparkModel._on_query_progress,
     "QueryTerminatedEvent": SparkModel._on_query_terminated,
 }
+
+# Every event type the model reads (with and without the streaming listener's prefix): a reader may skip the rest.
+HANDLED_EVENTS = frozenset(_HANDLERS) | frozenset(STREAMING_PREFIX + k for k in _HANDLERS if not k.startswith("Spark"))

@@ -1,0 +1,67 @@
+"""Decoding event-log lines into only what their reader needs: the one place where a Spark event's bytes become
+the dict the Spark model reads.
+
+Most of a large event log is bytes the model never looks at: SQL plan strings (``SparkListenerSQLExecutionStart``,
+``SparkListenerSQLAdaptiveExecutionUpdate``: tens of KB each), environment dumps, block-manager updates, and inside
+every ``SparkListenerTaskEnd`` the task's metrics and accumulables. An :class:`EventDecoder` looks at a line's
+first bytes (Spark writes ``{"Event":"<type>"`` first) and then
+
+* for a type the reader does not want, decodes nothing: the event comes out as ``{"Event": type}`` so that it is
+  still counted (the model reports it among the event types it does not model);
+* for a type with a field spec (a ``TypedDict``), decodes only those fields with msgspec, skipping the rest of the
+  line without building it;
+* for any other wanted type, decodes the whole line (orjson).
+
+Whatever does not fit (no ``Event`` prefix, an escaped type name, a field of an unexpected JSON type, a line that is
+not valid JSON) is decoded whole with orjson, so a damaged line is reported exactly as before and a damaged event
+reaches the model exactly as before. A skipped line is checked only for its closing brace: a truncated line is still
+reported, but a line corrupted in its middle is not noticed when nothing in it is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+import orjson
+
+__all__ = ["EventDecoder"]
+
+_PREFIX = b'{"Event":"'
+_START = len(_PREFIX)
+
+
+class EventDecoder:
+    """``decoder(raw_line)`` -> the event dict, decoding only what ``wanted`` asks for.
+
+    ``wanted`` maps each event type the reader reads to ``None`` (the whole event) or a ``TypedDict`` type naming
+    the fields to decode (nested ``TypedDict`` fields narrow further; ``Any`` takes a value whole). Types not in
+    ``wanted`` are not decoded. Raises ``orjson.JSONDecodeError`` for a line that is not JSON, like ``orjson.loads``.
+    """
+
+    def __init__(self, wanted: Mapping[str, type | None]) -> None:
+        self._whole = frozenset(k.encode() for k, v in wanted.items() if v is None)
+        self._slim: dict[bytes, msgspec.json.Decoder[Any]] = {
+            k.encode(): msgspec.json.Decoder(v) for k, v in wanted.items() if v is not None}
+        self._names: dict[bytes, str] = {}  # skipped type names, decoded once
+
+    def __call__(self, raw: bytes) -> Any:
+        if raw.startswith(_PREFIX):
+            end = raw.find(b'"', _START)
+            name = raw[_START:end]
+            if end > 0 and b"\\" not in name:
+                if name in self._whole:
+                    return orjson.loads(raw)
+                slim = self._slim.get(name)
+                if slim is not None:
+                    try:
+                        return slim.decode(raw)
+                    except (msgspec.DecodeError, msgspec.ValidationError):
+                        return orjson.loads(raw)  # the same event, or the same error, as a whole decode gives
+                if raw.rstrip().endswith(b"}"):
+                    text = self._names.get(name)
+                    if text is None:
+                        text = self._names[name] = name.decode("utf-8", "replace")
+                    return {"Event": text}
+        return orjson.loads(raw)

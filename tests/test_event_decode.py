@@ -1,0 +1,97 @@
+"""Decoding only what the Spark model reads (backend.sources.decode, backend.spark.event_fields): the model must
+produce exactly the records it produces from whole events, on every real log, and damaged lines must be reported as
+a whole decode reports them."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from backend.sources import EventLogReader, find_logs
+from backend.sources.decode import EventDecoder
+from backend.spark.convert import SparkLogConversion
+from backend.spark.event_fields import model_decoder
+from backend.spark.model import SparkModel
+
+from .conftest import REPO, spark_event_cases
+
+
+def _logs_under(root) -> list:
+    """Every application log in ``root`` and the directories below it (a directory that is itself one rolling log
+    is found from its parent)."""
+    out: list = []
+    for sub in [root] + sorted(p for p in root.rglob("*") if p.is_dir()):
+        try:
+            out += [log for log in find_logs(sub) if log.path not in {o.path for o in out}]
+        except ValueError:
+            continue
+    return out
+
+
+FIXTURE_LOGS = _logs_under(REPO / "fixtures" / "spark")
+REAL_LOGS = spark_event_cases(_logs_under)
+
+
+def _whole(log) -> tuple[list[dict], dict]:
+    model = SparkModel()
+    records = [rec for ev in EventLogReader(log) for rec in model.feed(ev.event, ev.line)]
+    return records, dict(model.unknown_events)
+
+
+def _same_records_slim_or_whole(log) -> None:
+    records, unknown = _whole(log)
+    conversion = SparkLogConversion(log)
+    slim = list(conversion)
+    assert slim == records
+    assert conversion.summary().unknown_events == unknown
+
+
+@pytest.mark.parametrize("log", FIXTURE_LOGS, ids=lambda log: log.path.name)
+def test_the_model_sees_the_same_events_decoded_slim_or_whole(log):
+    _same_records_slim_or_whole(log)
+
+
+@pytest.mark.spark_events
+@pytest.mark.parametrize("log", REAL_LOGS, ids=lambda log: getattr(getattr(log, "path", None), "name", "none"))
+def test_every_real_log_gives_the_same_records_slim_or_whole(log):
+    _same_records_slim_or_whole(log)
+
+
+def test_the_fixtures_have_task_events_and_events_the_model_skips():
+    assert len(FIXTURE_LOGS) >= 6
+    names = {ev.event.get("Event") for log in FIXTURE_LOGS for ev in EventLogReader(log)}
+    assert "SparkListenerTaskEnd" in names and "SparkListenerEnvironmentUpdate" in names
+
+
+def test_unwanted_types_are_not_decoded_but_still_counted():
+    decode = EventDecoder({"A": None})
+    assert decode(b'{"Event":"B","plan":"' + b"x" * 1000 + b'"}') == {"Event": "B"}
+    assert decode(b'{"Event":"A","k":[1,2]}') == {"Event": "A", "k": [1, 2]}
+    assert decode(b'{"k":1,"Event":"B"}') == {"k": 1, "Event": "B"}  # no prefix: decoded whole
+
+
+def test_damaged_lines_fail_as_a_whole_decode_does():
+    decode = model_decoder()
+    with pytest.raises(orjson.JSONDecodeError):
+        decode(b'{"Event":"SparkListenerEnvironmentUpdate","Spark Properties":{"a":')  # truncated, skipped type
+    with pytest.raises(orjson.JSONDecodeError):
+        decode(b'{"Event":"SparkListenerTaskEnd","Stage ID":1,')
+    # a field of an unexpected type: the whole event, as it is, for the model to judge
+    odd = b'{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task Info":null,"Task Metrics":{"x":1}}'
+    assert decode(odd) == orjson.loads(odd)
+    end = (b'{"Event":"SparkListenerTaskEnd","Stage ID":3,'
+           b'"Task Info":{"Task ID":7,"Index":2,"Accumulables":[{"ID":1}]},'
+           b'"Task Metrics":{"Executor Run Time":5,"Input Metrics":{"Records Read":4}},"Task Executor Metrics":{}}')
+    assert decode(end) == {"Event": "SparkListenerTaskEnd", "Stage ID": 3, "Task Info": {"Task ID": 7, "Index": 2},
+                           "Task Metrics": {"Input Metrics": {"Records Read": 4}}}
+
+
+def test_a_truncated_skipped_line_is_reported(tmp_path):
+    log = tmp_path / "app-1"
+    log.write_bytes(b'{"Event":"SparkListenerLogStart","Spark Version":"4.0.0"}\n'
+                    b'{"Event":"SparkListenerEnvironmentUpdate","JVM Information":{"a":"b"\n'
+                    b'{"Event":"SparkListenerApplicationEnd","Timestamp":5}\n')
+    conversion = SparkLogConversion(log)
+    list(conversion)
+    s = conversion.summary()
+    assert s.corrupt_lines == 1 and s.events == 2 and "app-1:2" in str(s.errors[0])
