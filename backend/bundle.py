@@ -114,11 +114,28 @@ def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_
             if isinstance(w, dict) and "worker" in w:
                 rec.get(f"{base}/batches", worker=w["worker"], limit=200)
         rec.get(f"{base}/tasks")
-        rec.get(f"{base}/blame", top=50)
         head_state = rec.get(f"{base}/state", scope="")
         head = int(head_state["head"]) if head_state else 0
         moments = _moments(head, marks, findings, spaced)
         scopes = list(_scopes(tree))
+        # a blame segment opens the view in its middle, explaining its holder for the blamed time: store those
+        blamed: list[tuple[int, str, str, str]] = []
+        for path in scopes:
+            scope = ",".join(map(str, path))
+            blame = rec.get(f"{base}/blame", top=50, scope=scope or None) or {}
+            for t in blame.get("times", []):
+                for seg in t.get("blame", []):
+                    port = (seg.get("holder") or {}).get("port")
+                    if not port or seg.get("from") is None or seg.get("to") is None:
+                        continue
+                    st = client.get(f"{base}/state", params={"scope": ",".join(map(str, t["scope"])),
+                                                             "at": (seg["from"] + seg["to"]) / 2})
+                    if st.status_code == 200:
+                        blamed.append((st.json()["batch"], ",".join(map(str, t["scope"])), ",".join(map(str, port)),
+                                       json.dumps(t["time"], separators=(",", ":"))))
+        moments = sorted(set(moments) | {b for b, *_ in blamed})
+        for b, scope, port, t_json in blamed:
+            rec.get(f"{base}/explain", scope=scope, port=port, time=t_json, batch=b)
         heads: dict[str, Any] = {}
         at_of: dict[int, Any] = {}
         explains = 0
@@ -126,8 +143,6 @@ def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_
             scope = ",".join(map(str, path))
             rec.get(f"{base}/graph", scope=scope)
             rec.get(f"{base}/series", scope=scope)
-            if path:
-                rec.get(f"{base}/blame", top=50, scope=scope)
             st = rec.get(f"{base}/state", scope=scope)
             if st is None:
                 continue
@@ -148,7 +163,7 @@ def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_
         return {
             "sid": sid, "log": log.name, "made_at": time.time(), "head": head,
             "moments": [[b, at_of.get(b)] for b in moments], "spaced": spaced,
-            "explains": explains, "explains_capped": explains >= max_explain,
+            "explains": explains + len(blamed), "explains_capped": explains >= max_explain,
             "heads": heads, "answers": rec.answers,
         }
 
