@@ -62,8 +62,15 @@ function bundleGet(path, params) {
     hit = answers[answerKey(path, p)];
     if (hit !== undefined && want !== k) note(`post-mortem: batch ${want ?? "at that time"} is not stored; showing batch ${k}, the nearest stored moment`);
   }
-  for (const optional of ["time", "nodes"]) {
-    if (hit === undefined && p[optional] !== undefined) { delete p[optional]; hit = answers[answerKey(path, p)]; }
+  if (hit === undefined && p.nodes !== undefined) { delete p.nodes; hit = answers[answerKey(path, p)]; }
+  if (hit === undefined && p.time !== undefined) {
+    // an explanation stored for the least time in the frontier answers a question about that same time
+    const t = p.time;
+    delete p.time;
+    hit = answers[answerKey(path, p)];
+    let asked = null;
+    try { asked = JSON.stringify(JSON.parse(t)); } catch (e) { /* not JSON: the server would refuse it too */ }
+    if (hit !== undefined && JSON.stringify(hit.time) !== asked) hit = undefined;
   }
   if (hit === undefined) throw new ApiError(404, `not stored in this post-mortem: ${path.split("/").pop()} with ${JSON.stringify(params)}`);
   return JSON.parse(JSON.stringify(hit));
