@@ -16,6 +16,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterable
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +195,15 @@ def render_html(data: dict, frontend: Path, plotly: Path) -> str:
             f"<script>{plotly_src}</script>\n"
             f'<script type="importmap">{imports}</script>\n')
     html = html.replace("</head>", head + "</head>", 1)
+    made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(data["made_at"]))
+    about = (f"Made {made} by flowscope bundle. Stored: the head, every mark, finding and blame segment, and "
+             f"{data['spaced']} evenly spaced batches ({len(data['moments'])} moments); a seek elsewhere shows the "
+             f"nearest stored moment. What-if, search and diff need a server.")
+    html = html.replace("<title>flowscope</title>", f"<title>flowscope post-mortem: {escape(data['log'])}</title>", 1)
+    html = html.replace('<span id="session-status"',
+                        f'<span id="postmortem" class="pill" title="{escape(about)}">post-mortem of '
+                        f'{escape(data["log"])} · {len(data["moments"])} stored moments</span>\n    '
+                        '<span id="session-status"', 1)
     html = re.sub(r'<script type="module" src="[^"]*app\.js"></script>',
                   '<script type="module">import "flowscope/app.js";</script>', html)
     return html

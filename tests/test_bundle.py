@@ -111,6 +111,8 @@ def test_offline_graph_timeline_marks_and_explain(offline, loop_bundle):
     assert page.inner_text("#head") == "91"
     wait_batch(page, 91)
     assert set(dom_classes(page).values()) == {"done"}
+    assert page.inner_text("#postmortem") == f"post-mortem of loop.jsonl · {len(data['moments'])} stored moments"
+    assert "evenly spaced" in page.get_attribute("#postmortem", "title")
 
     # the timeline moves to a mark, and the colours are those of the stored REST answer at its batch
     page.click('#tabs button[data-tab="marks-tab"]')
