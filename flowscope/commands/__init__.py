@@ -19,6 +19,7 @@ COMMANDS = {
     "listener-jar": "flowscope.commands.listener_jar",
     "blame": "flowscope.commands.blame",
     "fleet": "flowscope.commands.fleet",
+    "bundle": "flowscope.commands.bundle",
 }
 
 __all__ = ["COMMANDS"]

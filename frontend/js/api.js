@@ -1,4 +1,7 @@
 // Thin fetch wrappers: JSON in and out, errors as exceptions carrying the server's `detail`.
+// Bundle mode (a post-mortem made by `flowscope bundle`, window.__FLOWSCOPE_BUNDLE__ set): no server; GETs are
+// answered from the answers stored when the bundle was made (backend/bundle.py), a seek by the nearest stored
+// moment, and the stream by the stored head state. Nothing is computed here either.
 
 export class ApiError extends Error {
   constructor(status, detail) {
@@ -17,7 +20,70 @@ async function check(res) {
   throw new ApiError(res.status, detail);
 }
 
+export const bundle = typeof window !== "undefined" && window.__FLOWSCOPE_BUNDLE__ ? window.__FLOWSCOPE_BUNDLE__ : null;
+
+// The stored answer's key; must match answer_key in backend/bundle.py.
+export function answerKey(path, params) {
+  const pairs = Object.keys(params).filter((k) => params[k] !== undefined && params[k] !== null).sort()
+    .map((k) => [k, String(params[k])]);
+  return path + "\n" + JSON.stringify(pairs);
+}
+
+// The stored moment a seek lands on: by batch the nearest one, by wall time the last one at or before it.
+export function bundleMoment(batch, at) {
+  const ms = bundle.moments;
+  if (at !== undefined && at !== null) {
+    let pick = ms[0];
+    for (const m of ms) if (m[1] !== null && m[1] <= +at) pick = m;
+    return pick[0];
+  }
+  let best = ms[0];
+  for (const m of ms) if (Math.abs(m[0] - batch) < Math.abs(best[0] - batch)) best = m;
+  return best[0];
+}
+
+let noteShown = null;
+function note(text) {
+  if (noteShown === text) return;
+  noteShown = text;
+  const el = document.getElementById("toast");
+  if (el) { el.textContent = text; el.hidden = false; setTimeout(() => { el.hidden = true; }, 4000); }
+}
+
+function bundleGet(path, params) {
+  const answers = bundle.answers;
+  const p = { ...params };
+  let hit = answers[answerKey(path, p)];
+  if (hit === undefined && (p.batch !== undefined || p.at !== undefined)) {
+    const want = p.at !== undefined && p.at !== null ? null : +p.batch;
+    const k = bundleMoment(want, p.at);
+    delete p.at;
+    if (k >= bundle.head) delete p.batch; else p.batch = k;
+    hit = answers[answerKey(path, p)];
+    if (hit !== undefined && want !== k) note(`post-mortem: batch ${want ?? "at that time"} is not stored; showing batch ${k}, the nearest stored moment`);
+  }
+  if (hit === undefined && p.nodes !== undefined) { delete p.nodes; hit = answers[answerKey(path, p)]; }
+  if (hit === undefined && p.time !== undefined) {
+    // an explanation stored for the least time in the frontier answers a question about that same time
+    const t = p.time;
+    delete p.time;
+    hit = answers[answerKey(path, p)];
+    let asked = null;
+    try { asked = JSON.stringify(JSON.parse(t)); } catch (e) { /* not JSON: the server would refuse it too */ }
+    if (hit !== undefined && JSON.stringify(hit.time) !== asked) hit = undefined;
+  }
+  if (hit === undefined) throw new ApiError(404, `not stored in this post-mortem: ${path.split("/").pop()} with ${JSON.stringify(params)}`);
+  return JSON.parse(JSON.stringify(hit));
+}
+
+// The stream's first message in bundle mode: the stored head state of a scope.
+export function bundleSnapshot(scope) {
+  const s = bundle.heads[scope.join(",")];
+  return s ? JSON.parse(JSON.stringify(s)) : { type: "error", detail: `scope ${scope} is not stored in this post-mortem` };
+}
+
 export async function get(path, params = {}) {
+  if (bundle) return bundleGet(path, params);
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) q.set(k, v);
   const qs = q.toString();
@@ -25,6 +91,7 @@ export async function get(path, params = {}) {
 }
 
 export async function post(path, body) {
+  if (bundle) throw new ApiError(405, "a post-mortem is read-only");
   return check(await fetch(path, {
     method: "POST", credentials: "same-origin",
     headers: { "content-type": "application/json" }, body: JSON.stringify(body),

@@ -1,12 +1,17 @@
-// Routes: #/ lists the sessions, #/s/ID?scope=3,1&batch=20 shows one scope of a session (at a batch in the past).
+// Routes: #/ lists the sessions, #/s/ID?scope=3,1&batch=20 shows one scope of a session (at a batch in the past);
+// &port=out,4,0 selects and explains a port. A post-mortem (api.bundle) has one session, and takes the short
+// deep link #batch=20&port=out,4,0&scope=3,1 too.
 
 import { S } from "./state.js";
 import { showLanding } from "./landing.js";
 import { openSession, openScope } from "./workspace.js";
 import { seek } from "./moments.js";
+import { selectPort, explain } from "./selection.js";
+import { bundle } from "./api.js";
 
 export function parseHash() {
-  const m = location.hash.match(/^#\/s\/([^?]+)(?:\?(.*))?$/);
+  let m = location.hash.match(/^#\/s\/([^?]+)(?:\?(.*))?$/);
+  if (!m && bundle && /^#(batch|port|scope)=/.test(location.hash)) m = [null, bundle.sid, location.hash.slice(1)];
   if (!m) return null;
   const q = new URLSearchParams(m[2] || "");
   const scope = (q.get("scope") || "").split(",").filter((x) => x !== "").map(Number);
@@ -24,8 +29,15 @@ export function setHash() {
 export async function route() {
   const r = parseHash();
   if (!r) return showLanding();
-  if (r.sid !== S.sid) return openSession(r.sid, r.scope, r.batch);
-  if (r.batch !== null) { S.mode = "history"; S.batch = r.batch; }
-  if (String(r.scope) !== String(S.scope)) await openScope(r.scope);
-  else if (r.batch !== null && r.batch !== S.batch) await seek(r.batch);
+  if (r.sid !== S.sid) await openSession(r.sid, r.scope, r.batch);
+  else {
+    if (r.batch !== null) { S.mode = "history"; S.batch = r.batch; }
+    if (String(r.scope) !== String(S.scope)) await openScope(r.scope);
+    else if (r.batch !== null && r.batch !== S.batch) await seek(r.batch);
+  }
+  if (r.port && S.sid) {
+    if (r.batch !== null) await seek(r.batch); // the moment's rows are on screen before the port is shown
+    selectPort(r.port);
+    await explain(r.port, null);
+  }
 }

@@ -2,6 +2,7 @@
 // a copy of the state at the answer's batch (GET .../whatif) and lists the frontiers that would advance. Nothing
 // advancing is an answer too: something else holds the time as well.
 import { esc } from "./dom.js";
+import * as api from "./api.js";
 
 
 function sessionId() {
@@ -10,12 +11,8 @@ function sessionId() {
 }
 
 async function ask(ans, location_, time) {
-  const q = new URLSearchParams({ scope: ans.scope.join(","), port: location_.join(","), time: JSON.stringify(time),
-    batch: String(ans.batch) });
-  const res = await fetch(`/api/sessions/${encodeURIComponent(sessionId())}/whatif?${q}`, { credentials: "same-origin" });
-  const body = await res.json();
-  if (!res.ok) throw new Error(body.detail || res.statusText);
-  return body;
+  return api.get(`/api/sessions/${encodeURIComponent(sessionId())}/whatif`, {
+    scope: ans.scope.join(","), port: location_.join(","), time: JSON.stringify(time), batch: String(ans.batch) });
 }
 
 function render(out) {

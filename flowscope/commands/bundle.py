@@ -1,0 +1,42 @@
+"""``flowscope bundle LOG -o postmortem.html``: one self-contained HTML file with the browser view and its answers
+precomputed (``backend/bundle.py``): it opens offline, from file://, with no server."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("bundle", help="write a self-contained post-mortem HTML file of a log",
+                              description="Replay LOG to the end and write one HTML file (data, JS, CSS and plotly "
+                                          "inlined) that shows the graph, timeline, findings, blame and "
+                                          "explanations offline. Moments stored: the head, every mark and finding, "
+                                          "and --spaced evenly spaced batches; a seek elsewhere shows the nearest.")
+    p.add_argument("log", help="a Spark event log or a flowscope progress log")
+    p.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    p.add_argument("--spaced", type=int, default=40, help="evenly spaced batches stored besides marks (default 40)")
+    p.add_argument("--max-explain", type=int, default=4000, help="most explanations stored (default 4000)")
+    p.set_defaults(func=cmd_bundle)
+
+
+def cmd_bundle(args: argparse.Namespace) -> int:
+    from backend.bundle import BundleError, build_bundle
+
+    log = Path(args.log)
+    if not log.exists():
+        print(f"flowscope bundle: {log}: no such file or directory", file=sys.stderr)
+        return 2
+    try:
+        summary = build_bundle(log, Path(args.output), spaced=args.spaced, max_explain=args.max_explain)
+    except BundleError as e:
+        print(f"flowscope bundle: {log}: {e}", file=sys.stderr)
+        return 1
+    capped = " (capped: raise --max-explain for more)" if summary["explains_capped"] else ""
+    print(f"wrote {args.output}: {summary['moments']} moments, {summary['answers']} answers, "
+          f"{summary['explains']} explanations{capped}, {summary['bytes'] / 1e6:.1f} MB")
+    return 0

@@ -1,0 +1,173 @@
+"""`flowscope bundle`: a post-mortem HTML file opened from file:// in headless chromium with every network request
+blocked: the graph, the timeline at a mark (colours as the stored REST answers say), explain, blame, deep links."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from backend.bundle import answer_key, build_bundle
+from tests.e2e.browser import chromium, shot
+from tests.test_browser_view import dom_classes, expected_status, lex_min, wait_batch
+
+ROOT = Path(__file__).resolve().parents[1]
+LOOP_LOG = ROOT / "fixtures" / "progress" / "loop.jsonl"
+STALL_LOG = next((ROOT / "fixtures" / "spark" / "streaming_stall").glob("eventlog_v2_*"))
+
+
+def stored(html: Path) -> dict:
+    text = html.read_text(encoding="utf-8")
+    m = re.search(r'<script type="application/json" id="flowscope-bundle">(.*?)</script>', text, re.S)
+    assert m, "no stored answers in the bundle"
+    return json.loads(m.group(1))
+
+
+def expected_from(state: dict) -> dict:
+    """Port colours as the browser view derives them from a /state answer (as tests/test_browser_view.py does)."""
+    rows = state["ports"]
+    t = lex_min([r[3] for r in rows])
+    return {f"{r[0]},{r[1]},{r[2]}": expected_status(r[3], t) for r in rows}
+
+
+@pytest.fixture(scope="module")
+def loop_bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "loop postmortem.html"
+    res = subprocess.run([sys.executable, "-m", "flowscope.cli", "bundle", str(LOOP_LOG), "-o", str(out)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "moments" in res.stdout and out.is_file()
+    return out
+
+
+@pytest.fixture(scope="module")
+def stall_bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "stall.html"
+    summary = build_bundle(STALL_LOG, out)
+    assert summary["moments"] > 2 and summary["explains"] > 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture
+def offline(browser):
+    """A page whose every request other than file:, data: and blob: is aborted and remembered."""
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    attempted: list[str] = []
+    errors: list[str] = []
+
+    def guard(route):
+        url = route.request.url
+        if url.startswith(("file:", "data:", "blob:")):
+            route.continue_()
+        else:
+            attempted.append(url)
+            route.abort()
+
+    context.route("**/*", guard)
+    page = context.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    yield page
+    context.close()
+    assert not attempted, f"the post-mortem tried the network: {attempted}"
+    assert not errors, errors
+
+
+def test_bundle_is_one_file_with_nothing_to_fetch(loop_bundle):
+    text = loop_bundle.read_text(encoding="utf-8")
+    markup = re.sub(r"<script\b[^>]*>.*?</script>", "", text, flags=re.S)  # the page's own tags
+    assert not re.search(r'(src|href)="(/|https?:)', markup), "a reference to a file or server outside the bundle"
+    assert '<script type="module">import "flowscope/app.js";</script>' in text
+    assert "Plotly" in text and "importmap" in text
+    data = stored(loop_bundle)
+    assert data["head"] == 91
+    batches = [m[0] for m in data["moments"]]
+    assert 91 in batches and 29 in batches  # the head and the mark "epoch 0 complete at the sink"
+    assert len(batches) < 92  # a bounded set of moments, not every batch
+
+
+def test_bundle_of_a_missing_log_names_it(tmp_path):
+    res = subprocess.run([sys.executable, "-m", "flowscope.cli", "bundle", str(tmp_path / "nope.jsonl"), "-o",
+                          str(tmp_path / "x.html")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "nope.jsonl" in res.stderr and not (tmp_path / "x.html").exists()
+
+
+def test_offline_graph_timeline_marks_and_explain(offline, loop_bundle):
+    page = offline
+    data = stored(loop_bundle)
+    page.goto(loop_bundle.as_uri())
+    page.wait_for_selector("#graph circle.port")
+    assert page.locator("#graph .node.operator, #graph .node.scope").count() == 4
+    assert page.locator("#graph path.edge").count() == 3
+    assert page.inner_text("#head") == "91"
+    wait_batch(page, 91)
+    assert set(dom_classes(page).values()) == {"done"}
+    assert page.inner_text("#postmortem") == f"post-mortem of loop.jsonl · {len(data['moments'])} stored moments"
+    assert "evenly spaced" in page.get_attribute("#postmortem", "title")
+
+    # the timeline moves to a mark, and the colours are those of the stored REST answer at its batch
+    page.click('#tabs button[data-tab="marks-tab"]')
+    page.click('#tab-marks-tab .list-row:has-text("epoch 0 complete at the sink")')
+    wait_batch(page, 29)
+    sid = data["sid"]
+    at29 = data["answers"][answer_key(f"/api/sessions/{sid}/state", {"scope": "", "batch": 29})]
+    colours = dom_classes(page)
+    assert colours == expected_from(at29) and set(colours.values()) != {"done"}
+    assert page.get_attribute("#graph", "data-mode") == "history"
+
+    # explain at the mark: the stored answer's holders are shown
+    page.click('#graph circle.port[data-port="in,4,0"]')
+    page.click("#why-ask")
+    page.wait_for_selector("#why .holder")
+    ans = data["answers"][answer_key(f"/api/sessions/{sid}/explain", {"scope": "", "port": "in,4,0", "batch": 29})]
+    assert ans["holders"], "the stored answer has holders at the mark"
+    assert "batch 29" in page.inner_text("#why")
+    shot(page, "bundle-loop-mark")
+
+    # a batch that was not stored: the nearest stored moment, said so
+    batches = [m[0] for m in data["moments"]]
+    missing = next(b for b in range(92) if b not in batches)
+    nearest = min(batches, key=lambda b: abs(b - missing))
+    page.fill("#batch-input", str(missing))
+    page.press("#batch-input", "Enter")
+    wait_batch(page, nearest)
+    page.wait_for_selector("#toast:not([hidden])")
+    assert "nearest stored moment" in page.inner_text("#toast")
+
+
+def test_deep_link_selects_the_moment_and_port(offline, loop_bundle):
+    page = offline
+    page.goto(loop_bundle.as_uri() + "#batch=20&port=in,2,0")
+    wait_batch(page, 20)
+    page.wait_for_selector("#why .holder")
+    selected = page.evaluate("() => window.__flowscope.selected")
+    assert selected == {"type": "port", "key": "in,2,0"}
+    assert "sel" in page.get_attribute('#graph circle.port[data-port="in,2,0"]', "class").split()
+    assert "held by" in page.inner_text("#why")
+
+
+def test_offline_spark_blame_lists_times(offline, stall_bundle):
+    page = offline
+    data = stored(stall_bundle)
+    page.goto(stall_bundle.as_uri() + "#scope=2")
+    page.wait_for_selector("#graph circle.port")
+    page.click('#tabs button[data-tab="blame"]')
+    page.wait_for_selector("#tab-blame .blame-time", timeout=15000)
+    stored_blame = data["answers"][answer_key(f"/api/sessions/{data['sid']}/blame", {"top": 50, "scope": "2"})]
+    assert page.locator("#tab-blame .blame-time").count() == len(stored_blame["times"]) > 0
+    page.wait_for_selector("#blame-waterfall .main-svg")  # plotly, inlined, draws offline
+    assert len(page.query_selector_all("#blame-waterfall .bars .point")) >= 2
+    # a segment opens its moment and explains the holder from the stored answers
+    bar = page.query_selector_all("#blame-waterfall .bars .point path")[0].bounding_box()
+    page.mouse.click(bar["x"] + bar["width"] / 2, bar["y"] + bar["height"] / 2)
+    page.wait_for_selector("#why .holder, #why .late-holder", timeout=15000)
+    shot(page, "bundle-spark-blame")
