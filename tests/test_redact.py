@@ -32,16 +32,26 @@ def text_of(path) -> str:
     return "\n".join(orjson.dumps(e).decode() for e in events_of(path))
 
 
+def without_hosts(value):
+    """``value`` with every ``host`` field dropped, at any depth (executor marks, running tasks' details)."""
+    if isinstance(value, dict):
+        return {k: without_hosts(v) for k, v in value.items() if k != "host"}
+    if isinstance(value, list):
+        return [without_hosts(v) for v in value]
+    return value
+
+
 def structure(records: list[dict]) -> list[dict]:
-    """Records without the names redaction may change (operator/scope names and attrs, mark labels)."""
+    """Records without the names redaction may change (operator/scope names and attrs, mark labels and reasons, host names)."""
     out = []
     for rec in records:
-        rec = dict(rec)
+        rec = without_hosts(rec)
         if rec["type"] in ("operator", "scope"):
             rec.pop("name", None)
             rec.pop("attrs", None)
         elif rec["type"] == "mark":
             rec.pop("label", None)
+            rec.pop("reason", None)  # free text from Spark (an executor's removal names its host)
         out.append(rec)
     return out
 
