@@ -28,6 +28,9 @@ SPARK_EVENTS_DEFAULT = REPO.parent / "shared" / "spark-events"
 SPARK_EVENTS = Path(os.environ.get(SPARK_EVENTS_VARIABLE) or SPARK_EVENTS_DEFAULT)
 
 
+pytest_plugins = ["tests.e2e.view_fixtures"]  # the browser-view tests' server, client, chromium, page
+
+
 def spark_events_missing() -> str | None:
     """Why the corpus cannot be read (None when it can)."""
     if SPARK_EVENTS.is_dir():

@@ -11,7 +11,7 @@ import pytest
 
 from backend.app import Settings
 from backend.sources import find_logs
-from tests.e2e.browser import chromium, shot
+from tests.e2e.browser import shot
 from tests.e2e.server import running_server
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "spark"
@@ -32,12 +32,6 @@ def stall_sid(server):
         sid = r.json()["id"]
         server.wait_for(sid, client=c)
     return sid
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
 
 
 @pytest.fixture

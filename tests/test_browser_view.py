@@ -3,52 +3,11 @@ live following, charts. Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
-
-import httpx
 import orjson
-import pytest
 
-from backend.app import Settings
 from backend.feeds import PushFeed
-from tests.conftest import LOOP_LOG
-from tests.e2e.browser import chromium, shot
+from tests.e2e.browser import shot
 from tests.e2e.logs import pipeline_records
-from tests.e2e.server import running_server
-
-
-@pytest.fixture(scope="module")
-def server():
-    with running_server(Settings(allowed_dirs=[LOOP_LOG.parent], checkpoint_every=32)) as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
-def api(server):
-    with httpx.Client(base_url=server.url, timeout=20) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
-def loop_sid(server, api):
-    sid = api.post("/api/sessions", json={"path": str(LOOP_LOG)}).json()["id"]
-    server.wait_for(sid, client=api)
-    return sid
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture
-def page(browser):
-    page = browser.new_page(viewport={"width": 1440, "height": 900})
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    yield page
-    page.close()
-    assert not errors, errors
 
 
 def lex_min(frontiers):
