@@ -317,18 +317,13 @@ def line_problem(raw: bytes, record: Any, limits: Limits = DEFAULT_LIMITS) -> st
     """:func:`record_problem` for a record just parsed from the line ``raw``, at the cost of a byte scan: the walks
     over every value run only when the line has enough brackets to nest too deep or a run of 19 digits.
 
-    Progress records are most of a log, so their checks (what ``_check_progress`` does without the per-update
-    shapes, which the replay checks as it converts each update) are inlined here when no walk is needed."""
+    Progress records are most of a log: when no walk is needed they go straight to their own check."""
     walk = (raw.count(b"[") + raw.count(b"{") > limits.max_depth
             or _NINETEEN_DIGITS in raw.translate(_DIGITS_AS_ZEROS))
     if not walk and type(record) is dict and record.get("type") == "progress":
-        scope = record.get("scope", [])
-        updates = record.get("updates")
-        worker = record.get("worker", 0)
-        at = record.get("at")
-        if (type(updates) is list and len(updates) <= limits.max_updates
-                and type(scope) is list and all(type(k) is int and 0 <= k <= limits.max_node for k in scope)
-                and (worker is None or type(worker) in (int, str))
-                and (at is None or type(at) in (int, float))):
-            return None
+        try:
+            _check_progress(record, limits, each_update=False)
+        except _Reject as e:
+            return str(e)
+        return None
     return record_problem(record, limits, walk=walk, each_update=False)
