@@ -35,13 +35,8 @@ def stall_sid(server):
 
 
 @pytest.fixture
-def page(browser):
-    page = browser.new_page(viewport={"width": 1440, "height": 1000})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    yield page
-    page.close()
-    assert not errors, errors
+def viewport():
+    return {"width": 1440, "height": 1000}  # the waterfall and the executor lanes below the graph
 
 
 def test_blame_waterfall_opens_the_slow_task_at_its_moment(page, server, stall_sid):

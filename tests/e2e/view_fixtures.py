@@ -44,8 +44,14 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    page = browser.new_page(viewport={"width": 1440, "height": 900})
+def viewport() -> dict:
+    """The page's size; a module that needs a taller page overrides this fixture alone."""
+    return {"width": 1440, "height": 900}
+
+
+@pytest.fixture
+def page(browser: Any, viewport: dict) -> Iterator[Any]:
+    page = browser.new_page(viewport=viewport)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     yield page
