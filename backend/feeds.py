@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tracker.jsonl import CodecError, JsonLinesCursor, LineError, PlainDecoder, file_decoder
-from tracker.log_records import header_problem, line_problem
+from tracker.log_records import RecordCheck, header_problem
 from tracker.progress_log import ProgressLogError, first_record_problem, read_records
 
 from .followed_file import DELETED, REPLACED, TRUNCATED, FileWatch, change_message
@@ -157,7 +157,7 @@ class FollowProgressLog(Feed):
         self.poll_interval = poll_interval
         self.grace = grace
         self._fh: IO[bytes] | None = None
-        self._cursor = JsonLinesCursor(self.path, PlainDecoder(), self.errors.append, check=line_problem)
+        self._cursor = JsonLinesCursor(self.path, PlainDecoder(), self.errors.append, check=RecordCheck())
         self._watch = FileWatch(self.path)
         self._missing_since: float | None = None
         self._header = False

@@ -71,6 +71,53 @@ def test_replay_rejects_a_record_given_directly():
     assert replay.errors[0].line == 7
 
 
+@pytest.mark.parametrize("fields, reason", [
+    ('"worker":{"a":1},"at":0,"updates":[]', "worker"),
+    ('"worker":0,"at":"noon","updates":[]', "at must be a number"),
+    ('"worker":0,"at":0,"updates":{"x":1}', "updates must be a list"),
+    ('"worker":0,"at":0,"updates":[[["out",1,0],0,1],[["out",1,0],0]]', "not enough values"),
+    ('"worker":0,"at":0,"updates":[[["out",1,0],0,1],[["out",1,0],0,"1"]]', "delta"),
+    ('"worker":0,"at":0,"updates":[[["out",1,0],0,1],[["out",7,0],0,1]]', "no node 7"),
+])
+def test_malformed_progress_record_is_rejected_once_by_the_replay_and_changes_nothing(tmp_path, fields, reason):
+    """A progress record's fields are checked where the replay converts them: the reader passes the record on, and
+    the replay rejects it whole (its first, valid update is not applied either)."""
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(HEADER + b'{"type":"operator","scope":[],"node":1,"inputs":0,"outputs":1}\n'
+                     + b'{"type":"progress","scope":[],"seq":0,' + fields.encode() + b"}\n"
+                     + b'{"type":"progress","scope":[],"worker":0,"seq":1,"at":1,"updates":[[["out",1,0],5,1]]}\n')
+    replay = replay_file(path)
+    assert [(e.line, e.kind) for e in replay.errors] == [(3, jsonl.REJECTED_RECORD)]
+    assert reason in replay.errors[0].reason
+    assert replay.batches_applied == 1 and replay.last_at == 1
+    port = replay.state()["scopes"][0]["ports"]
+    assert [p["pointstamps"] for p in port if p["port"] == ["out", 1, 0]] == [[[5, 1]]]
+
+
+@pytest.mark.parametrize("where", ["middle", "across a read", "last, unterminated"])
+def test_the_reader_scans_each_line_for_huge_integers_wherever_it_falls(tmp_path, where):
+    """The reader's byte scans run once per batch of lines: a hostile line is caught in the middle of a batch, when
+    it straddles two reads, and as an unterminated last line."""
+    mark = b'{"type":"mark","at":%d,"label":"%s"}\n'
+    bad = b'{"type":"progress","scope":[],"worker":9223372036854775808,"seq":0,"at":0,"updates":[]}'
+    filler = b"".join(mark % (i, b"m" * 40) for i in range(2000))  # about 120 KB: several reads
+    if where == "middle":
+        cut = filler.index(b"\n", 1000) + 1
+        body = filler[:cut] + bad + b"\n" + filler[cut:]
+    elif where == "across a read":
+        cut = filler.index(b"\n", jsonl.READ_CHUNK - 60) + 1
+        body = filler[:cut] + bad + b"\n" + filler[cut:]
+        assert cut < jsonl.READ_CHUNK < cut + len(bad)
+    else:
+        body = filler + bad
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(HEADER + body)
+    errors: list = []
+    records = list(read_records(path, errors))
+    assert len(records) == 2001
+    assert [e.kind for e in errors] == [jsonl.REJECTED_RECORD] and "64 bits" in errors[0].reason
+
+
 def test_deeply_nested_line_is_a_reported_line_not_a_recursion_error(tmp_path):
     path = tmp_path / "deep.jsonl"
     path.write_bytes(HEADER + b'{"type":"mark","at":0,"label":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n")

@@ -91,7 +91,7 @@ def read_records(
         decoder = file_decoder(p)
     except CodecError as e:
         raise ProgressLogError(f"{p}: {e}") from None
-    check = log_records.line_problem
+    check = log_records.RecordCheck()
     for lineno, record in read_json_lines(p, report, decoder=decoder, limits=limits, check=check):
         if not header_seen:
             # the reader parses ahead: problems reported so far may lie before the header or after it

@@ -17,7 +17,7 @@ from typing import Any
 from .contracts import BatchInfo, ContractChecker, Finding
 from .details import HolderDetails
 from .jsonl import REJECTED_RECORD, LineError
-from .log_records import record_problem
+from .log_records import DEFAULT_LIMITS, record_problem, short_repr
 from .progress_log import read_records
 from .reachability import CycleError, Location
 from .subgraph import Subgraph
@@ -25,6 +25,7 @@ from .timestamp import depth_of, time_from_json
 
 __all__ = ["Replay", "replay_file", "BatchObserver"]
 
+MAX_UPDATES = DEFAULT_LIMITS.max_updates
 SETTLE_EVERY = 1024  # without observer or checker, batches are propagated in groups of this many
 
 # observer(batch info, scope, updates, frontier changes [(scope, location, time, ±1)])
@@ -34,7 +35,7 @@ BatchObserver = Callable[[BatchInfo, Subgraph, list, list], None]
 def _parse1(v: Any) -> Any:
     if type(v) is int:
         return v
-    raise ValueError(f"timestamp {v!r} is not an integer, but this scope's times have depth 1")
+    raise ValueError(f"timestamp {short_repr(v)} is not an integer, but this scope's times have depth 1")
 
 
 def _time_parser(depth: int) -> Callable[[Any], Any]:
@@ -44,7 +45,8 @@ def _time_parser(depth: int) -> Callable[[Any], Any]:
     def parse(v: Any) -> Any:
         t = time_from_json(v)
         if depth_of(t) != depth:
-            raise ValueError(f"timestamp {v!r} has depth {depth_of(t)}, but this scope's times have depth {depth}")
+            raise ValueError(f"timestamp {short_repr(v)} has depth {depth_of(t)}, "
+                             f"but this scope's times have depth {depth}")
         return t
     return parse
 
@@ -155,7 +157,7 @@ class Replay:
         entry = self._scopes.get(key)
         if entry is None:
             if not isinstance(path, list) or not all(type(k) is int for k in path):
-                raise ValueError(f"scope path {path!r} is not a list of child indices")
+                raise ValueError(f"scope path {short_repr(path)} is not a list of child indices")
             scope = self.root.find(path)
             entry = self._scopes[key] = (scope, {}, _time_parser(scope.domain.depth))
         return entry
@@ -163,7 +165,7 @@ class Replay:
     def _new_scope(self, record: dict) -> None:
         path = record.get("path")
         if not isinstance(path, list) or not path or not all(type(k) is int for k in path):
-            raise ValueError(f"scope path {path!r} is not a non-empty list of child indices")
+            raise ValueError(f"scope path {short_repr(path)} is not a non-empty list of child indices")
         parent = self._scope(path[:-1])[0]
         depth = record.get("depth", parent.domain.depth)
         if type(depth) is not int:
@@ -198,9 +200,18 @@ class Replay:
             scope, ports, parse = entry
         else:
             scope, ports, parse = self._scope(path)
+        # The one check of a progress record's fields (log_records leaves them here, where each is read anyway).
         raw_updates = record.get("updates")
         if type(raw_updates) is not list:
             raise ValueError("updates must be a list of [port, time, delta]")
+        if len(raw_updates) > MAX_UPDATES:
+            raise ValueError(f"{len(raw_updates)} updates in one batch (limit {MAX_UPDATES})")
+        worker = record.get("worker")
+        if worker is not None and type(worker) is not int and type(worker) is not str:
+            raise ValueError(f"worker must be an integer or a string, not {short_repr(worker)}")
+        at = record.get("at")
+        if at is not None and type(at) is not float and type(at) is not int:
+            raise ValueError(f"at must be a number of seconds, not {short_repr(at)}")
         updates: list[tuple[Location, Any, int]] = []
         append = updates.append
         if parse is _parse1:
@@ -221,13 +232,12 @@ class Replay:
                 if type(d) is not int:
                     raise ValueError(f"delta {d!r} is not an integer")
                 append((loc, parse(t), d))
-        at = record.get("at")
         if at is not None:
             self.last_at = at
         sink = self._sink
         info = None
         if sink is not None:
-            info = BatchInfo(record.get("seq"), record.get("worker"), record.get("cause"), line, self.batches_applied)
+            info = BatchInfo(record.get("seq"), worker, record.get("cause"), line, self.batches_applied)
             if self.checker is not None:
                 if scope.needs_build:
                     self.root.schedule()
