@@ -142,7 +142,7 @@ def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_
         explains = 0
         for path in scopes:
             scope = ",".join(map(str, path))
-            rec.get(f"{base}/graph", scope=scope)
+            rec.get(f"{base}/graph", scope=scope, compact=1)  # the form the browser asks for
             rec.get(f"{base}/series", scope=scope)
             st = rec.get(f"{base}/state", scope=scope)
             if st is None:

@@ -39,7 +39,7 @@ from tracker.subgraph import Subgraph
 
 from .blame import BlameTracker
 from .feeds import Feed
-from .graph_layout import layout_graph, scope_graph
+from .graph_layout import layout_columns, layout_graph, scope_graph
 from .history import History
 from .series import SeriesRecorder
 from .task_timeline import TaskTimeline
@@ -267,20 +267,35 @@ class Session:
             asyncio.get_running_loop()
         except RuntimeError:
             return
-        self.graph_json(())
+        self.graph_json((), columns=True)  # the form the browser asks for
 
-    def graph_json(self, path: tuple) -> asyncio.Future[bytes]:
-        """The laid-out graph of a scope as JSON bytes, computed once per structure version (off the loop)."""
-        key = ("graph", path, self.structure_version)
+    def graph_json(self, path: tuple, columns: bool = False) -> asyncio.Future[bytes]:
+        """The laid-out graph of a scope as JSON bytes (as objects, or column by column: ``layout_columns``),
+        laid out once per structure version and encoded once per form, off the loop."""
+        key = ("graph", path, self.structure_version, columns)
+        fut = self.cache.get(key)
+        if fut is None:
+            layout = self._layout(path)
+
+            async def encode() -> bytes:
+                data = await layout
+                return await asyncio.get_running_loop().run_in_executor(
+                    None, lambda: orjson.dumps(layout_columns(data) if columns else data))
+
+            fut = self.cache[key] = asyncio.ensure_future(encode())
+        return fut
+
+    def _layout(self, path: tuple) -> asyncio.Future[dict]:
+        key = ("layout", path, self.structure_version)
         fut = self.cache.get(key)
         if fut is None:
             g = scope_graph(self.scope(path))  # a copy of the structure, taken here (on the loop)
             version = self.structure_version
 
-            def lay_out() -> bytes:
+            def lay_out() -> dict:
                 data = layout_graph(g)
                 data["version"] = version
-                return orjson.dumps(data)
+                return data
 
             fut = self.cache[key] = asyncio.get_running_loop().run_in_executor(None, lay_out)
         return fut

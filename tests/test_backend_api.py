@@ -76,6 +76,37 @@ def test_scope_tree_and_graph(client, loop_sid):
     assert client.get(f"/api/sessions/{loop_sid}/graph", params={"scope": "x"}).status_code == 400
 
 
+def _expand(g: dict) -> dict:
+    """The browser's expandGraph (frontend/js/api.js), restated: the compact graph rebuilt as objects."""
+    c, e = g["nodes"], g["edges"]
+    nodes = [{"id": c["id"][i], "box": str(c["id"][i]), "kind": c["kind"][i], "name": c["name"][i],
+              "inputs": c["inputs"][i], "outputs": c["outputs"][i], "x": c["x"][i], "y": c["y"][i], "w": c["w"][i],
+              "h": c["h"][i], "layer": c["layer"][i], "band": c["band"][i], "attrs": {}} for i in range(len(c["id"]))]
+    for i, box in c["box"]:
+        nodes[i]["box"] = box
+    for i, attrs in c["attrs"]:
+        nodes[i]["attrs"] = attrs
+    for i, path, contains in c["scope"]:
+        nodes[i].update(scope=path, contains=contains)
+    edges = [{"from": ["out", *e["from"][2 * i:2 * i + 2]], "to": ["in", *e["to"][2 * i:2 * i + 2]],
+              "feedback": i in e["feedback"]} for i in range(len(e["from"]) // 2)]
+    for i, via in e["via"]:
+        edges[i]["via"] = via
+    rest = {k: v for k, v in g.items() if k not in ("nodes", "edges", "columns")}
+    return dict(rest, nodes=nodes, edges=edges)
+
+
+@pytest.mark.parametrize("scope", ["", "3"])
+def test_the_compact_graph_is_the_same_graph_column_by_column(client, loop_sid, scope):
+    full = client.get(f"/api/sessions/{loop_sid}/graph", params={"scope": scope})
+    compact = client.get(f"/api/sessions/{loop_sid}/graph", params={"scope": scope, "compact": 1})
+    assert compact.json()["columns"] is True
+    assert _expand(compact.json()) == full.json()
+    assert len(compact.content) < len(full.content)
+    nodes = full.json()["nodes"]
+    assert any(n["box"] != str(n["id"]) for n in nodes) or any("scope" in n for n in nodes)  # sparse rows used
+
+
 def _port(state: dict, key: str) -> list:
     kind, node, port = key.split(",")
     return next(r for r in state["ports"] if r[0] == kind and r[1] == int(node) and r[2] == int(port))

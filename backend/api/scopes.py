@@ -45,9 +45,11 @@ async def scopes(session: Session = Depends(deps.session)):
 
 @router.get("/graph", response_model=Graph, responses=_ERRORS,
             summary="A scope's operators and channels, laid out (nested scopes folded)")
-async def graph(session: Session = Depends(deps.session), path: tuple = Depends(deps.scope_path)):
+async def graph(session: Session = Depends(deps.session), path: tuple = Depends(deps.scope_path),
+                compact: bool = Query(False, description="column by column (a third of the size; what the "
+                                                         "browser asks for): see backend.graph_layout.layout_columns")):
     _find(session.replay.root, path)
-    return deps.JSON(orjson.Fragment(await session.graph_json(path)))
+    return deps.JSON(orjson.Fragment(await session.graph_json(path, compact)))
 
 
 @router.get("/strata", response_model=Strata, responses=_ERRORS,

@@ -111,3 +111,34 @@ export async function del(path) {
 }
 
 export const scopeParam = (path) => path.join(",");
+
+// A scope's laid-out graph. It is fetched column by column (a third of the bytes of a list of objects: see
+// layout_columns in backend/graph_layout.py) and rebuilt here into the objects every view uses.
+export async function graph(sid, scope) {
+  return expandGraph(await get(`/api/sessions/${sid}/graph`, { scope: scopeParam(scope), compact: 1 }));
+}
+
+export function expandGraph(g) {
+  if (!g.columns) return g;
+  const c = g.nodes;
+  const nodes = new Array(c.id.length);
+  for (let i = 0; i < nodes.length; i++) {
+    nodes[i] = { id: c.id[i], box: String(c.id[i]), kind: c.kind[i], name: c.name[i], inputs: c.inputs[i],
+      outputs: c.outputs[i], x: c.x[i], y: c.y[i], w: c.w[i], h: c.h[i], layer: c.layer[i], band: c.band[i],
+      attrs: {} };
+  }
+  for (const [i, box] of c.box) nodes[i].box = box;
+  for (const [i, attrs] of c.attrs) nodes[i].attrs = attrs;
+  for (const [i, scope, contains] of c.scope) { nodes[i].scope = scope; nodes[i].contains = contains; }
+  const e = g.edges;
+  const edges = new Array(e.from.length / 2);
+  for (let i = 0; i < edges.length; i++) {
+    edges[i] = { from: ["out", e.from[2 * i], e.from[2 * i + 1]], to: ["in", e.to[2 * i], e.to[2 * i + 1]],
+      feedback: false };
+  }
+  for (const i of e.feedback) edges[i].feedback = true;
+  for (const [i, via] of e.via) edges[i].via = via;
+  const out = { ...g, nodes, edges };
+  delete out.columns;
+  return out;
+}

@@ -23,7 +23,7 @@ export function closeSession() {
 export async function openSession(sid, scope = [], batch = null) {
   closeSession();
   // Everything the first picture needs is asked for at once: the session, the scope's graph, the stream.
-  const graphReq = api.get(`/api/sessions/${sid}/graph`, { scope: api.scopeParam(scope) }).catch((e) => e);
+  const graphReq = api.graph(sid, scope).catch((e) => e);
   ui.timeline.reset();
   S.mode = batch === null ? "live" : "history"; // before the stream's first message can set the batch
   S.batch = batch || 0;
@@ -94,7 +94,7 @@ export async function openScope(path, prefetched = null) {
   try {
     if (!layout || layout instanceof Error) {
       if (layout instanceof Error && layout.status !== 404) throw layout;
-      layout = await api.get(`/api/sessions/${S.sid}/graph`, { scope: api.scopeParam(path) });
+      layout = await api.graph(S.sid, path);
     }
   } catch (e) {
     toast(e.message);
@@ -144,7 +144,7 @@ export function scheduleRelayout() {
   relayoutTimer = setTimeout(async () => {
     relayoutTimer = null;
     try {
-      showLayout(await api.get(`/api/sessions/${S.sid}/graph`, { scope: api.scopeParam(S.scope) }));
+      showLayout(await api.graph(S.sid, S.scope));
       S.pendingFull = true;
       scheduleRender();
       crumbs();
