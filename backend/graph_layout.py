@@ -28,8 +28,8 @@ import networkx as nx
 from tracker.reachability import IN, OUT
 from tracker.subgraph import Subgraph
 
-__all__ = ["scope_graph", "feedback_edges", "layered_layout", "layout_graph", "layout_scope", "layout_columns", "strata",
-           "NODE_W", "PORT_GAP"]
+__all__ = ["scope_graph", "feedback_edges", "layered_layout", "layout_graph", "layout_scope", "layout_columns",
+           "strata", "NODE_W", "PORT_GAP"]
 
 NODE_W = 150
 PORT_GAP = 14
