@@ -42,7 +42,7 @@ if mode.startswith("base"):
     class Silent(tasks.TaskLedger):
         def stage_submitted(self, *a, **k): return []
         def task_started(self, *a, **k): return []
-        def task_ended(self, *a, **k): return []
+        def task_ended(self, *a, **k): return None
         def stage_completed(self, *a, **k): return []
         def release_stage(self, *a, **k): return []
     import backend.spark.model as model

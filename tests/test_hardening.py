@@ -118,6 +118,17 @@ def test_the_reader_scans_each_line_for_huge_integers_wherever_it_falls(tmp_path
     assert [e.kind for e in errors] == [jsonl.REJECTED_RECORD] and "64 bits" in errors[0].reason
 
 
+def test_deep_or_huge_values_given_directly_are_rejected_without_recursion_errors():
+    """The one-pass walk (depth and 64-bit integers together) stops at the depth limit, whatever the value."""
+    deep: list = [1 << 70]
+    for _ in range(100_000):
+        deep = [deep]
+    assert "nested" in record_problem({"type": "mark", "at": 0, "label": "x", "cause": deep})
+    assert "64 bits" in record_problem({"type": "detail", "key": "k", "value": {"a": [{"b": -(1 << 63) - 1}]}})
+    assert record_problem({"type": "detail", "key": "k", "value": {"a": [{"b": -(1 << 63)}], "c": (1 << 63) - 1}}) \
+        is None
+
+
 def test_deeply_nested_line_is_a_reported_line_not_a_recursion_error(tmp_path):
     path = tmp_path / "deep.jsonl"
     path.write_bytes(HEADER + b'{"type":"mark","at":0,"label":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n")

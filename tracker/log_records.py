@@ -156,19 +156,20 @@ def _depth_within(value: Any, limit: int) -> bool:
     return True
 
 
-def _int64s_within(value: Any) -> bool:
-    """True if every integer in ``value`` fits in 64 signed bits (what every consumer can store and send on)."""
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        t = type(v)
+def _walk_ok(value: Any, limit: int, depth: int = 1) -> bool:
+    """True if ``value`` (a list or dict) nests at most ``limit`` levels deep and every integer in it fits in 64
+    signed bits (what every consumer can store and send on). One pass over every value, since every non-progress
+    record takes it (a Spark log's task details are half its records); it recurses, but never deeper than
+    ``limit`` + 1 frames, whatever the value."""
+    if depth > limit:
+        return False
+    for c in value.values() if type(value) is dict else value:
+        t = type(c)
         if t is int:
-            if not INT64_MIN <= v <= INT64_MAX:
+            if not INT64_MIN <= c <= INT64_MAX:
                 return False
-        elif t is list:
-            stack.extend(v)
-        elif t is dict:
-            stack.extend(v.values())
+        elif (t is dict or t is list) and not _walk_ok(c, limit, depth + 1):
+            return False
     return True
 
 
@@ -272,11 +273,10 @@ def record_problem(record: Any, limits: Limits = DEFAULT_LIMITS, *, walk: bool =
     kind = record.get("type")
     if type(kind) is not str:
         return f"type must be a string, not {short_repr(kind)}"
-    if walk:
-        if not _depth_within(record, limits.max_depth):
+    if walk and not _walk_ok(record, limits.max_depth):
+        if not _depth_within(record, limits.max_depth):  # both wrong: the depth is the one reported
             return f"values nested more than {limits.max_depth} levels deep"
-        if not _int64s_within(record):
-            return "an integer does not fit in 64 bits"
+        return "an integer does not fit in 64 bits"
     check = _CHECKS.get(kind)
     if check is not None:
         try:

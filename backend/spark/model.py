@@ -126,7 +126,6 @@ class SparkModel:
         self._at = 0.0
         self._line: int | None = None
         self._out: list[dict] = []
-        self._after: list[dict] = []  # records that follow the event's progress batch
         self._queries: dict[str, str] = {}  # query id -> name
         # (stage id, attempt) -> PENDING/ACTIVE/COMPLETE/FAILED/SKIPPED, as Spark's own status listener keeps it
         self.stage_status: dict[tuple[int, int], str] = {}
@@ -155,9 +154,6 @@ class SparkModel:
             self.unknown_events[name] = self.unknown_events.get(name, 0) + 1
             return []
         handler(self, event)
-        if self._after:
-            self._out += self.tasks.fold_into_batch(self._out, self._after)
-            self._after = []
         return self._out
 
     @property
@@ -185,16 +181,19 @@ class SparkModel:
     def _emit(self, record: dict) -> None:
         self._out.append(record)
 
-    def _batch(self, region: Region, updates: list, event: str, worker: str = "driver", **ids: Any) -> None:
+    def _batch(self, region: Region, updates: list, event: str, worker: str = "driver", **ids: Any) -> dict | None:
+        """Emit one progress batch of the non-zero ``updates`` (none if all are zero); returns it."""
         updates = [u for u in updates if u[2]]
         if not updates:
-            return
+            return None
         seq = self._seq.get(worker, 0)
         self._seq[worker] = seq + 1
         cause = {"event": event, **ids}
         if self._line is not None:
             cause["line"] = self._line
-        self._emit(log_records.progress(region.path, worker, seq, self._at, updates, cause))
+        batch = log_records.progress(region.path, worker, seq, self._at, updates, cause)
+        self._emit(batch)
+        return batch
 
     def _mark(self, label: str, region: Region | None = None, **extra: Any) -> None:
         self._emit(log_records.mark(label, self._at, None if region is None else region.path, **extra))
@@ -409,24 +408,34 @@ class SparkModel:
         if st is None:
             self._uncertain(f"task of stage {sid}, which was never submitted")
             return
-        self._after = self.tasks.task_ended(e, self._at)  # after the batch: the task held until it was applied
+        clear = self.tasks.task_ended(e, self._at)  # the task's detail, cleared once its end's batch is applied
+        batch = self._task_end_batch(e, info, st, sid, attempt)
+        if clear is not None:
+            if batch is not None:  # the batch releases the task's capability: the clear rides on it
+                batch["clears"] = [clear["key"]]
+            else:
+                self._out.append(clear)
+
+    def _task_end_batch(self, e: dict, info: dict, st: StageState, sid: int, attempt: int) -> dict | None:
+        """A successful task's output: its capability dropped, a token to each child stage (the batch emitted)."""
         reason = (e.get("Task End Reason") or {}).get("Reason", "Success")
         index = info.get("Index")
         att = st.attempts.get(attempt)
         if reason != "Success" or info.get("Killed") or info.get("Failed"):
-            return  # Spark retries the task: the capability stays
+            return None  # Spark retries the task: the capability stays
         if index in st.succeeded:
-            return  # a speculative or retried duplicate: only the first success produces
+            return None  # a speculative or retried duplicate: only the first success produces
         st.succeeded.add(index)
         if att is None or att.caps <= 0:
-            return  # a task of an attempt already completed or failed (a zombie): nothing held
+            return None  # a task of an attempt already completed or failed (a zombie): nothing held
         att.caps -= 1
         region = st.region
         updates = [[_port("out", st.node, 0), st.epoch, -1]]
         for node, port in st.targets:
             updates.append(self._message(region, node, port, st.epoch, 1))
-        self._batch(region, updates, "TaskEnd", worker=str(info.get("Executor ID", "driver")), stage=sid,
-                    attempt=attempt, task=info.get("Task ID"), index=index, launched=_seconds(info.get("Launch Time")))
+        return self._batch(region, updates, "TaskEnd", worker=str(info.get("Executor ID", "driver")), stage=sid,
+                           attempt=attempt, task=info.get("Task ID"), index=index,
+                           launched=_seconds(info.get("Launch Time")))
 
     def _release_stage(self, st: StageState, attempt: int | None = None) -> list:
         updates = []

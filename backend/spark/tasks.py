@@ -19,6 +19,8 @@ timeline and the findings list show them.
 
 from __future__ import annotations
 
+import heapq
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,30 +51,43 @@ def median(values: list[float]) -> float:
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
-def median_of_others(durations: list[float], i: int) -> float:
-    """The median of every duration but the ``i``-th: what a task is compared with (in a two-task stage the
-    plain median would be half the straggler itself)."""
-    rest = durations[:i] + durations[i + 1:]
-    return median(rest) if rest else durations[i]
+def median_of_others(ordered: list[float], value: float) -> float:
+    """The median of the sorted durations ``ordered`` with one ``value`` taken out: what a task is compared with
+    (in a two-task stage the plain median would be half the straggler itself). No copy: index arithmetic."""
+    m = len(ordered) - 1
+    if not m:
+        return value
+    j = bisect_left(ordered, value)  # the one taken out; those after it move down by one
+
+    def at(k: int) -> float:
+        return ordered[k] if k < j else ordered[k + 1]
+
+    return at(m // 2) if m % 2 else (at(m // 2 - 1) + at(m // 2)) / 2
+
+
+def _straggler_indexes(durations: list[float], ordered: list[float]) -> list[tuple[int, float]]:
+    """``(index, median of the others)`` of the stragglers among ``durations`` (``ordered`` is them sorted),
+    longest first (ties in their order)."""
+    far = []
+    for i in heapq.nsmallest(MAX_STRAGGLERS, range(len(durations)), key=lambda i: -durations[i]):
+        med = median_of_others(ordered, durations[i])
+        if durations[i] >= STRAGGLER_FACTOR * med and durations[i] - med >= STRAGGLER_MIN_S:
+            far.append((i, med))
+    return far
 
 
 def stragglers(tasks: list[dict]) -> list[dict]:
     """The tasks far above the median of their siblings (see the module docstring), longest first, each with
     ``median_others``."""
     durations = [t["duration"] for t in tasks]
-    order = sorted(range(len(tasks)), key=lambda i: -durations[i])
-    far = []
-    for i in order[:MAX_STRAGGLERS]:
-        med = median_of_others(durations, i)
-        if durations[i] >= STRAGGLER_FACTOR * med and durations[i] - med >= STRAGGLER_MIN_S:
-            far.append({**tasks[i], "median_others": med})
-    return far
+    return [{**tasks[i], "median_others": med} for i, med in _straggler_indexes(durations, sorted(durations))]
 
 
-def _quantiles(values: list[float]) -> dict[str, float] | None:
-    if not values:
+def _quantiles(ordered: list[float]) -> dict[str, float] | None:
+    """Quantiles of values already sorted."""
+    if not ordered:
         return None
-    s = sorted(values)
+    s = ordered
     n = len(s)
     return {"min": s[0], "p25": s[n // 4], "median": median(s), "p75": s[(3 * n) // 4], "max": s[-1],
             "mean": sum(s) / n}
@@ -172,70 +187,54 @@ class TaskLedger:
             "kind": "stage", "stage": stage, "attempt": attempt, "job": job, "tasks": tasks, "submitted": at}, at)]
 
     def task_started(self, e: dict, at: float) -> list[dict]:
-        key = (e.get("Stage ID"), e.get("Stage Attempt ID", 0))
-        a = self.attempts.get(key)  # type: ignore[arg-type]
-        if a is None:
-            return []
-        info = e.get("Task Info") or {}
-        tid = info.get("Task ID")
-        launched = info.get("Launch Time")
-        task = {"kind": "task", "task": tid, "index": info.get("Index"), "attempt": info.get("Attempt"),
-                "executor": info.get("Executor ID"), "host": info.get("Host"),
-                "launched": launched / 1000.0 if isinstance(launched, (int, float)) else at,
-                "speculative": bool(info.get("Speculative", False)), "stage": a.stage, "stage_attempt": a.attempt}
-        a.running.add(tid)
-        return [{"type": "detail", "scope": a.scope, "port": a.port, "time": a.time, "key": f"task {tid}", "at": at,
-                 "value": task}]
-
-    def task_ended(self, e: dict, at: float) -> list[dict]:
-        info = e.get("Task Info") or {}
-        tid = info.get("Task ID")
         a = self.attempts.get((e.get("Stage ID"), e.get("Stage Attempt ID", 0)))  # type: ignore[arg-type]
         if a is None:
             return []
+        get = (e.get("Task Info") or {}).get
+        tid = get("Task ID")
+        launched = get("Launch Time")
+        a.running.add(tid)
+        return [{"type": "detail", "scope": a.scope, "port": a.port, "time": a.time, "key": f"task {tid}", "at": at,
+                 "value": {"kind": "task", "task": tid, "index": get("Index"), "attempt": get("Attempt"),
+                           "executor": get("Executor ID"), "host": get("Host"),
+                           "launched": launched / 1000.0 if isinstance(launched, (int, float)) else at,
+                           "speculative": bool(get("Speculative", False)), "stage": a.stage,
+                           "stage_attempt": a.attempt}}]
+
+    def task_ended(self, e: dict, at: float) -> dict | None:
+        """The record clearing the task's detail (None if it was not running): it follows the event's progress
+        batch, since the task held until that batch was applied; when the batch releases the task's capability,
+        the clear rides on it instead (``clears``: a task's end is one record, not two)."""
+        a = self.attempts.get((e.get("Stage ID"), e.get("Stage Attempt ID", 0)))  # type: ignore[arg-type]
+        if a is None:
+            return None
+        info = e.get("Task Info") or {}
+        get = info.get
+        tid = get("Task ID")
         running = tid in a.running
-        a.running.discard(tid)
-        launched = info.get("Launch Time")
-        finished = info.get("Finish Time")
+        if running:
+            a.running.remove(tid)
         reason = e.get("Task End Reason")
-        if (reason is None or reason.get("Reason", "Success") == "Success") and not info.get("Killed") \
-                and not info.get("Failed"):
+        if (reason is None or reason.get("Reason", "Success") == "Success") and not get("Killed") \
+                and not get("Failed"):
+            launched = get("Launch Time")
+            finished = get("Finish Time")
             if type(launched) is int and type(finished) is int and finished >= launched:
                 # kept raw while the attempt runs; reduced to an aggregate when it completes
                 records, size = _input_records(e.get("Task Metrics"))
-                a.finished.append((tid, info.get("Index"), info.get("Executor ID"), (finished - launched) / 1000.0,
+                a.finished.append((tid, get("Index"), get("Executor ID"), (finished - launched) / 1000.0,
                                    launched / 1000.0, records, size))
             end = None
         else:
             a.failed += 1
-            end = "TaskKilled" if info.get("Killed") else (reason or {}).get("Reason", "failed")
+            end = "TaskKilled" if get("Killed") else (reason or {}).get("Reason", "failed")
         if not running:
-            return []
+            return None
         clear = {"type": "detail", "scope": a.scope, "port": a.port, "time": a.time, "key": f"task {tid}", "at": at,
                  "value": None}
         if end is not None:
             clear["end"] = end  # why the attempt ended, when not a success (the executor timeline marks it)
-        return [clear]
-
-    @staticmethod
-    def fold_into_batch(out: list[dict], after: list[dict]) -> list[dict]:
-        """Clears of details that the progress batch just emitted (``out[-1]``) ends ride on it as ``clears``
-        instead of records of their own: a task's end is one record, not two. Returns the records left over."""
-        batch = out[-1] if out else None
-        if batch is None or batch.get("type") != "progress":
-            return after
-        rest = []
-        for rec in after:
-            folded = False
-            if rec["type"] == "detail" and rec["value"] is None and rec["scope"] == batch["scope"]:
-                for u in batch["updates"]:
-                    if u[2] < 0 and u[1] == rec["time"] and u[0] == rec["port"]:
-                        batch.setdefault("clears", []).append(rec["key"])
-                        folded = True
-                        break
-            if not folded:
-                rest.append(rec)
-        return rest
+        return clear
 
     def stage_completed(self, stage: int, attempt: int, at: float) -> list[dict]:
         """The attempt is over: clear its details, keep its aggregate, report stragglers and skew."""
@@ -279,14 +278,15 @@ class TaskLedger:
 
     @staticmethod
     def _aggregate(a: _Attempt) -> StageAggregate:
-        finished = []
-        for tid, index, executor, duration, launched, records, size in a.finished:
-            finished.append({"task": tid, "index": index, "executor": executor, "duration": duration,
-                             "launched": launched, "records": records, "bytes": size})
-        durations = [t["duration"] for t in finished]
-        records_in = [float(t["records"]) for t in finished]
-        slow = [{k: t[k] for k in ("task", "index", "executor", "duration", "launched", "records", "median_others")}
-                for t in stragglers(finished)]
+        finished = a.finished
+        durations = [t[3] for t in finished]
+        records_in = [float(t[5]) for t in finished]
+        ordered = sorted(durations)
+        slow = []
+        for i, med in _straggler_indexes(durations, ordered):
+            tid, index, executor, duration, launched, records, _size = finished[i]
+            slow.append({"task": tid, "index": index, "executor": executor, "duration": duration,
+                         "launched": launched, "records": records, "median_others": med})
         return StageAggregate(a.stage, a.attempt, a.scope, a.node, a.time, len(finished), a.failed,
-                              _quantiles(durations), _quantiles(records_in) if any(records_in) else None,
+                              _quantiles(ordered), _quantiles(sorted(records_in)) if any(records_in) else None,
                               skew_score(durations), skew_score(records_in), slow)
