@@ -3,7 +3,8 @@
 The replay is the single place where log records become tracker calls: structure records grow the hierarchy
 (scopes may grow at any time), a progress record is validated whole (every port exists, every time has the
 scope's depth) and then applied whole, or rejected whole with a reported error naming the file line and cause. A
-rejected batch never half-applies, and a bad record never ends the replay. Optionally every batch is checked
+rejected batch never half-applies, and a bad record never ends the replay; an edge that would close a cycle where
+time never advances is rejected before it is added (:mod:`tracker.identity_cycles`). Optionally every batch is checked
 against the progress contract, and every frontier change it causes is handed to an observer (the debugger's
 session history is one).
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 from .contracts import BatchInfo, ContractChecker, Finding
 from .details import HolderDetails
+from .identity_cycles import cycle_closed_by
 from .jsonl import REJECTED_RECORD, LineError
 from .log_records import record_problem
 from .progress_log import read_records
@@ -99,7 +101,11 @@ class Replay:
                 self._operator(record)
             elif kind == "edge":
                 scope = self._scope(record.get("scope"))[0]
-                scope.add_edge(Location.from_json(record.get("from")), Location.from_json(record.get("to")))
+                source, target = Location.from_json(record.get("from")), Location.from_json(record.get("to"))
+                cycle = cycle_closed_by(scope, source, target)
+                if cycle is not None:  # rejected before it is added: the structure stays buildable
+                    raise cycle
+                scope.add_edge(source, target)
             elif kind == "scope":
                 self._new_scope(record)
             elif kind == "mark":
