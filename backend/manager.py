@@ -27,8 +27,8 @@ from tracker.jsonl import FILE_VANISHED, LineError
 from .feeds import Feed, FeedError, FeedRegistry
 from .followed_file import DELETED, FileIdentity, identity_of
 from .security import PathNotAllowed, confine
-from .sources.codecs import decompresses_past
 from .session import Session, SessionOptions
+from .sources.codecs import decompresses_past
 
 __all__ = ["SessionManager", "UploadTooLarge"]
 
