@@ -256,6 +256,12 @@ def _check_progress(record: dict, limits: Limits, each_update: bool = True) -> N
     at = record.get("at")
     if at is not None and type(at) not in (int, float):
         raise _Reject(f"at must be a number of seconds, not {_short(at)}")
+    cause = record.get("cause")
+    if cause is not None and type(cause) is not dict:  # free metadata, but an object: blame and explain read it
+        raise _Reject(f"cause must be a JSON object, not {_short(cause)}")
+    clears = record.get("clears")
+    if clears is not None and (type(clears) is not list or not all(type(k) is str for k in clears)):
+        raise _Reject(f"clears must be a list of detail keys (strings), not {_short(clears)}")
 
 
 def _check_mark(record: dict, limits: Limits) -> None:
