@@ -163,6 +163,8 @@ def progress_follow(path: Path, data: bytes, rng: random.Random) -> str:
         feed.close()
         followed.unlink(missing_ok=True)
     replay.finish()
+    if any(e.kind == "not-a-progress-log" for e in feed.errors):
+        return "refused"  # the header was damaged: the feed said so and read nothing more
     return verdict(loaded, feed.errors, expected_lines(data))
 
 
@@ -194,7 +196,7 @@ def spark_session(path: Path, data: bytes, rng: random.Random) -> str:
         feed = default_registry().open(path, False)
     except FeedError:
         return "refused"
-    session = _run_session(feed)
+    _run_session(feed)
     return verdict(feed.events, feed.errors, expected_lines(data))
 
 

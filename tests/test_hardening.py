@@ -23,7 +23,16 @@ from backend.feeds import ProgressLogFeed
 from backend.spark.convert import record
 from backend.spark.model import SparkModel
 from tests.e2e.server import running_server
-from tests.fuzz_inputs import PROGRESS_FIXTURE, ROOT, SPARK_FIXTURES, progress_case, spark_case
+from tests.fuzz_entry_points import PROGRESS_ENTRY_POINTS, SPARK_ENTRY_POINTS, Hung, IngestPort, run_checked, verdict
+from tests.fuzz_inputs import (
+    PROGRESS_FIXTURE,
+    ROOT,
+    SPARK_FIXTURES,
+    progress_case,
+    progress_mutation,
+    spark_case,
+    spark_mutation,
+)
 from tracker import jsonl
 from tracker.log_records import record_problem
 from tracker.progress_log import ProgressLogError, read_records
@@ -415,3 +424,50 @@ def test_edges_are_rejected_exactly_when_building_with_them_would_fail(seed):
         if accepted:
             kept.append(line)
         replay.root.schedule()  # never raises: every accepted edge left the structure buildable
+
+
+# --- every entry point, mutated inputs (benchmarks/fuzz_readers.py runs thousands) --------------------------------
+
+
+@pytest.fixture(scope="module")
+def ingest_port():
+    port = IngestPort()
+    yield port
+    port.close()
+
+
+@pytest.mark.parametrize("seed", range(36))
+def test_mutated_progress_logs_through_every_entry_point(tmp_path, seed):
+    """frontiers, a server session, follow mode: each ends with every line loaded or reported (or the file refused
+    as no progress log), never a crash, a hang or a line lost silently."""
+    rng = random.Random(5000 + seed)
+    name, data, blob = progress_mutation(rng, seed)
+    path = tmp_path / name
+    path.write_bytes(blob)
+    verdicts = {ep: run_checked(fn, path, data, random.Random(seed)) for ep, fn in PROGRESS_ENTRY_POINTS.items()}
+    assert all(v in ("ok", "refused") for v in verdicts.values()), verdicts
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_mutated_spark_logs_through_every_entry_point(tmp_path, ingest_port, seed):
+    """record, a server session, follow mode, the live feed and the ingest port: never a crash, a hang or a line
+    lost silently."""
+    rng = random.Random(7000 + seed)
+    name, data = spark_mutation(rng, seed)
+    path = tmp_path / name
+    path.write_bytes(data)
+    entry_points = {**SPARK_ENTRY_POINTS, "ingest port": ingest_port}
+    verdicts = {ep: run_checked(fn, path, data, random.Random(seed)) for ep, fn in entry_points.items()}
+    assert all(v == "ok" for v in verdicts.values()), verdicts
+
+
+def test_the_fuzz_verdicts_can_fail(tmp_path):
+    """The harness sees what it counts: a lost line, a crash and a hang are not "ok"."""
+    assert verdict(3, [], 5) == "lost"
+    assert verdict(3, [jsonl.LineError("x", 4, jsonl.CORRUPT_STREAM, "r")], 5) == "ok"
+    assert run_checked(lambda: 1 / 0).startswith("crashed: ZeroDivisionError")
+
+    def stuck() -> str:
+        raise Hung()
+
+    assert run_checked(stuck) == "hung"
