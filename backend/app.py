@@ -49,7 +49,8 @@ class Settings:
     token: str | None = None
     allowed_dirs: list[Path] = field(default_factory=lambda: [Path.cwd()])
     data_dir: Path | None = None  # uploads go to data_dir/sessions/<id>/; default: a temporary directory
-    upload_limit: int = 512 * 1024 * 1024
+    upload_limit: int = 512 * 1024 * 1024  # bytes received
+    upload_decompressed_limit: int | None = None  # bytes an upload may decompress to (None: upload_limit)
     follow_dirs: list[Path] = field(default_factory=list)
     open_paths: list[str] = field(default_factory=list)  # logs to open as sessions at startup
     check_contracts: bool = True
@@ -64,6 +65,8 @@ class Settings:
                              "(every request and WebSocket must then carry it)")
         if self.upload_limit < 1:
             raise ValueError("upload_limit must be positive")
+        if self.upload_decompressed_limit is not None and self.upload_decompressed_limit < 1:
+            raise ValueError("upload_decompressed_limit must be positive")
 
 
 def plotly_js() -> Path:

@@ -25,7 +25,8 @@ state the live replay had after batch ``k`` (``tests/test_backend_history.py`` c
 one build of the structure plus at most ``checkpoint_every`` batches (4,096 by default: ~0.2 s at the tracker's
 ~25k batches/s), independent of the session's length: seeking in a 1M-batch session is as fast as in a short
 one. Restored replays are kept in a small pool of *cursors*, so stepping forward (play, step) re-applies only the
-batches in between.
+batches in between. Seeks run in worker threads (the API's routes never restore on the event loop) while the ingest
+loop keeps recording, so whatever a seek reads is either complete or not there yet.
 
 "State after batch k" includes the structure and marks read after batch ``k`` and before batch ``k + 1``, so
 ``k = 0`` is the declared dataflow before any progress.
@@ -164,9 +165,11 @@ class History:
 
     def _checkpoint(self, replay: Replay) -> None:
         seg = self.segments[-1]
-        lines, seg.lines = seg.lines, None
+        lines = seg.lines
         assert lines is not None  # the last segment is open
+        # blob first, then lines: a seek reading this segment in a worker thread meanwhile always finds one of them
         seg.blob = self._compressor.compress(b"\n".join(lines))
+        seg.lines = None
         pointstamps = [(scope.path, primary_pointstamps(scope)) for scope in replay.root.scopes()]
         cp = Checkpoint(replay.batches_applied, len(self.structure), replay.progress_records, replay.last_at,
                         pointstamps, replay.details.snapshot())
@@ -191,9 +194,10 @@ class History:
             assert seg.blob is not None  # a segment is either open (lines) or sealed (blob)
             data = self._decompressor.decompress(seg.blob)
             cached = data.split(b"\n") if data else []
-            if len(self._lines_cache) >= 4:
-                self._lines_cache.pop(next(iter(self._lines_cache)))
-            self._lines_cache[i] = cached
+            with self._lock:  # seeks run in worker threads, several at once
+                if len(self._lines_cache) >= 4:
+                    self._lines_cache.pop(next(iter(self._lines_cache)), None)
+                self._lines_cache[i] = cached
         return cached
 
     def batch_record(self, batch: int) -> dict:

@@ -1,8 +1,9 @@
 """The sessions of one server: creating them from paths, uploads and live feeds, following directories, deleting.
 
 Paths are confined to the directories the server was started with (``Settings.allowed_dirs``); uploads are
-streamed into the session's own directory under ``Settings.data_dir`` with a size limit, then identified by the
-feed registry like any path; a small ``sessions/<id>.json`` beside the upload's directory lets
+streamed into the session's own directory under ``Settings.data_dir`` with a size limit on the bytes received and
+another on what they decompress to (a 32 KB zstd bomb must not become gigabytes in the server), then identified by
+the feed registry like any path; a small ``sessions/<id>.json`` beside the upload's directory lets
 :meth:`SessionManager.restore` bring it back under the same id when the server restarts with the same ``--data-dir``
 (a directory without it is an upload that never finished, and is removed). A followed directory is scanned every
 ``scan_interval`` seconds: each new file the registry recognises becomes a followed session, unless it is a file
@@ -27,6 +28,7 @@ from .feeds import Feed, FeedError, FeedRegistry
 from .followed_file import DELETED, FileIdentity, identity_of
 from .security import PathNotAllowed, confine
 from .session import Session, SessionOptions
+from .sources.codecs import decompresses_past
 
 __all__ = ["SessionManager", "UploadTooLarge"]
 
@@ -148,6 +150,10 @@ class SessionManager:
                     f.write(chunk)
             if size == 0:
                 raise FeedError(f"{name}: the upload is empty")
+            expanded = self.settings.upload_decompressed_limit or limit
+            if await asyncio.to_thread(decompresses_past, target, expanded):
+                raise UploadTooLarge(f"{name} decompresses to more than {expanded} bytes; the limit is {expanded} "
+                                     "bytes (--upload-decompressed-limit)")
             try:
                 feed = await asyncio.to_thread(self.registry.open, target, False)
             except FeedError as e:  # name the upload, not the server's directory

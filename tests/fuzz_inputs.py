@@ -31,7 +31,10 @@ def _deep(n: int) -> object:
 
 def mutate_record(rng: random.Random, record: dict) -> dict:
     """One field of ``record`` (or of a dict inside it) replaced by a hostile value."""
-    rec = orjson.loads(orjson.dumps(record))
+    try:
+        rec = orjson.loads(orjson.dumps(record))
+    except (TypeError, orjson.JSONDecodeError):  # nested deeper than orjson goes (a line mutated twice)
+        rec = _loads_loose(_dumps_loose(record))
     target = rec
     for _ in range(rng.randrange(3)):
         inner = [v for v in target.values() if isinstance(v, dict)]
@@ -86,6 +89,18 @@ def _dumps_loose(obj: object) -> bytes:
         sys.setrecursionlimit(limit)
 
 
+def _loads_loose(data: bytes) -> object:
+    import json
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 5000))
+    try:
+        return json.loads(data)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 def compress(rng: random.Random, data: bytes, suffix: str) -> bytes:
     if suffix == ".gz":
         return gzip.compress(data)
@@ -107,8 +122,9 @@ def damage_stream(rng: random.Random, blob: bytes) -> bytes:
     return bytes(b)
 
 
-def progress_case(rng: random.Random, directory: Path, n: int) -> Path:
-    """Case ``n``: a damaged copy of the progress fixture, plain or compressed (sometimes with the codec damaged)."""
+def progress_mutation(rng: random.Random, n: int) -> tuple[str, bytes, bytes]:
+    """Case ``n``: a damaged copy of the progress fixture, plain or compressed (sometimes with the codec damaged):
+    its file name, its content before compression, and the file's bytes."""
     lines = PROGRESS_FIXTURE.read_bytes().splitlines()
     data = b"\n".join(mutate_lines(rng, lines)) + b"\n"
     suffix = rng.choice([".jsonl", ".jsonl", ".gz", ".zst"])
@@ -116,16 +132,28 @@ def progress_case(rng: random.Random, directory: Path, n: int) -> Path:
     blob = compress(rng, data, suffix)
     if suffix != ".jsonl" and rng.random() < 0.4:
         blob = damage_stream(rng, blob)
+    return name, data, blob
+
+
+def progress_case(rng: random.Random, directory: Path, n: int) -> Path:
+    """Case ``n`` (see :func:`progress_mutation`) written to ``directory``."""
+    name, _, blob = progress_mutation(rng, n)
     path = directory / name
     path.write_bytes(blob)
     return path
 
 
-def spark_case(rng: random.Random, directory: Path, n: int) -> Path:
-    """Case ``n``: a damaged copy of one shipped Spark event log (plain JSON lines)."""
+def spark_mutation(rng: random.Random, n: int) -> tuple[str, bytes]:
+    """Case ``n``: a damaged copy of one shipped Spark event log (plain JSON lines): its file name and bytes."""
     src = rng.choice(SPARK_FIXTURES)
     data = zstandard.ZstdDecompressor().decompressobj().decompress(src.read_bytes())
     lines = data.splitlines()
-    path = directory / f"spark{n}"
-    path.write_bytes(b"\n".join(mutate_lines(rng, lines)) + b"\n")
+    return f"spark{n}", b"\n".join(mutate_lines(rng, lines)) + b"\n"
+
+
+def spark_case(rng: random.Random, directory: Path, n: int) -> Path:
+    """Case ``n`` (see :func:`spark_mutation`) written to ``directory``."""
+    name, data = spark_mutation(rng, n)
+    path = directory / name
+    path.write_bytes(data)
     return path

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from backend.app import Settings
+from backend.sources.encoders import encode
 from tests.conftest import LOOP_LOG, REPO
 from tests.e2e.logs import bad_log, growing_records, write_pipeline, write_records
 from tests.e2e.server import running_server
@@ -229,6 +230,28 @@ def test_bad_uploads_get_a_clear_4xx(server, client, name, body, status, reason)
     assert str(server.app.state.settings.data_dir) not in r.json()["detail"]
     after = set(Path(server.app.state.settings.data_dir, "sessions").glob("*"))
     assert after == before  # nothing left behind
+
+
+@pytest.mark.parametrize("codec, suffix", [("gz", ".gz"), ("zstd", ".zst"), ("lz4", ".lz4"), ("snappy", ".snappy"),
+                                           ("lzf", ".lzf")])
+def test_a_decompression_bomb_upload_is_a_413(server, client, codec, suffix):
+    """The limit counts what an upload decompresses to, not only the bytes received: 2 MB of blank lines after a
+    progress-log header (10 times the limit), compressed to under the 200 KB limit, is refused before any session reads it."""
+    bomb = encode(codec, [LOOP_LOG.read_bytes().split(b"\n", 1)[0] + b"\n" + b"\n" * (2 << 20)])
+    assert len(bomb) < 200_000
+    sessions = Path(server.app.state.settings.data_dir, "sessions")
+    before = set(sessions.glob("*")) if sessions.exists() else set()
+    r = client.post("/api/sessions/upload", params={"filename": f"bomb.jsonl{suffix}"}, content=bomb)
+    assert r.status_code == 413, r.text
+    assert r.json()["detail"] == (f"bomb.jsonl{suffix} decompresses to more than 200000 bytes; the limit is 200000 "
+                                  "bytes (--upload-decompressed-limit)")
+    assert set(sessions.glob("*")) == before, "nothing left behind"
+    small = encode(codec, [LOOP_LOG.read_bytes()])  # the same codec under the limit loads
+    r = client.post("/api/sessions/upload", params={"filename": f"loop.jsonl{suffix}"}, content=small)
+    assert r.status_code == 201, r.text
+    if suffix in (".gz", ".zst"):  # the codecs progress logs are read in (the others name Spark logs)
+        assert server.wait_for(r.json()["id"], client=client)["batches"] == 91
+    client.delete(f"/api/sessions/{r.json()['id']}")
 
 
 def test_an_upload_without_length_is_cut_at_the_limit(client):

@@ -13,17 +13,30 @@ import subprocess
 import sys
 import tracemalloc
 
+import httpx
 import orjson
 import pytest
 import zstandard
 
+from backend.app import Settings
 from backend.feeds import ProgressLogFeed
-from backend.spark.model import SparkModel
 from backend.spark.convert import record
-from tests.fuzz_inputs import PROGRESS_FIXTURE, ROOT, SPARK_FIXTURES, progress_case, spark_case
+from backend.spark.model import SparkModel
+from tests.e2e.server import running_server
+from tests.fuzz_entry_points import PROGRESS_ENTRY_POINTS, SPARK_ENTRY_POINTS, Hung, IngestPort, run_checked, verdict
+from tests.fuzz_inputs import (
+    PROGRESS_FIXTURE,
+    ROOT,
+    SPARK_FIXTURES,
+    progress_case,
+    progress_mutation,
+    spark_case,
+    spark_mutation,
+)
 from tracker import jsonl
 from tracker.log_records import record_problem
 from tracker.progress_log import ProgressLogError, read_records
+from tracker.reachability import CycleError, Location
 from tracker.replay import Replay, replay_file
 
 HEADER = b'{"type":"header","format":"flowscope-progress","version":1}\n'
@@ -315,17 +328,204 @@ def test_damaged_spark_event_in_follow_and_live_sessions(tmp_path):
     assert live.model.ended and live.model.uncertain
 
 
-def test_zero_summary_cycle_is_reported_not_raised(tmp_path):
-    path = tmp_path / "cycle.jsonl"
-    path.write_bytes(HEADER + b"\n".join([
-        b'{"type":"operator","scope":[],"node":1,"name":"a","inputs":1,"outputs":1,"summary":[[[0]]],'
-        b'"capabilities":[[0]]}',
-        b'{"type":"operator","scope":[],"node":2,"name":"b","inputs":1,"outputs":1,"summary":[[[0]]]}',
+def _log(tmp_path, name: str, lines: list[bytes]):
+    path = tmp_path / name
+    path.write_bytes(HEADER + b"\n".join(lines) + b"\n")
+    return path
+
+
+# a -> b -> a with identity summaries: the second edge (line 5) would close a cycle where time never advances
+_CYCLE = [
+    b'{"type":"operator","scope":[],"node":1,"name":"a","inputs":1,"outputs":1,"summary":[[[0]]],'
+    b'"capabilities":[[0]]}',
+    b'{"type":"operator","scope":[],"node":2,"name":"b","inputs":1,"outputs":1,"summary":[[[0]]]}',
+    b'{"type":"edge","scope":[],"from":["out",1,0],"to":["in",2,0]}',
+    b'{"type":"edge","scope":[],"from":["out",2,0],"to":["in",1,0]}',
+    b'{"type":"progress","scope":[],"worker":0,"seq":0,"at":1,"updates":[[["out",1,0],0,-1],[["out",1,0],3,1]]}',
+]
+
+
+def _port(state: dict, path: list, port: list) -> dict:
+    scope = next(s for s in state["scopes"] if s["path"] == path)
+    return next(p for p in scope["ports"] if p["port"] == port)
+
+
+def test_an_edge_closing_a_zero_summary_cycle_is_a_rejected_record_that_changes_nothing(tmp_path):
+    path = _log(tmp_path, "cycle.jsonl", _CYCLE)
+    replay = replay_file(path)
+    assert [(e.line, e.kind) for e in replay.errors] == [(5, jsonl.REJECTED_RECORD)]
+    assert "edge record rejected: cycle without a strictly advancing path summary" in replay.errors[0].reason
+    assert "out(2,0) -> in(1,0)" in replay.errors[0].reason
+    assert replay.cycle is None and replay.root.edges == [((1, 1, 0), (2, 0, 0))], "the rejected edge was not added"
+    assert replay.batches_applied == 1, "the progress after it applies"
+    state = replay.state()
+    assert _port(state, [], ["in", 2, 0])["frontier"] == [3]
+    assert _port(state, [], ["in", 1, 0])["frontier"] == []  # no edge leads back to a
+    proc = frontiers_cli(path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"{path}:5:" in proc.stderr and "cycle" in proc.stderr
+    assert _port(orjson.loads(proc.stdout), [], ["in", 2, 0])["frontier"] == [3]
+
+
+def test_a_cycle_with_an_advancing_summary_is_accepted(tmp_path):
+    lines = list(_CYCLE)
+    lines[1] = lines[1].replace(b'"summary":[[[0]]]', b'"summary":[[[1]]]')
+    replay = replay_file(_log(tmp_path, "loop.jsonl", lines))
+    assert replay.errors == [] and len(replay.root.edges) == 2
+    assert _port(replay.state(), [], ["in", 1, 0])["frontier"] == [4]
+
+
+def _nested(depth: int, feedback: bytes, back_summary: bytes) -> list[bytes]:
+    """Scope [1] (``depth``) with an inner operator 1 and a feedback operator 2 (summary ``feedback``); outside,
+    operator 2 (summary ``back_summary``) leads the scope's output back to its input. The last edge, inside the
+    scope, is the one that joins the scope's input to its output."""
+    inner = b"[0,0]" if depth == 2 else b"0"
+    return [
+        b'{"type":"scope","path":[1],"name":"loop","inputs":1,"outputs":1,"depth":%d}' % depth,
+        b'{"type":"operator","scope":[],"node":2,"name":"back","inputs":1,"outputs":1,"summary":[[[%s]]]}'
+        % back_summary,
         b'{"type":"edge","scope":[],"from":["out",1,0],"to":["in",2,0]}',
         b'{"type":"edge","scope":[],"from":["out",2,0],"to":["in",1,0]}',
-    ]) + b"\n")
-    replay = replay_file(path)
-    assert replay.cycle is not None and "cycle" in replay.errors[-1].reason
-    assert replay.state() == {"scopes": []}
-    proc = frontiers_cli(path)
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "cannot be replayed" in proc.stderr
+        b'{"type":"operator","scope":[1],"node":1,"name":"step","inputs":2,"outputs":1,'
+        b'"summary":[[[%s]],[[%s]]]}' % (inner, inner),
+        b'{"type":"operator","scope":[1],"node":2,"name":"feedback","inputs":1,"outputs":1,"summary":[[[%s]]]}'
+        % feedback,
+        b'{"type":"edge","scope":[1],"from":["out",1,0],"to":["in",2,0]}',
+        b'{"type":"edge","scope":[1],"from":["out",2,0],"to":["in",1,1]}',
+        b'{"type":"edge","scope":[1],"from":["out",1,0],"to":["in",0,0]}',
+        b'{"type":"edge","scope":[1],"from":["out",0,0],"to":["in",1,0]}',
+    ]
+
+
+@pytest.mark.parametrize("depth, feedback, back, rejected", [
+    (1, b"1", b"0", True),  # a region passing its input to its output unchanged, fed back unchanged outside
+    (2, b"[0,1]", b"0", True),  # an inner loop advances only the inner coordinate: from outside, the identity
+    (2, b"[0,1]", b"1", False),  # the outer feedback advances time: a proper loop
+    (1, b"1", b"1", False),
+])
+def test_an_edge_inside_a_scope_that_closes_a_cycle_around_it_is_rejected(tmp_path, depth, feedback, back, rejected):
+    replay = replay_file(_log(tmp_path, "nested.jsonl", _nested(depth, feedback, back)))
+    scope = replay.root.find([1])
+    if rejected:
+        assert [e.line for e in replay.errors] == [11]
+        assert "cycle without a strictly advancing path summary in scope [] (root)" in replay.errors[0].reason
+        assert len(scope.edges) == 3 and replay.cycle is None
+        assert replay.state()["scopes"], "the structure stays buildable"
+    else:
+        assert replay.errors == [] and len(scope.edges) == 4
+
+
+def test_zero_summary_cycle_in_server_and_follow_sessions(tmp_path):
+    """The server's sessions, read whole and followed, reject the same edge with its line and keep going."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    path = _log(logs, "cycle.jsonl", _CYCLE)
+    with running_server(Settings(allowed_dirs=[logs])) as srv:
+        for follow in (False, True):
+            r = httpx.post(srv.url + "/api/sessions", json={"path": str(path), "follow": follow}, timeout=10)
+            assert r.status_code == 201, r.text
+            sid = r.json()["id"]
+            info = srv.wait_for(sid, status=("live",) if follow else ("done",))
+            assert info["batches"] == 1 and info["errors"] == 1, info
+            errors = httpx.get(f"{srv.url}/api/sessions/{sid}/errors", timeout=5).json()["errors"]
+            assert [e["line"] for e in errors] == [5] and "cycle" in errors[0]["reason"]
+            rows = httpx.get(f"{srv.url}/api/sessions/{sid}/state", timeout=5).json()["ports"]
+            assert [r[3] for r in rows if r[:3] == ["in", 2, 0]] == [[3]]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_edges_are_rejected_exactly_when_building_with_them_would_fail(seed):
+    """Random structure in a root and a nested scope (a region or a loop), edges given one by one: an edge is
+    rejected exactly when the hierarchy with it added cannot be built (timely's check, on the whole structure)."""
+    rng = random.Random(seed)
+    depth = rng.choice([1, 2])
+    inner = [b"[0,0]", b"[0,0]", b"[0,1]", b"[1,0]"] if depth == 2 else [b"0", b"0", b"0", b"1"]
+    records: list[bytes] = [b'{"type":"scope","path":[1],"name":"s","inputs":2,"outputs":2,"depth":%d}' % depth]
+    ports = {(): {0: (2, 2)}, (1,): {0: (2, 2)}}  # scope path -> node -> (inputs it can feed, outputs)
+    for path, count in (((), 3), ((1,), 3)):
+        for node in range(2, 2 + count):
+            s = rng.choice(inner if path else [b"0", b"0", b"0", b"1"])
+            records.append(b'{"type":"operator","scope":%s,"node":%d,"inputs":1,"outputs":1,"summary":[[[%s]]]}'
+                           % (orjson.dumps(list(path)), node, s))
+            ports[path][node] = (1, 1)
+    ports[()][1] = (2, 2)  # the nested scope seen from its parent: node 1 of the root
+    edges = []
+    for _ in range(14):
+        path = rng.choice([(), (1,)])
+        src_node = rng.choice(sorted(ports[path]))
+        tgt_node = rng.choice(sorted(ports[path]))
+        src_outputs = ports[path][src_node][1] if src_node else ports[path][0][0]
+        tgt_inputs = ports[path][tgt_node][0] if tgt_node else ports[path][0][1]
+        if path == () and 0 in (src_node, tgt_node):
+            continue  # the root has no inputs or outputs
+        edges.append(b'{"type":"edge","scope":%s,"from":["out",%d,%d],"to":["in",%d,%d]}' % (
+            orjson.dumps(list(path)), src_node, rng.randrange(src_outputs), tgt_node, rng.randrange(tgt_inputs)))
+    replay = Replay()
+    kept: list[bytes] = []
+    for line in records + edges:
+        record = orjson.loads(line)
+        if record["type"] != "edge":
+            assert replay.apply(record)
+            kept.append(line)
+            continue
+        trial = Replay()  # the same structure, the edge added below the check, built whole
+        for k in kept:
+            trial.apply(orjson.loads(k))
+        trial.root.find(record["scope"]).add_edge(*(Location.from_json(record[f]) for f in ("from", "to")))
+        try:
+            trial.root.schedule()
+            buildable = True
+        except CycleError:
+            buildable = False
+        accepted = replay.apply(record)
+        assert accepted == buildable, (line, [e.reason for e in replay.errors])
+        if accepted:
+            kept.append(line)
+        replay.root.schedule()  # never raises: every accepted edge left the structure buildable
+
+
+# --- every entry point, mutated inputs (benchmarks/fuzz_readers.py runs thousands) --------------------------------
+
+
+@pytest.fixture(scope="module")
+def ingest_port():
+    port = IngestPort()
+    yield port
+    port.close()
+
+
+@pytest.mark.parametrize("seed", range(36))
+def test_mutated_progress_logs_through_every_entry_point(tmp_path, seed):
+    """frontiers, a server session, follow mode: each ends with every line loaded or reported (or the file refused
+    as no progress log), never a crash, a hang or a line lost silently."""
+    rng = random.Random(5000 + seed)
+    name, data, blob = progress_mutation(rng, seed)
+    path = tmp_path / name
+    path.write_bytes(blob)
+    verdicts = {ep: run_checked(fn, path, data, random.Random(seed)) for ep, fn in PROGRESS_ENTRY_POINTS.items()}
+    assert all(v in ("ok", "refused") for v in verdicts.values()), verdicts
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_mutated_spark_logs_through_every_entry_point(tmp_path, ingest_port, seed):
+    """record, a server session, follow mode, the live feed and the ingest port: never a crash, a hang or a line
+    lost silently."""
+    rng = random.Random(7000 + seed)
+    name, data = spark_mutation(rng, seed)
+    path = tmp_path / name
+    path.write_bytes(data)
+    entry_points = {**SPARK_ENTRY_POINTS, "ingest port": ingest_port}
+    verdicts = {ep: run_checked(fn, path, data, random.Random(seed)) for ep, fn in entry_points.items()}
+    assert all(v == "ok" for v in verdicts.values()), verdicts
+
+
+def test_the_fuzz_verdicts_can_fail(tmp_path):
+    """The harness sees what it counts: a lost line, a crash and a hang are not "ok"."""
+    assert verdict(3, [], 5) == "lost"
+    assert verdict(3, [jsonl.LineError("x", 4, jsonl.CORRUPT_STREAM, "r")], 5) == "ok"
+    assert run_checked(lambda: 1 / 0).startswith("crashed: ZeroDivisionError")
+
+    def stuck() -> str:
+        raise Hung()
+
+    assert run_checked(stuck) == "hung"

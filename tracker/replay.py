@@ -3,7 +3,8 @@
 The replay is the single place where log records become tracker calls: structure records grow the hierarchy
 (scopes may grow at any time), a progress record is validated whole (every port exists, every time has the
 scope's depth) and then applied whole, or rejected whole with a reported error naming the file line and cause. A
-rejected batch never half-applies, and a bad record never ends the replay. Optionally every batch is checked
+rejected batch never half-applies, and a bad record never ends the replay; an edge that would close a cycle where
+time never advances is rejected before it is added (:mod:`tracker.identity_cycles`). Optionally every batch is checked
 against the progress contract, and every frontier change it causes is handed to an observer (the debugger's
 session history is one).
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 from .contracts import BatchInfo, ContractChecker, Finding
 from .details import HolderDetails
+from .identity_cycles import cycle_closed_by
 from .jsonl import REJECTED_RECORD, LineError
 from .log_records import DEFAULT_LIMITS, record_problem, short_repr
 from .progress_log import read_records
@@ -101,7 +103,11 @@ class Replay:
                 self._operator(record)
             elif kind == "edge":
                 scope = self._scope(record.get("scope"))[0]
-                scope.add_edge(Location.from_json(record.get("from")), Location.from_json(record.get("to")))
+                source, target = Location.from_json(record.get("from")), Location.from_json(record.get("to"))
+                cycle = cycle_closed_by(scope, source, target)
+                if cycle is not None:  # rejected before it is added: the structure stays buildable
+                    raise cycle
+                scope.add_edge(source, target)
             elif kind == "scope":
                 self._new_scope(record)
             elif kind == "mark":
@@ -212,6 +218,12 @@ class Replay:
         at = record.get("at")
         if at is not None and type(at) is not float and type(at) is not int:
             raise ValueError(f"at must be a number of seconds, not {short_repr(at)}")
+        cause = record.get("cause")
+        if cause is not None and type(cause) is not dict:  # free metadata, but an object: blame and explain read it
+            raise ValueError(f"cause must be a JSON object, not {short_repr(cause)}")
+        clears = record.get("clears")
+        if clears is not None and (type(clears) is not list or not all(type(k) is str for k in clears)):
+            raise ValueError(f"clears must be a list of detail keys (strings), not {short_repr(clears)}")
         updates: list[tuple[Location, Any, int]] = []
         append = updates.append
         if parse is _parse1:
@@ -237,14 +249,13 @@ class Replay:
         sink = self._sink
         info = None
         if sink is not None:
-            info = BatchInfo(record.get("seq"), worker, record.get("cause"), line, self.batches_applied)
+            info = BatchInfo(record.get("seq"), worker, cause, line, self.batches_applied)
             if self.checker is not None:
                 if scope.needs_build:
                     self.root.schedule()
                 self.checker.check_batch(scope, updates, info)
         scope.receive(updates)
         self.batches_applied += 1
-        clears = record.get("clears")
         if clears:
             self.details.clear(scope.path, updates, clears)
         if sink is None:

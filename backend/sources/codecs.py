@@ -31,6 +31,7 @@ __all__ = [
     "Decoder",
     "MissingCodecError",
     "codec_from_name",
+    "decompresses_past",
     "make_decoder",
     "strip_codec",
 ]
@@ -85,6 +86,31 @@ def make_decoder(codec: str | None, path: str | Path = "<stream>") -> Decoder:
     if codec == "lzf":
         return LzfDecoder(_lzf_block_decompressor(path))
     raise MissingCodecError(f"{path}: unknown compression codec {codec!r}")
+
+
+def decompresses_past(path: str | Path, limit: int, chunk_size: int = 1 << 16) -> bool:
+    """True if the file decompresses (by the codec its name announces, every codec here) to more than ``limit``
+    bytes. Stops as soon as it knows, so a decompression bomb costs at most ``limit`` bytes of work and one block
+    of memory. Damaged compressed bytes end the count (the reader reports the damage); a codec whose library is
+    missing counts nothing (opening the log says so)."""
+    codec = codec_from_name(Path(path).name)
+    if codec is None:
+        return Path(path).stat().st_size > limit
+    try:
+        decoder = make_decoder(codec, path)
+    except MissingCodecError:
+        return False
+    total = 0
+    with open(path, "rb") as fh:
+        try:
+            while data := fh.read(chunk_size):
+                for text in decoder.chunks(data):
+                    total += len(text)
+                    if total > limit:
+                        return True
+        except CodecError:
+            return False
+    return False
 
 
 class _BlockDecoder:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .codecs import codec_from_name, strip_codec
+from .codecs import CodecError, MissingCodecError, codec_from_name, make_decoder, strip_codec
 
 __all__ = [
     "AppLog",
@@ -183,15 +183,28 @@ _JSON_EVENT_START = re.compile(rb'^\s*\{\s*"Event"\s*:')
 
 
 def looks_like_event_log(path: Path) -> bool:
-    """Sniff the first bytes: a codec's magic for compressed files, `{"Event":` for plain ones."""
+    """Sniff the first bytes: `{"Event":` for plain files; for compressed ones the codec's magic, and `{"Event":`
+    at the start of what the first block decodes to (a damaged progress log compressed with zstd has the magic
+    too: it is no Spark log). A first block that does not decode, or is not complete yet, passes: reading the log
+    reports what is wrong with it."""
+    codec = codec_from_name(path.name)
     try:
         with open(path, "rb") as fh:
-            head = fh.read(64)
+            head = fh.read(64 if codec is None else 1 << 16)
     except OSError:
         return False
     if not head:
         return path.name.endswith(INPROGRESS)
-    codec = codec_from_name(path.name)
-    if codec is not None:
-        return head.startswith(_MAGIC[codec])
-    return _JSON_EVENT_START.match(head) is not None
+    if codec is None:
+        return _JSON_EVENT_START.match(head) is not None
+    if not head.startswith(_MAGIC[codec]):
+        return False
+    text = b""
+    try:
+        for chunk in make_decoder(codec, path).chunks(head):
+            text += chunk
+            if len(text) >= 64:
+                break
+    except (CodecError, MissingCodecError):
+        return True
+    return not text.strip() or _JSON_EVENT_START.match(text) is not None

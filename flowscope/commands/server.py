@@ -29,6 +29,8 @@ def add_server_options(p: argparse.ArgumentParser, default_port: int) -> None:
                    help="a directory the API may open logs from (repeatable; default: the current directory)")
     p.add_argument("--data-dir", metavar="DIR", help="where uploads are kept (default: a temporary directory)")
     p.add_argument("--upload-limit", type=int, default=512, metavar="MB", help="largest upload accepted (default 512)")
+    p.add_argument("--upload-decompressed-limit", type=int, metavar="MB",
+                   help="largest size an upload may decompress to (default: the upload limit)")
     p.add_argument("--no-check", action="store_true", help="do not check batches against the progress contract")
     p.add_argument("--checkpoint-every", type=int, default=4096, metavar="N", help=argparse.SUPPRESS)
     p.add_argument("--open", action="store_true", help="open the URL in a browser")
@@ -47,6 +49,8 @@ def server_settings(args: argparse.Namespace, extra_allowed: list[Path]) -> Sett
         allowed_dirs=allowed,
         data_dir=Path(args.data_dir) if args.data_dir else None,
         upload_limit=args.upload_limit * 1024 * 1024,
+        upload_decompressed_limit=(args.upload_decompressed_limit * 1024 * 1024
+                                   if args.upload_decompressed_limit else None),
         check_contracts=not args.no_check,
         checkpoint_every=args.checkpoint_every,
     )
