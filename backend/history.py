@@ -29,6 +29,13 @@ batches in between.
 
 "State after batch k" includes the structure and marks read after batch ``k`` and before batch ``k + 1``, so
 ``k = 0`` is the declared dataflow before any progress.
+
+**Folded scopes.** A session's replay folds finished scopes out of its live hierarchy (``retire`` records, see
+``docs/progress-log.md``); a restored replay folds the same ones at the same moments, so seeking to a moment before
+a fold shows the scope as it was. When a scope without inputs and outputs (a Spark region) is folded, the records
+declaring what was inside it are marked dead from then on: a checkpoint taken later skips them (its replay declares
+the empty scope and folds it), so restoring costs the structure that is live at the checkpoint, plus one record
+pair per folded scope, not every record the application ever declared.
 """
 
 from __future__ import annotations
@@ -51,7 +58,8 @@ from tracker.subgraph import Subgraph
 
 __all__ = ["History", "Checkpoint", "primary_pointstamps"]
 
-_STRUCTURE = frozenset(("scope", "operator", "edge"))
+_STRUCTURE = frozenset(("scope", "operator", "edge", "retire"))
+_ALIVE = (1 << 62)  # died_at of a structure record that is still needed by every checkpoint
 
 
 @dataclass
@@ -102,11 +110,18 @@ def primary_pointstamps(scope: Subgraph) -> list[tuple[Location, Any, int]]:
 class History:
     """Segments, checkpoints and the batch index of one session (see the module docstring)."""
 
-    def __init__(self, checkpoint_every: int = 4096, pool_size: int = 4, level: int = 3):
+    def __init__(self, checkpoint_every: int = 4096, pool_size: int = 4, level: int = 3,
+                 keep_finished: int | None = None):
+        """``keep_finished`` is the live replay's (restored replays fold the same scopes)."""
         if checkpoint_every < 1:
             raise ValueError("checkpoint_every must be at least 1")
         self.every = checkpoint_every
+        self.keep_finished = keep_finished
         self.structure: list[bytes] = []
+        # per structure record: how many structure records had been kept when it stopped being needed (a record
+        # inside a folded scope), else _ALIVE; a checkpoint past that point skips it
+        self.died_at = array("q")
+        self._inside: dict[tuple, list[int]] = {}  # scope path -> the structure records declaring its contents
         self.segments: list[Segment] = [Segment(Checkpoint(0, 0, 0, None, []))]
         self.at = array("d")  # per batch (index b - 1 for batch b): wall clock
         self.at_max = array("d")  # running maximum of `at`: bisect for wall-time seeks
@@ -136,7 +151,16 @@ class History:
             line = b"P" + orjson.dumps(record)
         elif kind in _STRUCTURE:
             line = b"S" + orjson.dumps(record)
+            where = record.get("scope") if kind in ("operator", "edge") else None
+            if kind == "scope" and isinstance(record.get("path"), list):
+                where = record["path"][:-1]  # a nested scope's record is part of what its parent holds
+            if isinstance(where, list) and where:  # the root never folds: its records are not listed
+                inside = self._inside.get(tuple(where))
+                if inside is None:
+                    inside = self._inside[tuple(where)] = []
+                inside.append(len(self.structure))
             self.structure.append(line)
+            self.died_at.append(_ALIVE)
         elif kind == "detail":  # what holders are made of (running tasks): explain in the past shows them too
             line = b"D" + orjson.dumps(record)
         else:
@@ -161,6 +185,21 @@ class History:
         seg.batch_lines.append(seg.count - 1)
         if replay.batches_applied % self.every == 0:
             self._checkpoint(replay)
+
+    def scope_folded(self, scope: Subgraph) -> None:
+        """The live replay is folding ``scope``: if nothing connects it to its parent, what was declared inside it
+        (and in scopes nested in it) is dead for every later checkpoint (its ``scope`` record stays: the node)."""
+        path, n = scope.path, len(scope.path)
+        inside = [k for k in self._inside if k[:n] == path]
+        if scope.inputs or scope.outputs:
+            for k in inside:  # its summary depends on its contents: every checkpoint needs them
+                del self._inside[k]
+            return
+        now = len(self.structure)
+        died_at = self.died_at
+        for k in inside:
+            for i in self._inside.pop(k):
+                died_at[i] = now
 
     def _checkpoint(self, replay: Replay) -> None:
         seg = self.segments[-1]
@@ -238,10 +277,20 @@ class History:
     def _from_checkpoint(self, i: int) -> Replay:
         i = min(i, len(self.segments) - 1)
         cp = self.segments[i].checkpoint
-        replay = Replay("history")
-        for raw in self.structure[: cp.structure]:
-            replay.apply(orjson.loads(memoryview(raw)[1:]))
+        replay = Replay("history", keep_finished=self.keep_finished)
+        retires = []  # applied after the checkpoint's counts: a scope folds only once it is seen finished
+        died_at, upto = self.died_at, cp.structure
+        for k in range(upto):
+            if died_at[k] <= upto:
+                continue
+            record = orjson.loads(memoryview(self.structure[k])[1:])
+            if record.get("type") == "retire":
+                retires.append(record)
+            else:
+                replay.apply(record)
         replay.resume(cp.pointstamps, cp.batch, cp.progress_records, cp.last_at)
+        for record in retires:
+            replay.apply(record)
         self._positions[replay] = (i, 0)
         if cp.details:
             replay.details.restore(cp.details)
