@@ -60,7 +60,7 @@ if mode == "serve":
     from backend.spark.follow_feed import SparkLogFeed
     feed = SparkLogFeed(path, follow=False)
     session = Session(feed)
-    session.listeners.append(lambda s: marks.append((feed.events, time.process_time() - c0)))
+    session.listeners.append(lambda s: marks.append((s.records, time.process_time() - c0)))  # records applied
 
     async def run():
         session.start()
@@ -70,6 +70,7 @@ if mode == "serve":
     asyncio.run(run())
     assert session.status == "done", session.error
     events = feed.events
+    marks = [(round(r * events / max(1, session.records)), t) for r, t in marks]  # records -> events, pro rata
     h = session.history
     extra = {"live_regions": sum(1 for _ in session.replay.root.scopes()) - 1, "folded": session.replay.folded,
              "errors": len(session.errors()),

@@ -207,6 +207,7 @@ class Replay:
         for listener in self.on_retire:
             listener(scope)
         parent.retire(path[-1])
+        self.details.forget(path)
         n = len(path)
         for key in [k for k in self._scopes if type(k) is tuple and k[:n] == path]:
             del self._scopes[key]

@@ -46,14 +46,14 @@ def _port(kind: str, node: int, port: int) -> list:
     return [kind, node, port]
 
 
-@dataclass
+@dataclass(slots=True)  # one per job, stage or region of an application, however long
 class Attempt:
     caps: int = 0
     failed: bool = False
     done: bool = False
 
 
-@dataclass
+@dataclass(slots=True)  # one per job, stage or region of an application, however long
 class StageState:
     stage_id: int
     name: str
@@ -70,7 +70,7 @@ class StageState:
     num_tasks: int = 0
 
 
-@dataclass
+@dataclass(slots=True)  # one per job, stage or region of an application, however long
 class Region:
     key: tuple
     node: int
@@ -93,7 +93,7 @@ class Region:
         return [self.node]
 
 
-@dataclass
+@dataclass(slots=True)  # one per job, stage or region of an application, however long
 class Job:
     job_id: int
     region: Region
@@ -493,6 +493,9 @@ class SparkModel:
         self._batch(region, updates, "JobEnd", job=job_id)
         for sid in job.stages:
             self._out += self.tasks.release_stage(sid, self._at)
+            st = self.stages.get(sid)
+            if st is not None and st.job_id == job_id:
+                st.succeeded.clear()  # its job released everything: no task of it can produce any more
         self._mark(f"job {job_id} {job.status.lower()} (epoch {job.epoch})", region, job=job_id, epoch=job.epoch,
                    status=job.status)
         if (region.kind == "job" or region.closing) and not region.running:
