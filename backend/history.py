@@ -32,10 +32,11 @@ batches in between.
 
 **Folded scopes.** A session's replay folds finished scopes out of its live hierarchy (``retire`` records, see
 ``docs/progress-log.md``); a restored replay folds the same ones at the same moments, so seeking to a moment before
-a fold shows the scope as it was. When a scope without inputs and outputs (a Spark region) is folded, the records
-declaring what was inside it are marked dead from then on: a checkpoint taken later skips them (its replay declares
-the empty scope and folds it), so restoring costs the structure that is live at the checkpoint, plus one record
-pair per folded scope, not every record the application ever declared.
+a fold shows the scope as it was. When a scope without inputs and outputs (a Spark region) is folded, its records
+(the scope, what was declared inside it, its retire) are marked dead from then on: a checkpoint taken later skips
+them (its replay declares
+nothing of it and counts it folded), so restoring costs the structure that is live at the checkpoint, not every
+record the application ever declared (a scan of one integer per structure record picks them).
 """
 
 from __future__ import annotations
@@ -122,6 +123,8 @@ class History:
         # inside a folded scope), else _ALIVE; a checkpoint past that point skips it
         self.died_at = array("q")
         self._inside: dict[tuple, list[int]] = {}  # scope path -> the structure records declaring its contents
+        self._own: dict[tuple, list[int]] = {}  # scope path -> its own `scope` and `retire` records
+        self.fold_deaths: list[int] = []  # died_at of each fold whose records died (non-decreasing)
         self.segments: list[Segment] = [Segment(Checkpoint(0, 0, 0, None, []))]
         self.at = array("d")  # per batch (index b - 1 for batch b): wall clock
         self.at_max = array("d")  # running maximum of `at`: bisect for wall-time seeks
@@ -154,6 +157,8 @@ class History:
             where = record.get("scope") if kind in ("operator", "edge") else None
             if kind == "scope" and isinstance(record.get("path"), list):
                 where = record["path"][:-1]  # a nested scope's record is part of what its parent holds
+            if kind in ("scope", "retire") and isinstance(record.get("path"), list):
+                self._own.setdefault(tuple(record["path"]), []).append(len(self.structure))
             if isinstance(where, list) and where:  # the root never folds: its records are not listed
                 inside = self._inside.get(tuple(where))
                 if inside is None:
@@ -187,19 +192,25 @@ class History:
             self._checkpoint(replay)
 
     def scope_folded(self, scope: Subgraph) -> None:
-        """The live replay is folding ``scope``: if nothing connects it to its parent, what was declared inside it
-        (and in scopes nested in it) is dead for every later checkpoint (its ``scope`` record stays: the node)."""
+        """The live replay is folding ``scope``. If nothing connects it to its parent, every record about it (its
+        own ``scope`` and ``retire`` records, what was declared inside it and in scopes nested in it) is dead for
+        every later checkpoint: a replay restored there never declares it, and counts it as folded."""
         path, n = scope.path, len(scope.path)
         inside = [k for k in self._inside if k[:n] == path]
+        own = [k for k in self._own if k[:n] == path]
         if scope.inputs or scope.outputs:
             for k in inside:  # its summary depends on its contents: every checkpoint needs them
                 del self._inside[k]
+            for k in own:
+                del self._own[k]
             return
         now = len(self.structure)
         died_at = self.died_at
-        for k in inside:
-            for i in self._inside.pop(k):
-                died_at[i] = now
+        for table, keys in ((self._inside, inside), (self._own, own)):
+            for k in keys:
+                for i in table.pop(k):
+                    died_at[i] = now
+        self.fold_deaths.append(now)
 
     def _checkpoint(self, replay: Replay) -> None:
         seg = self.segments[-1]
@@ -291,6 +302,7 @@ class History:
         replay.resume(cp.pointstamps, cp.batch, cp.progress_records, cp.last_at)
         for record in retires:
             replay.apply(record)
+        replay.folded += bisect.bisect_right(self.fold_deaths, upto)  # folded before: never declared here
         self._positions[replay] = (i, 0)
         if cp.details:
             replay.details.restore(cp.details)
