@@ -134,6 +134,20 @@ class BlameTracker:
         self._completions = 0
         self._last_at = 0.0
         self._stage_job: dict[Any, Any] = {}  # stage id -> job id (from stage details)
+        replay.on_retire.append(self._folding)
+
+    def _folding(self, scope: Subgraph) -> None:
+        """``scope`` is about to leave the live replay (it finished): blame what completed in it while it is still
+        there, then forget its bookkeeping, so a long session's blame state follows what is running."""
+        self.flush()
+        path, n = scope.path, len(scope.path)
+        for key in [k for k in self.scopes if k[:n] == path]:
+            del self.scopes[key]
+        for table in (self._sinks, self._drivers):
+            for key in [k for k in table if k[:n] == path]:
+                del table[key]
+        for key in [k for k in self._reach if k[0][:n] == path]:
+            del self._reach[key]
 
     # --- feeding -------------------------------------------------------------------------------------------
 

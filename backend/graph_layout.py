@@ -57,14 +57,19 @@ def scope_graph(scope: Subgraph) -> nx.DiGraph:
         g.add_node(ENTER, kind="enter", name="scope inputs", inputs=0, outputs=scope.inputs, attrs={})
     if scope.outputs:
         g.add_node(LEAVE, kind="leave", name="scope outputs", inputs=scope.outputs, outputs=0, attrs={})
+    folded = 0
     for node in sorted(scope.children):
         op = scope.children[node]
+        if op.retired and not (op.inputs or op.outputs):  # a folded scope nothing connects to: not drawn
+            folded += 1
+            continue
         data: dict[str, Any] = dict(kind="scope" if op.scope is not None else "operator", name=op.name,
                     inputs=op.inputs, outputs=op.outputs, attrs=dict(op.attrs))
         if op.scope is not None:
             data["scope"] = list(op.scope.path)
             data["contains"] = sum(1 for s in op.scope.scopes() for c in s.children.values() if c.scope is None)
         g.add_node(node, **data)
+    g.graph["folded"] = folded
     for src, tgt in scope.edges:
         u, v = _box(src.node, OUT), _box(tgt.node, IN)
         if g.has_edge(u, v):
@@ -253,6 +258,7 @@ def layout_graph(g: nx.DiGraph) -> dict:
         "scope": g.graph.get("scope", []),
         "name": g.graph.get("name", ""),
         "depth": g.graph.get("depth", 1),
+        "folded": g.graph.get("folded", 0),
         "nodes": nodes,
         "edges": edges,
         "width": lay["width"],

@@ -30,6 +30,14 @@ loop keeps recording, so whatever a seek reads is either complete or not there y
 
 "State after batch k" includes the structure and marks read after batch ``k`` and before batch ``k + 1``, so
 ``k = 0`` is the declared dataflow before any progress.
+
+**Folded scopes.** A session's replay folds finished scopes out of its live hierarchy (``retire`` records, see
+``docs/progress-log.md``); a restored replay folds the same ones at the same moments, so seeking to a moment before
+a fold shows the scope as it was. When a scope without inputs and outputs (a Spark region) is folded, its records
+(the scope, what was declared inside it, its retire) are marked dead from then on: a checkpoint taken later skips
+them (its replay declares
+nothing of it and counts it folded), so restoring costs the structure that is live at the checkpoint, not every
+record the application ever declared (a scan of one integer per structure record picks them).
 """
 
 from __future__ import annotations
@@ -52,7 +60,8 @@ from tracker.subgraph import Subgraph
 
 __all__ = ["History", "Checkpoint", "primary_pointstamps"]
 
-_STRUCTURE = frozenset(("scope", "operator", "edge"))
+_STRUCTURE = frozenset(("scope", "operator", "edge", "retire"))
+_ALIVE = (1 << 62)  # died_at of a structure record that is still needed by every checkpoint
 
 
 @dataclass
@@ -103,11 +112,20 @@ def primary_pointstamps(scope: Subgraph) -> list[tuple[Location, Any, int]]:
 class History:
     """Segments, checkpoints and the batch index of one session (see the module docstring)."""
 
-    def __init__(self, checkpoint_every: int = 4096, pool_size: int = 4, level: int = 3):
+    def __init__(self, checkpoint_every: int = 4096, pool_size: int = 4, level: int = 3,
+                 keep_finished: int | None = None):
+        """``keep_finished`` is the live replay's (restored replays fold the same scopes)."""
         if checkpoint_every < 1:
             raise ValueError("checkpoint_every must be at least 1")
         self.every = checkpoint_every
+        self.keep_finished = keep_finished
         self.structure: list[bytes] = []
+        # per structure record: how many structure records had been kept when it stopped being needed (a record
+        # inside a folded scope), else _ALIVE; a checkpoint past that point skips it
+        self.died_at = array("q")
+        self._inside: dict[tuple, list[int]] = {}  # scope path -> the structure records declaring its contents
+        self._own: dict[tuple, list[int]] = {}  # scope path -> its own `scope` and `retire` records
+        self.fold_deaths: list[int] = []  # died_at of each fold whose records died (non-decreasing)
         self.segments: list[Segment] = [Segment(Checkpoint(0, 0, 0, None, []))]
         self.at = array("d")  # per batch (index b - 1 for batch b): wall clock
         self.at_max = array("d")  # running maximum of `at`: bisect for wall-time seeks
@@ -137,7 +155,18 @@ class History:
             line = b"P" + orjson.dumps(record)
         elif kind in _STRUCTURE:
             line = b"S" + orjson.dumps(record)
+            where = record.get("scope") if kind in ("operator", "edge") else None
+            if kind == "scope" and isinstance(record.get("path"), list):
+                where = record["path"][:-1]  # a nested scope's record is part of what its parent holds
+            if kind in ("scope", "retire") and isinstance(record.get("path"), list):
+                self._own.setdefault(tuple(record["path"]), []).append(len(self.structure))
+            if isinstance(where, list) and where:  # the root never folds: its records are not listed
+                inside = self._inside.get(tuple(where))
+                if inside is None:
+                    inside = self._inside[tuple(where)] = []
+                inside.append(len(self.structure))
             self.structure.append(line)
+            self.died_at.append(_ALIVE)
         elif kind == "detail":  # what holders are made of (running tasks): explain in the past shows them too
             line = b"D" + orjson.dumps(record)
         else:
@@ -162,6 +191,27 @@ class History:
         seg.batch_lines.append(seg.count - 1)
         if replay.batches_applied % self.every == 0:
             self._checkpoint(replay)
+
+    def scope_folded(self, scope: Subgraph) -> None:
+        """The live replay is folding ``scope``. If nothing connects it to its parent, every record about it (its
+        own ``scope`` and ``retire`` records, what was declared inside it and in scopes nested in it) is dead for
+        every later checkpoint: a replay restored there never declares it, and counts it as folded."""
+        path, n = scope.path, len(scope.path)
+        inside = [k for k in self._inside if k[:n] == path]
+        own = [k for k in self._own if k[:n] == path]
+        if scope.inputs or scope.outputs:
+            for k in inside:  # its summary depends on its contents: every checkpoint needs them
+                del self._inside[k]
+            for k in own:
+                del self._own[k]
+            return
+        now = len(self.structure)
+        died_at = self.died_at
+        for table, keys in ((self._inside, inside), (self._own, own)):
+            for k in keys:
+                for i in table.pop(k):
+                    died_at[i] = now
+        self.fold_deaths.append(now)
 
     def _checkpoint(self, replay: Replay) -> None:
         seg = self.segments[-1]
@@ -242,10 +292,21 @@ class History:
     def _from_checkpoint(self, i: int) -> Replay:
         i = min(i, len(self.segments) - 1)
         cp = self.segments[i].checkpoint
-        replay = Replay("history")
-        for raw in self.structure[: cp.structure]:
-            replay.apply(orjson.loads(memoryview(raw)[1:]))
+        replay = Replay("history", keep_finished=self.keep_finished)
+        retires = []  # applied after the checkpoint's counts: a scope folds only once it is seen finished
+        died_at, upto = self.died_at, cp.structure
+        for k in range(upto):
+            if died_at[k] <= upto:
+                continue
+            record = orjson.loads(memoryview(self.structure[k])[1:])
+            if record.get("type") == "retire":
+                retires.append(record)
+            else:
+                replay.apply(record)
         replay.resume(cp.pointstamps, cp.batch, cp.progress_records, cp.last_at)
+        for record in retires:
+            replay.apply(record)
+        replay.folded += bisect.bisect_right(self.fold_deaths, upto)  # folded before: never declared here
         self._positions[replay] = (i, 0)
         if cp.details:
             replay.details.restore(cp.details)

@@ -140,6 +140,13 @@ class SeriesRecorder:
             steps.add(at, NAN if best == math.inf else best)
         series.counts_point(at)
 
+    def forget(self, path: tuple) -> None:
+        """Drop the series of the scope at ``path`` and of the scopes it nests (it was folded: a session keeps
+        bounded memory however many scopes finished)."""
+        n = len(path)
+        for key in [k for k in self.scopes if k[:n] == path]:
+            del self.scopes[key]
+
     def to_json(self, scope: Subgraph, nodes: Iterable[int] | None) -> dict:
         series = self.scopes.get(scope.path)
         if series is None:

@@ -14,6 +14,10 @@ series and each port's "last changed" batch (what a reconnecting client resumes 
 subscribers watching that scope. A subscriber only accumulates a set of dirty ports: how fast it is read is the
 stream's business and never slows the ingest.
 
+A long application's finished scopes (``retire`` records) are folded out of the live replay once more than
+``keep_finished`` of them are waiting, and the session forgets what it kept for them (last changes, charts, blame
+state); the history still restores them for any moment before their fold.
+
 The session only ingests; what the API and the stream show of it (port rows, the scope tree, the session's info,
 search) are functions in backend/views.py.
 """
@@ -48,7 +52,7 @@ __all__ = ["Session", "SessionOptions"]
 
 log = logging.getLogger("flowscope.session")
 
-_STRUCTURE = frozenset(("scope", "operator", "edge"))
+_STRUCTURE = frozenset(("scope", "operator", "edge", "retire"))
 
 
 @dataclass
@@ -58,6 +62,7 @@ class SessionOptions:
     slice_seconds: float = 0.008
     idle_wait: float = 0.25  # longest wait for a live feed before polling again
     read_batch: int = 1024  # records read (and decoded, decompressed) per trip to the reading thread
+    keep_finished: int | None = 64  # finished scopes kept live (browsable at the head); older ones fold (None: never)
 
 
 class Session:
@@ -71,8 +76,10 @@ class Session:
         self.options = options or SessionOptions()
         self.directory = directory  # the session's own directory (uploads), removed with the session
         self.created = time.time()
-        self.replay = Replay(feed.label, check_contracts=self.options.check_contracts, observer=self._observe)
-        self.history = History(self.options.checkpoint_every)
+        self.replay = Replay(feed.label, check_contracts=self.options.check_contracts, observer=self._observe,
+                             keep_finished=self.options.keep_finished)
+        self.history = History(self.options.checkpoint_every, keep_finished=self.options.keep_finished)
+        self.replay.on_retire.append(self._folding)
         self.blame = BlameTracker(self.replay, lazy=True)  # where completed times' seconds went, walked when asked
         self.task_timeline = TaskTimeline()  # every task attempt's bar, for the executor timeline
         self.series = SeriesRecorder()
@@ -180,6 +187,18 @@ class Session:
         if self.replay.apply(record, line):
             self.blame.record(record)
             self.task_timeline.record(record)
+
+    def _folding(self, scope: Subgraph) -> None:
+        """``scope`` (and what it nests) leaves the live replay: forget what the session kept for it."""
+        path, n = scope.path, len(scope.path)
+        self._flush_series()
+        for key in [k for k in self.last_changed if k[:n] == path]:
+            del self.last_changed[key]
+        for table in (self._touched, self._series_pending):
+            for sc in [sc for sc in table if sc.path[:n] == path]:
+                del table[sc]
+        self.series.forget(path)
+        self.history.scope_folded(scope)
 
     def _observe(self, info: BatchInfo, scope: Subgraph, updates: list, pushed: list) -> None:
         replay = self.replay

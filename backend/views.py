@@ -60,11 +60,13 @@ def port_rows(scope: Subgraph, locations: Iterable[Location] | None = None) -> l
 def scope_tree(scope: Subgraph) -> dict:
     """``scope`` and its nested scopes as a tree: name, depth, boundary ports and how many operators each holds."""
     children = []
-    leaves = 0
+    leaves = folded = 0
     for node in sorted(scope.children):
         op = scope.children[node]
         if op.scope is not None:
             children.append(scope_tree(op.scope))
+        elif op.retired:
+            folded += 1
         else:
             leaves += 1
     return {
@@ -75,6 +77,7 @@ def scope_tree(scope: Subgraph) -> dict:
         "inputs": scope.inputs,
         "outputs": scope.outputs,
         "scopes": children,
+        "folded": folded,  # finished nested scopes folded out of the live state (seek back to see them)
     }
 
 
@@ -102,7 +105,7 @@ def session_info(session: Session) -> dict[str, Any]:
     operators = scopes = 0
     for sc in replay.root.scopes():
         scopes += 1
-        operators += sum(1 for op in sc.children.values() if op.scope is None)
+        operators += sum(1 for op in sc.children.values() if op.scope is None and not op.retired)
     feed = session.feed
     return {
         "id": session.id,
@@ -122,5 +125,6 @@ def session_info(session: Session) -> dict[str, Any]:
         "marks": len(replay.marks),
         "scopes": scopes,
         "operators": operators,
+        "folded": replay.folded,
         "checked": session.options.check_contracts,
     }

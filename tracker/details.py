@@ -99,6 +99,12 @@ class HolderDetails:
         """Does this pointstamp have running work (an entry of kind ``task``)?"""
         return any(e.value.get("kind") == "task" for e in self.of(path, location, time))
 
+    def forget(self, path: tuple) -> None:
+        """Drop every entry of the scope at ``path`` and of the scopes it nests (it was folded: finished)."""
+        n = len(path)
+        for key in [k for k in self._by_scope if k[:n] == path]:
+            del self._by_scope[key]
+
     def snapshot(self) -> dict:
         """A copy of every present entry (a history checkpoint keeps it)."""
         return {path: {ps: dict(entries) for ps, entries in pointstamps.items()}

@@ -29,6 +29,7 @@ __all__ = [
     "edge",
     "progress",
     "mark",
+    "retire",
     "port_json",
     "record_problem",
     "line_problem",
@@ -121,6 +122,12 @@ def mark(label: str, at: float, scope: Iterable[int] | None = None, **extra: Any
         rec["scope"] = list(scope)
     rec.update(extra)
     return rec
+
+
+def retire(path: Iterable[int]) -> dict[str, Any]:
+    """The nested scope at ``path`` has finished for good: nothing in it is held, nothing can reach it, and no record
+    will name it or anything inside it again (a reader may fold it out of its live state)."""
+    return {"type": "retire", "path": list(path)}
 
 
 # --- checking records ---------------------------------------------------------------------------------------------
@@ -250,9 +257,17 @@ def _check_mark(record: dict, limits: Limits) -> None:
         _path(record.get("scope"), "scope", limits)
 
 
+def _check_retire(record: dict, limits: Limits) -> None:
+    path = record.get("path")
+    _path(path, "path", limits)
+    if not path:
+        raise _Reject("path must name a nested scope (the root never retires)")
+
+
 _CHECKS = {
     "operator": _check_operator,
     "scope": _check_scope,
+    "retire": _check_retire,
     "edge": _check_edge,
     "mark": _check_mark,
 }

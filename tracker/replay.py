@@ -7,11 +7,17 @@ rejected batch never half-applies, and a bad record never ends the replay; an ed
 time never advances is rejected before it is added (:mod:`tracker.identity_cycles`). Optionally every batch is checked
 against the progress contract, and every frontier change it causes is handed to an observer (the debugger's
 session history is one).
+
+A ``retire`` record says a nested scope has finished for good. A one-shot replay (``keep_finished=None``, the CLI's)
+only checks that the scope exists and keeps it: its ports simply stay empty. A replay that lives as long as its
+application (a server session) folds finished scopes out of the live hierarchy, keeping the ``keep_finished`` most
+recent ones browsable, so its memory follows what is running, not the application's age (``docs/progress-log.md``).
 """
 
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -57,8 +63,9 @@ class Replay:
     """Applies progress-log records to a scope hierarchy rooted at ``self.root``."""
 
     def __init__(self, source: str = "<log>", check_contracts: bool = False, observer: BatchObserver | None = None,
-                 on_error: Callable[[LineError], None] | None = None):
-        """``on_error`` is told of each rejected record as it happens (they are all kept in ``errors`` too)."""
+                 on_error: Callable[[LineError], None] | None = None, keep_finished: int | None = None):
+        """``on_error`` is told of each rejected record as it happens (they are all kept in ``errors`` too).
+        ``keep_finished``: None keeps retired scopes; a number folds every finished scope but the latest that many."""
         self.source = source
         self.root = Subgraph((), "root", 0, 0, 1)
         self.checker = ContractChecker() if check_contracts else None
@@ -78,6 +85,10 @@ class Replay:
         self.on_error = on_error
         self._root_entry: tuple | None = None
         self._unsettled = 0  # batches received but not yet propagated (only without observer and checker)
+        self.keep_finished = keep_finished
+        self.finished: deque[tuple] = deque()  # scopes a retire record named, not folded yet (oldest first)
+        self.folded = 0  # scopes folded out of the live hierarchy
+        self.on_retire: list[Callable[[Subgraph], None]] = []  # told of each scope just before it is folded
 
     @property
     def findings(self) -> list[Finding]:
@@ -110,6 +121,8 @@ class Replay:
                 scope.add_edge(source, target)
             elif kind == "scope":
                 self._new_scope(record)
+            elif kind == "retire":
+                self._retire(record)
             elif kind == "mark":
                 mark = dict(record)
                 mark["after"] = self.batches_applied
@@ -178,6 +191,35 @@ class Replay:
             raise ValueError(f"depth {depth!r} is not an integer")
         inputs, outputs = _count(record, "inputs"), _count(record, "outputs")
         parent.add_scope(path[-1], str(record.get("name", "")), inputs, outputs, depth)
+
+    def _retire(self, record: dict) -> None:
+        path = tuple(record["path"])  # its shape was checked (log_records)
+        self.root.find(path)  # a KeyError names a scope that does not exist (or was folded already)
+        if path in self.finished:
+            raise ValueError(f"scope {list(path)} was retired twice")
+        if self.keep_finished is None:
+            return
+        self.finished.append(path)
+        while len(self.finished) > self.keep_finished:
+            self._fold(self.finished.popleft())
+
+    def _fold(self, path: tuple) -> None:
+        """Take the finished scope at ``path`` out of the live hierarchy (its node stays in its parent)."""
+        if self._unsettled:
+            self.settle()
+        parent = self.root.find(path[:-1])
+        problem = parent.retire_problem(path[-1])
+        if problem is not None:
+            raise ValueError(f"retire {list(path)}: {problem}")
+        scope = self.root.find(path)
+        for listener in self.on_retire:
+            listener(scope)
+        parent.retire(path[-1])
+        self.details.forget(path)
+        n = len(path)
+        for key in [k for k in self._scopes if type(k) is tuple and k[:n] == path]:
+            del self._scopes[key]
+        self.folded += 1
 
     def _operator(self, record: dict) -> None:
         scope, _, parse = self._scope(record.get("scope"))
@@ -313,7 +355,7 @@ class Replay:
         when the structure cannot be settled (see ``cycle``)."""
         if not self._settled_or_reported():
             return {"scopes": []}
-        scopes = []
+        scopes: list[dict[str, Any]] = []
         for scope in self.root.scopes():
             entry: dict[str, Any] = {"path": list(scope.path), "name": scope.name, "depth": scope.domain.depth,
                                      "ports": scope.port_state()}

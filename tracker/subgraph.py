@@ -208,6 +208,26 @@ class Subgraph(Operate):
             p._active_children.add(s.node)
             s = p
 
+    def retire_problem(self, node: int) -> str | None:
+        """Why nested scope ``node`` cannot be retired now (see :meth:`retire`), or None when it can."""
+        op = self.children.get(node)
+        if op is None:
+            return f"scope {self.label} has no node {node}"
+        if op.retired:
+            return f"scope {self.label}: node {node} ({op.name}) is already retired"
+        child = op.scope
+        if child is None:
+            return f"scope {self.label}: node {node} ({op.name}) is an operator, not a nested scope"
+        self.schedule()
+        busy = [s.label for s in child.scopes() if s.tracker is None or s.tracker.tracking_anything()]
+        if busy:
+            return f"scope {child.label} still tracks progress (in {', '.join(busy)}): it is not finished"
+        tracker = self._current_tracker()
+        for i in range(op.inputs):
+            if tracker.frontier(Target(node, i)) or tracker.pointstamps_at(Target(node, i)).updates():
+                return f"scope {child.label} may still receive messages at input {i}: it is not finished"
+        return None
+
     def retire(self, node: int) -> None:
         """Take finished nested scope ``node`` out of the live hierarchy: a long application's memory stays bounded.
 
@@ -215,22 +235,13 @@ class Subgraph(Operate):
         empty). Its tracker, children and state go; the node stays here as an operator with the scope's last
         summary, so this scope's structure, and every summary through it, is unchanged. Costs O(the retired scope).
         """
-        op = self.children.get(node)
-        if op is None:
-            raise KeyError(f"scope {self.label} has no node {node}")
-        if op.retired:
-            raise ValueError(f"scope {self.label}: node {node} ({op.name}) is already retired")
+        problem = self.retire_problem(node)
+        if problem is not None:
+            raise (KeyError if problem.endswith(f"has no node {node}") else ValueError)(problem)
+        op = self.children[node]
         child = op.scope
-        if child is None:
-            raise ValueError(f"scope {self.label}: node {node} ({op.name}) is an operator, not a nested scope")
-        self.schedule()
-        busy = [s.label for s in child.scopes() if s.tracker is None or s.tracker.tracking_anything()]
-        if busy:
-            raise ValueError(f"scope {child.label} still tracks progress (in {', '.join(busy)}): it is not finished")
+        assert child is not None  # checked by retire_problem
         tracker = self._current_tracker()
-        for i in range(op.inputs):
-            if tracker.frontier(Target(node, i)) or tracker.pointstamps_at(Target(node, i)).updates():
-                raise ValueError(f"scope {child.label} may still receive messages at input {i}: it is not finished")
         summary, _ = child.get_internal_summary()
         op.summary = summary
         op.scope = None

@@ -16,6 +16,9 @@ every epoch, what may still arrive and who holds it. ``docs/spark-model.md`` is 
   per task, in one batch. Task success: drop one capability and send one token to each child stage (or to the
   sink). Failures keep the capability (Spark retries); duplicates (speculation) send nothing. Stage failed, job end,
   query terminated and application end release whatever is still held, so a finished application ends empty.
+* A region that can get no more work (a lone job at its end, a SQL execution at its end once its jobs ended, a
+  terminated query, every region at application end) is released and *retired* (a ``retire`` record): a long
+  application's reader folds it out of its live state, and the model forgets what it kept for its structure.
 
 Spark drops events when a listener lags; a gap (a task of a stage that was never submitted, a job that never
 started) marks the session *uncertain* from that point instead of inventing progress.
@@ -43,14 +46,14 @@ def _port(kind: str, node: int, port: int) -> list:
     return [kind, node, port]
 
 
-@dataclass
+@dataclass(slots=True)  # one per job, stage or region of an application, however long
 class Attempt:
     caps: int = 0
     failed: bool = False
     done: bool = False
 
 
-@dataclass
+@dataclass(slots=True)  # one per job, stage or region of an application, however long
 class StageState:
     stage_id: int
     name: str
@@ -67,7 +70,7 @@ class StageState:
     num_tasks: int = 0
 
 
-@dataclass
+@dataclass(slots=True)  # one per job, stage or region of an application, however long
 class Region:
     key: tuple
     node: int
@@ -81,13 +84,16 @@ class Region:
     source_time: int | None = 0
     messages: dict[tuple[int, int, int], int] = field(default_factory=dict)  # (node, port, epoch) -> tokens waiting
     stage_ids: dict[int, None] = field(default_factory=dict)  # the stages created in it, in order (an ordered set)
+    running: int = 0  # jobs started in it and not ended
+    closing: bool = False  # no job will start in it any more: it retires when its last running job ends
+    retired: bool = False
 
     @property
     def path(self) -> list[int]:
         return [self.node]
 
 
-@dataclass
+@dataclass(slots=True)  # one per job, stage or region of an application, however long
 class Job:
     job_id: int
     region: Region
@@ -186,6 +192,9 @@ class SparkModel:
         updates = [u for u in updates if u[2]]
         if not updates:
             return None
+        if region.retired:  # nothing can reach a retired region: Spark said more than it should have
+            self._uncertain(f"{event} names region {region.name!r} after it retired")
+            return None
         seq = self._seq.get(worker, 0)
         self._seq[worker] = seq + 1
         cause = {"event": event, **ids}
@@ -211,7 +220,7 @@ class SparkModel:
 
     def _region(self, key: tuple, name: str, kind: str, start: int = 0) -> Region:
         region = self.regions.get(key)
-        if region is not None:
+        if region is not None and not region.retired:
             return region
         region = Region(key, self._next_region, name, kind, source_time=start)
         self._next_region += 1
@@ -350,6 +359,7 @@ class SparkModel:
                 updates += [[src, region.source_time, -1], [src, epoch + 1, 1]]
                 region.source_time = epoch + 1
         self.jobs[job_id] = Job(job_id, region, epoch, sorted(by_id))
+        region.running += 1
         self._batch(region, updates, "JobStart", job=job_id)
         self._mark(f"job {job_id} started (epoch {epoch})", region, job=job_id, epoch=epoch)
 
@@ -473,6 +483,8 @@ class SparkModel:
             self._uncertain(f"job {job_id} ended without having started")
             return
         result = (e.get("Job Result") or {}).get("Result", "JobSucceeded")
+        if job.status == "RUNNING":
+            job.region.running -= 1
         job.status = "SUCCEEDED" if result == "JobSucceeded" else "FAILED"
         region = job.region
         updates = []
@@ -490,8 +502,13 @@ class SparkModel:
         self._batch(region, updates, "JobEnd", job=job_id)
         for sid in job.stages:
             self._out += self.tasks.release_stage(sid, self._at)
+            st = self.stages.get(sid)
+            if st is not None and st.job_id == job_id:
+                st.succeeded.clear()  # its job released everything: no task of it can produce any more
         self._mark(f"job {job_id} {job.status.lower()} (epoch {job.epoch})", region, job=job_id, epoch=job.epoch,
                    status=job.status)
+        if (region.kind == "job" or region.closing) and not region.running:
+            self._retire_region(region, "JobEnd")
 
     # streaming
 
@@ -530,6 +547,28 @@ class SparkModel:
             return
         self._release_region(region, "QueryTerminatedEvent")
         self._mark("query terminated" + (f": {e.get('exception')}" if e.get("exception") else ""), region)
+        self._retire_region(region, "QueryTerminatedEvent")
+
+    def _on_sql_end(self, e: dict) -> None:
+        self._time(e.get("time"))
+        region = self.regions.get(("sql", str(e.get("executionId"))))
+        if region is None:
+            return
+        region.closing = True
+        if not region.running:
+            self._retire_region(region, "SQLExecutionEnd")
+
+    def _retire_region(self, region: Region, event: str) -> None:
+        """No more work can come to ``region``: release what it still holds, retire it, forget its structure."""
+        if region.retired:
+            return
+        self._release_region(region, event)
+        self._emit(log_records.retire(region.path))
+        region.retired = True  # its key may come back (a restarted query): a new region then (see _region)
+        region.ops.clear()
+        region.op_ports.clear()
+        region.edges.clear()
+        region.stage_ids.clear()
 
     def _release_region(self, region: Region, event: str) -> None:
         updates = []
@@ -552,9 +591,12 @@ class SparkModel:
     def _on_app_end(self, e: dict) -> None:
         self._time(e.get("Timestamp"))
         self.ended = True
-        for region in self.regions.values():
+        regions = [r for r in self.regions.values() if not r.retired]
+        for region in regions:
             self._release_region(region, "ApplicationEnd")
         self._mark("application ended")
+        for region in regions:
+            self._retire_region(region, "ApplicationEnd")
 
     def _on_executor_added(self, e: dict) -> None:
         self._time(e.get("Timestamp"))
@@ -638,7 +680,8 @@ _HANDLERS = {
     "QueryStartedEvent": SparkModel._on_query_started,
     "QueryProgressEvent": SparkModel._on_query_progress,
     "QueryTerminatedEvent": SparkModel._on_query_terminated,
+    "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd": SparkModel._on_sql_end,
 }
 
 # Every event type the model reads (with and without the streaming listener's prefix): a reader may skip the rest.
-HANDLED_EVENTS = frozenset(_HANDLERS) | frozenset(STREAMING_PREFIX + k for k in _HANDLERS if not k.startswith("Spark"))
+HANDLED_EVENTS = frozenset(_HANDLERS) | frozenset(STREAMING_PREFIX + k for k in _HANDLERS if k.startswith("Query"))

@@ -31,6 +31,7 @@ STRAGGLER_FACTOR = 3.0
 STRAGGLER_MIN_S = 0.5
 SKEW_FINDING = 0.5  # a stage whose duration skew score reaches this (with at least 4 tasks) is a finding
 MAX_STRAGGLERS = 5
+KEEP_COMPLETED = 1000  # completed stage attempts whose aggregates the ledger keeps (the latest ones)
 
 
 def skew_score(values: list[float]) -> float:
@@ -152,7 +153,7 @@ class TaskLedger:
 
     def __init__(self) -> None:
         self.attempts: dict[tuple[int, int], _Attempt] = {}
-        self.completed: dict[tuple[int, int], StageAggregate] = {}
+        self.completed: dict[tuple[int, int], StageAggregate] = {}  # the latest KEEP_COMPLETED, oldest first
         self.executors: dict[str, dict] = {}
 
     # --- records -----------------------------------------------------------------------------------------
@@ -244,6 +245,8 @@ class TaskLedger:
         out = self._clear(a, at)
         agg = self._aggregate(a)
         self.completed[(stage, attempt)] = agg
+        if len(self.completed) > KEEP_COMPLETED:  # a long application's ledger stays bounded
+            del self.completed[next(iter(self.completed))]
         med = (agg.duration_s or {}).get("median", 0.0)
         for s in agg.stragglers:
             ratio = s["duration"] / s["median_others"] if s["median_others"] > 0 else float("inf")

@@ -1,0 +1,153 @@
+"""Finished scopes fold out of a long session's live state and stay seekable in its history (``retire`` records).
+
+A real Spark application (fixtures/spark/batch_shuffle: three lone jobs and a SQL execution) replicated into a long
+one, as benchmarks/app_age.py does, runs through a server session that keeps only a few finished regions live: the
+live hierarchy stays small while every region of the application ends, and seeking to any moment shows exactly
+what a replay that never folds shows then (a folded region's ports are all empty by then).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+
+import pytest
+
+from backend.session import Session, SessionOptions
+from backend.spark.convert import SparkLogConversion
+from backend.spark.follow_feed import SparkLogFeed
+from tracker import log_records
+from tracker.replay import Replay
+
+from .conftest import REPO
+
+SOURCE = next((REPO / "fixtures" / "spark" / "batch_shuffle").glob("eventlog_v2_*"))
+COPIES = 30  # 210 jobs, 120 regions
+KEEP = 3
+
+
+def _replicate(target):
+    """The fixture copied COPIES times into one application, by the benchmarks' replicator."""
+    spec = importlib.util.spec_from_file_location("replicate", REPO / "benchmarks" / "replay_vs_history_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.generate(SOURCE, COPIES, target)
+
+
+@pytest.fixture(scope="module")
+def long_log(tmp_path_factory):
+    target = tmp_path_factory.mktemp("long") / "app-long"
+    meta = _replicate(target)
+    assert meta["jobs"] == 7 * COPIES
+    return target
+
+
+def _live_size(session: Session) -> tuple[int, int]:
+    """Regions and leaf operators in the live hierarchy."""
+    scopes = list(session.replay.root.scopes())
+    operators = sum(1 for s in scopes for op in s.children.values() if op.scope is None and not op.retired)
+    return len(scopes) - 1, operators
+
+
+def _never_folding_states(log, batches: set[int]) -> tuple[dict[int, dict], int, int]:
+    """A one-shot replay of the same records (it keeps every scope): its state at each of ``batches``."""
+    replay = Replay("reference")
+    states, scopes, retires = {}, 0, 0
+    for rec in SparkLogConversion(log):
+        if rec["type"] == "progress" and replay.batches_applied in batches:
+            states[replay.batches_applied] = replay.state()
+        scopes += rec["type"] == "scope"
+        retires += rec["type"] == "retire"
+        assert replay.apply(rec), replay.errors[-1:]
+    replay.finish()
+    states[replay.batches_applied] = replay.state()
+    return states, scopes, retires
+
+
+def _by_path(state: dict) -> dict[tuple, dict]:
+    return {tuple(s["path"]): s for s in state["scopes"]}
+
+
+def test_a_long_session_keeps_a_bounded_live_state_and_seeks_into_folded_regions(long_log):
+    session = Session(SparkLogFeed(long_log, follow=False),
+                      options=SessionOptions(checkpoint_every=64, keep_finished=KEEP, slice_seconds=0.002))
+    sizes: list[tuple[int, int]] = []
+    session.listeners.append(lambda s: sizes.append(_live_size(s)))
+
+    async def run() -> None:
+        session.start()
+        while session.status not in ("done", "failed"):
+            await asyncio.sleep(0.01)
+
+    asyncio.run(run())
+    assert session.status == "done" and not session.errors(), session.errors()[:3]
+    head = session.head
+    assert len(sizes) > 20  # many slices: the bound below held all along, not only at the end
+
+    # every region of the application ended and all but the last KEEP were folded out of the live replay
+    batches = {1, 10, 40, 64, 65, 200, head // 3, head // 2, head - 1}
+    reference, regions, retires = _never_folding_states(long_log, batches)
+    assert regions == 4 * COPIES and retires == regions
+    assert session.replay.folded == regions - KEEP
+    live_regions, live_operators = _live_size(session)
+    assert live_regions == KEEP
+    # at most KEEP finished regions and the one or two running ones were ever live at once, of 120
+    assert max(r for r, _ in sizes) <= KEEP + 2, max(sizes)
+    assert max(o for _, o in sizes) <= (KEEP + 2) * 6, max(sizes)
+    assert len(session.last_changed) <= KEEP + 3 and len(session.series.scopes) <= KEEP + 3
+    assert len(session.blame.scopes) <= KEEP + 3
+
+    # seeking shows what a replay that never folds shows: every scope still live then, port for port; a scope
+    # folded by then is one whose ports were all empty
+    for k in sorted(batches):
+        with session.history.at_batch(k) as restored:
+            got = _by_path(restored.state())
+        want = _by_path(reference[k])
+        assert set(got) <= set(want), k
+        for path, scope in want.items():
+            if path in got:
+                assert got[path]["ports"] == scope["ports"], (k, path)
+            else:
+                assert all(not p["frontier"] and not p["pointstamps"] for p in scope["ports"]), (k, path)
+        assert len(want) - len(got) <= regions - KEEP
+
+    # an early moment: the first job's region is there, and something in it still holds its epoch
+    with session.history.at_batch(3) as restored:
+        first = restored.root.find((1,))
+        held = [p["port"] for p in first.port_state() if p["frontier"] == [0]]
+        assert ["in", 2, 0] in held, held  # the driver's sink still waits for epoch 0
+    with session.history.at_batch(head) as restored:
+        with pytest.raises(KeyError):
+            restored.root.find((1,))
+        assert restored.folded == regions - KEEP
+        # a restore declares only what is live at its checkpoint, not every region the application ever had
+        assert len(restored.root.children) <= 20, len(restored.root.children)  # of 120
+
+
+def test_a_retire_record_is_checked():
+    """A retire record names a finished scope; an early or unknown one is rejected whole and changes nothing."""
+    records = [
+        log_records.scope([1], "job", 0, 0),
+        log_records.operator([1], 1, "driver", 0, 1, capabilities=[[0]]),
+        log_records.operator([1], 2, "sink", 1, 0),
+        log_records.edge([1], ["out", 1, 0], ["in", 2, 0]),
+    ]
+    for keep in (None, 0):
+        replay = Replay("t", keep_finished=keep)
+        for rec in records:
+            assert replay.apply(rec)
+        assert not replay.apply(log_records.retire([7]))
+        assert not replay.apply({"type": "retire", "path": []})
+        if keep == 0:
+            assert not replay.apply(log_records.retire([1]))  # still holds its capability
+            assert "not finished" in replay.errors[-1].reason
+            assert replay.root.find((1,)) is not None and replay.folded == 0
+        replay.apply(log_records.progress([1], 0, 0, 1.0, [[["out", 1, 0], 0, -1]]))
+        assert replay.apply(log_records.retire([1]))
+        replay.settle()
+        if keep is None:  # a one-shot replay keeps it: its ports are all empty
+            assert all(not p["frontier"] for p in replay.root.find((1,)).port_state())
+        else:
+            assert replay.folded == 1 and [s.path for s in replay.root.scopes()] == [()]
+            assert not replay.apply(log_records.retire([1]))  # folded already: no such scope
