@@ -1,0 +1,137 @@
+"""The Spark pictures in headless chromium on real fixtures, in both graph views (SVG and `?renderer=canvas`):
+stage labels that tell look-alike stages apart with the full call site on hover (batch_shuffle's SQL execution:
+four stages all named "collect at make_fixtures.py:79"), skew and straggler badges on the stage that has them
+and the finding behind a click (skewed_straggler), the executor timeline's critical path and colouring, and the
+streaming charts. Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from backend.app import Settings
+from backend.sources import find_logs
+from tests.e2e.browser import shot
+from tests.e2e.server import running_server
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "spark"
+RENDERERS = ["svg", "canvas"]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with running_server(Settings(allowed_dirs=[FIXTURES], checkpoint_every=16)) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def sids(server):
+    """Session ids by fixture name, opened once per module."""
+    out: dict[str, str] = {}
+
+    def open_(name: str) -> str:
+        if name not in out:
+            (log,) = find_logs(FIXTURES / name)
+            with httpx.Client(base_url=server.url, timeout=20) as c:
+                r = c.post("/api/sessions", json={"path": str(log.path)})
+                assert r.status_code == 201, r.text
+                out[name] = r.json()["id"]
+                server.wait_for(out[name], client=c)
+        return out[name]
+    return open_
+
+
+@pytest.fixture
+def viewport():
+    return {"width": 1440, "height": 1000}
+
+
+def _goto(page, server, sid: str, scope: str, renderer: str) -> None:
+    page.goto(f"{server.url}/?renderer={renderer}#/s/{sid}?scope={scope}")
+    if renderer == "svg":
+        page.wait_for_selector("#graph .node.operator")
+    else:
+        page.wait_for_function("() => window.__flowscopeUI.graph.boxes && window.__flowscopeUI.graph.boxes.size > 0")
+
+
+def _texts(page) -> dict[str, dict]:
+    """box -> {label, sub} as the view on screen draws them."""
+    return page.evaluate("""() => {
+        const g = window.__flowscopeUI.graph, out = {};
+        for (const [box, b] of g.boxes) {
+            if (b.text) out[box] = b.text;
+            else if (b.el) { const t = b.el.querySelectorAll("text"); out[box] = {label: t[0].textContent, sub: t[1] ? t[1].textContent : ""}; }
+        }
+        return out;
+    }""")
+
+
+def _box_center(page, box: str) -> dict:
+    return page.evaluate("""(box) => {
+        const g = window.__flowscopeUI.graph;
+        if (g.screenOf) return g.screenOf(box);
+        const r = g.boxes.get(box).el.querySelector("rect.box").getBoundingClientRect();
+        return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+    }""", box)
+
+
+@pytest.mark.parametrize("renderer", RENDERERS)
+def test_look_alike_stages_are_told_apart_and_hover_shows_the_call_site(page, server, sids, renderer):
+    sid = sids("batch_shuffle")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        nodes = c.get(f"/api/sessions/{sid}/graph", params={"scope": "4"}).json()["nodes"]
+    stages = {str(n["id"]): n for n in nodes if n["kind"] == "operator" and "stage_ids" in (n.get("attrs") or {})}
+    assert len(stages) == 4 and {n["name"] for n in stages.values()} == {"collect at make_fixtures.py:79"}
+    _goto(page, server, sid, "4", renderer)
+    texts = {box: t for box, t in _texts(page).items() if box in stages}
+    assert len(texts) == 4
+    assert all(t["label"] == "collect · line 79" for t in texts.values()), texts
+    subs = [t["sub"] for t in texts.values()]
+    assert len(set(subs)) == 4, subs  # the second lines differ
+    assert any("Exchange" in s for s in subs) and any("AQEShuffleRead" in s for s in subs), subs
+    # stages 11 and 13 hold the same operators: their stage ids tell them apart
+    assert any("stage 11" in s for s in subs) and any("stage 13" in s for s in subs), subs
+    box = next(b for b, n in stages.items() if n["attrs"]["stage_ids"] == [16])
+    at = _box_center(page, box)
+    page.mouse.move(at["x"], at["y"] + 8)
+    page.wait_for_selector("#tooltip:not([hidden])")
+    tip = page.inner_text("#tooltip")
+    assert "call site collect at make_fixtures.py:79" in tip and "stage 16" in tip, tip
+    assert "AQEShuffleRead, WholeStageCodegen (3)" in tip, tip
+    shot(page, f"stage-labels-{renderer}")
+
+
+@pytest.mark.parametrize("renderer", RENDERERS)
+def test_straggler_badge_on_its_stage_opens_the_finding(page, server, sids, renderer):
+    sid = sids("skewed_straggler")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        marks = c.get(f"/api/sessions/{sid}/marks").json()["marks"]
+    found = [m for m in marks if m.get("finding")]
+    assert {m["finding"] for m in found} == {"straggler", "skew"}
+    slow = next(m for m in found if m["finding"] == "straggler")
+    scope, box = ",".join(map(str, slow["scope"])), str(slow["node"])
+    _goto(page, server, sid, scope, renderer)
+    if renderer == "svg":
+        badge = page.wait_for_selector(f'#graph g.finding-badge[data-finding-box="{box}"]')
+        text = badge.text_content()
+        assert len(page.query_selector_all("#graph g.finding-badge")) == 1
+        badge.click()
+    else:
+        page.wait_for_function("(box) => window.__flowscopeUI.graph.findingOf(box)", arg=box)
+        text = page.evaluate("(box) => window.__flowscopeUI.graph.findingOf(box)", box)
+        others = page.evaluate("""(box) => [...window.__flowscopeUI.graph.boxes.keys()]
+            .filter((b) => b !== box && window.__flowscopeUI.graph.findingOf(b))""", box)
+        assert others == []
+        at = page.evaluate("(box) => window.__flowscopeUI.graph.screenOfFinding(box)", box)
+        page.mouse.click(at["x"], at["y"])
+    ratio = slow["duration_s"] / slow["median_task_s"]
+    assert "straggler" in text and f"{ratio:.0f}×" in text and "skew" in text, text
+    panel = page.wait_for_selector("#why #findings-answer .finding.straggler")
+    body = panel.inner_text()
+    assert slow["label"] in body and str(slow["task"]) in body
+    assert page.query_selector("#why .finding.skew") is not None
+    shot(page, f"finding-badge-{renderer}")
+    panel.query_selector("button.finding-goto").click()
+    page.wait_for_function("(b) => +document.querySelector('#batch-input').value === b", arg=slow["after"])
