@@ -62,7 +62,10 @@ def _texts(page) -> dict[str, dict]:
         const g = window.__flowscopeUI.graph, out = {};
         for (const [box, b] of g.boxes) {
             if (b.text) out[box] = b.text;
-            else if (b.el) { const t = b.el.querySelectorAll("text"); out[box] = {label: t[0].textContent, sub: t[1] ? t[1].textContent : ""}; }
+            else if (b.el) {
+                const t = b.el.querySelectorAll("text");
+                out[box] = {label: t[0].textContent, sub: t[1] ? t[1].textContent : ""};
+            }
         }
         return out;
     }""")
@@ -135,3 +138,49 @@ def test_straggler_badge_on_its_stage_opens_the_finding(page, server, sids, rend
     shot(page, f"finding-badge-{renderer}")
     panel.query_selector("button.finding-goto").click()
     page.wait_for_function("(b) => +document.querySelector('#batch-input').value === b", arg=slow["after"])
+
+
+def test_streaming_charts_show_late_batches_and_how_the_interval_was_obtained(page, server, sids):
+    sid = sids("streaming_stall")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        (q,) = c.get(f"/api/sessions/{sid}/streaming").json()["queries"]
+    late = [b["batch"] for b in q["batches"] if b["late"]]
+    assert 4 in late
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="streaming"]')
+    page.wait_for_selector("#tab-streaming .stream-durations .main-svg", timeout=15000)
+    note = page.inner_text("#tab-streaming .trigger-note")
+    assert note.startswith("trigger interval 1 s: inferred"), note
+    assert page.inner_text("#tab-streaming .late-count") == f"{len(late)} late"
+    page.wait_for_function("() => document.querySelector('#tab-streaming .stream-durations').dataset.late")
+    # the bars: one per batch, the late ones in the late colour
+    fills = page.eval_on_selector_all("#tab-streaming .stream-durations .barlayer .trace:first-child .point path",
+                                      "ps => ps.map((p) => getComputedStyle(p).fill)")
+    assert len(fills) == len(q["batches"]), fills
+    assert sum(f == "rgb(192, 57, 43)" for f in fills) == len(late), fills
+    texts = "ts => ts.map((t) => t.textContent)"
+    legend = page.eval_on_selector_all("#tab-streaming .stream-durations .legendtext", texts)
+    assert "trigger interval 1 s (inferred)" in legend, legend
+    annotation = page.eval_on_selector_all("#tab-streaming .stream-watermark .annotation-text", texts)
+    assert any("no event-time watermark" in a for a in annotation), annotation
+    shot(page, "streaming-stall")
+
+
+def test_streaming_watermark_chart_and_the_users_trigger_setting(page, server, sids):
+    sid = sids("streaming_stateful")
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="streaming"]')
+    page.wait_for_selector("#tab-streaming .stream-watermark .main-svg", timeout=15000)
+    assert "unknown" in page.inner_text("#tab-streaming .trigger-note")
+    wm = page.get_attribute("#tab-streaming .stream-watermark", "data-watermarks")
+    assert int(wm) >= 5
+    points = page.query_selector_all("#tab-streaming .stream-watermark .scatterlayer .trace:first-child .points path")
+    assert len(points) == int(wm)
+    page.fill("#trigger-s", "1")
+    page.click("#trigger-apply")
+    page.wait_for_selector("#tab-streaming .trigger-note[data-source=setting]")
+    assert "set by the user: 1 s" in page.inner_text("#tab-streaming .trigger-note")
+    assert page.inner_text("#tab-streaming .late-count").endswith("late")
+    shot(page, "streaming-watermark")
