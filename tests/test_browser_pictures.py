@@ -184,3 +184,103 @@ def test_streaming_watermark_chart_and_the_users_trigger_setting(page, server, s
     assert "set by the user: 1 s" in page.inner_text("#tab-streaming .trigger-note")
     assert page.inner_text("#tab-streaming .late-count").endswith("late")
     shot(page, "streaming-watermark")
+
+
+def _chart_traces(page) -> list[dict]:
+    return page.evaluate("""() => document.querySelector('#executor-chart').data.map((t) => ({
+        name: t.name, n: t.x.filter((v) => v !== null).length / (t.mode === 'markers' ? 1 : 2),
+        ys: [...new Set(t.y.filter((v) => v !== null))], color: t.line ? t.line.color : null,
+        text: t.text.filter((v) => v !== null)}))""")
+
+
+def test_executor_timeline_overlays_the_picked_times_critical_path(page, server, sids):
+    sid = sids("streaming_stall")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        (slowest,) = c.get(f"/api/sessions/{sid}/blame", params={"top": 1, "scope": "2"}).json()["times"]
+        tasks = c.get(f"/api/sessions/{sid}/tasks").json()
+    on_path = [s for s in slowest["blame"] if s["kind"] == "task"]
+    assert slowest["batch_id"] == 4 and on_path  # the stalled batch, its slow task on the path
+    page.goto(f"{server.url}/#/s/{sid}?scope=2")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="executors"]')
+    page.wait_for_selector("#executor-chart .main-svg", timeout=15000)
+    page.wait_for_function("() => document.querySelector('#executor-chart').dataset.criticalTasks !== undefined")
+    note = page.inner_text("#critical-note")
+    assert "batch 4" in note and "the slowest here" in note, note
+    traces = _chart_traces(page)
+    outline = next(t for t in traces if t["name"] == "on the critical path")
+    assert outline["n"] == len(on_path) == int(page.get_attribute("#executor-chart", "data-critical-tasks"))
+    assert any(f"task {on_path[0]['holder']['task']}" in x for x in outline["text"])
+    lane = [t for t in traces if t["name"].startswith("critical: ")]
+    assert {t["name"] for t in lane} == {f"critical: {s['kind']}" for s in slowest["blame"]}
+    assert all(t["ys"] == [-2] for t in lane) and sum(t["n"] for t in lane) == len(slowest["blame"])
+    ticks = page.eval_on_selector_all("#executor-chart .ytick text", "ts => ts.map((t) => t.textContent)")
+    assert ticks[0] == "critical path" and "executor driver" in ticks, ticks
+    # the outline is drawn under the stage bars (first), the stage bars' total is every task
+    assert traces[0]["name"] == "on the critical path"
+    assert sum(t["n"] for t in traces if t["name"].startswith("stage ")) == tasks["total"]
+    shot(page, "executor-critical-path")
+    # colour by duration: the same bars, binned by duration, the longest bin holding the 4 s task
+    page.click('#tab-executors button[data-colour="duration"]')
+    page.wait_for_function("() => document.querySelector('#executor-chart').dataset.colour === 'duration'")
+    traces = _chart_traces(page)
+    bins = [t for t in traces if t["name"].endswith(" s") and not t["name"].startswith(("critical", "on the"))]
+    assert len(bins) >= 2 and sum(t["n"] for t in bins) == tasks["total"]
+    longest = max(bins, key=lambda t: float(t["name"].split("–")[1].rstrip(" s")))
+    assert any("task 9 " in x for x in longest["text"]), longest["text"]
+    shot(page, "executor-by-duration")
+
+
+def test_executor_timeline_picks_the_blame_tabs_time_and_marks_failed_attempts(page, server, sids):
+    sid = sids("task_retries")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        tasks = c.get(f"/api/sessions/{sid}/tasks").json()
+        times = c.get(f"/api/sessions/{sid}/blame").json()["times"]
+    failed = tasks["outcome"].count("failed")
+    assert failed >= 4  # the first attempts of one job, every attempt of the other
+    page.goto(f"{server.url}/#/s/{sid}?scope={','.join(map(str, times[0]['scope']))}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="blame"]')
+    rows = page.wait_for_selector("#tab-blame .blame-time.active", timeout=15000)
+    assert rows is not None
+    last = page.query_selector_all("#tab-blame .blame-time")[-1]
+    picked_name = last.inner_text()
+    last.click()
+    page.wait_for_selector("#tab-blame .blame-time.active:last-child")
+    page.click('#tabs button[data-tab="executors"]')
+    page.wait_for_selector("#executor-chart .main-svg", timeout=15000)
+    page.wait_for_function("() => !document.querySelector('#critical-note').textContent.includes('slowest')")
+    note = page.inner_text("#critical-note")
+    assert note.split("critical path of ")[1].split(" (")[0].split(" · ")[0] in picked_name, (note, picked_name)
+    marks = next(t for t in _chart_traces(page) if t["name"] == "failed / killed")
+    assert marks["n"] == failed and all("failed or killed" in x for x in marks["text"])
+
+
+def test_long_call_sites_keep_their_file_and_line(page, server, sids):
+    """Stage names as an unredacted log has them (a long path, cut at 80 characters by the Spark model): the label
+    keeps the action, the file and the line; stages from two files name their files; the hover has the whole."""
+    sid = sids("batch_shuffle")
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    long_dir = "/home/someone/projects/analytics-pipelines/jobs/nightly/aggregation/"
+    texts = page.evaluate("""async (dir) => {
+        const { boxTexts, boxDetails } = await import("/static/js/labels.js");
+        const stage = (id, name, scopes) => ({ id, box: String(id), kind: "operator", name: name.slice(0, 80),
+            attrs: { stage_ids: [id], stage_name: name, scopes, tasks: 4 } });
+        const nodes = [
+            stage(3, `collect at ${dir}sessionize_events.py:212`, ["Exchange", "WholeStageCodegen (1)"]),
+            stage(4, `collect at ${dir}sessionize_events.py:212`, ["AQEShuffleRead", "WholeStageCodegen (2)"]),
+            stage(5, `count at ${dir}load_users.py:40`, ["mapPartitions"]),
+            { id: 6, box: "6", kind: "operator", name: "stage: StateStoreSave", attrs: { stage_ids: [9],
+              stage_name: "start at NativeMethodAccessorImpl.java:0", scopes: ["StateStoreSave"] } },
+        ];
+        const t = boxTexts({ nodes });
+        return { t: Object.fromEntries(t), hover: boxDetails(nodes[0]) };
+    }""", long_dir)
+    t = texts["t"]
+    assert t["3"]["label"] == "collect · sessio…:212", t  # the file's start and the line, never the path's start
+    assert t["5"]["label"] == "count · load_users:40", t
+    assert t["3"]["sub"] == "#3 · Exchange" and t["4"]["sub"] == "#4 · AQEShuffleRead", t
+    assert t["6"]["label"].startswith("stage: StateStore"), t  # a streaming stage keeps the model's name
+    assert all(len(x["label"]) <= 21 and len(x["sub"]) <= 24 for x in t.values())
+    assert ["call site", f"collect at {long_dir}sessionize_events.py:212"] in texts["hover"]

@@ -13,11 +13,11 @@ function clip(text, max) {
   return text.length > max ? text.slice(0, max - 1) + "…" : text;
 }
 
-// The middle of a text elided, its end kept (the line number of a call site).
-function clipMiddle(text, max) {
-  if (text.length <= max) return text;
-  const tail = Math.min(text.length - 1, Math.max(6, Math.floor(max / 2)));
-  return text.slice(0, max - 1 - tail) + "…" + text.slice(text.length - tail);
+// A file name in at most `max` characters: whole, else without its extension, else its start.
+function fitFile(file, max) {
+  if (file.length <= max) return file;
+  const stem = file.replace(/\.[A-Za-z]+$/, "");
+  return stem.length <= max ? stem : stem.slice(0, Math.max(1, max - 1)) + "…";
 }
 
 // "collect at /home/me/jobs/job.py:79" -> {action: "collect", file: "job.py", line: "79", path: ...}; null when
@@ -31,6 +31,14 @@ export function parseCallSite(stageName) {
 
 function isStage(n) {
   return n.kind === "operator" && n.attrs && Array.isArray(n.attrs.stage_ids);
+}
+
+// A stage the Spark model named by its call site (streaming stages are named by their operators instead: their
+// call site is Spark's own "start at NativeMethodAccessorImpl.java:0"). The model cuts a long name at 80
+// characters; attrs.stage_name keeps it whole.
+function namedByCallSite(n) {
+  const full = n.attrs && n.attrs.stage_name;
+  return isStage(n) && !!n.name && typeof full === "string" && full.startsWith(n.name) && parseCallSite(full) !== null;
 }
 
 function opsOf(n) {
@@ -55,14 +63,14 @@ export function boxTexts(layout) {
   const out = new Map();
   const stages = [];
   for (const n of layout.nodes) {
-    if (isStage(n) && parseCallSite(n.attrs.stage_name)) stages.push(n);
+    if (namedByCallSite(n)) stages.push(n);
     else out.set(n.box, plainText(n));
   }
   const files = new Set(stages.map((n) => parseCallSite(n.attrs.stage_name).path));
   const groups = new Map(); // same label: the look-alikes
   for (const n of stages) {
     const c = parseCallSite(n.attrs.stage_name);
-    const site = files.size > 1 ? `${clipMiddle(c.file, LABEL_MAX - c.action.length - 5 - c.line.length)}:${c.line}` : `line ${c.line}`;
+    const site = files.size > 1 ? `${fitFile(c.file, LABEL_MAX - c.action.length - 4 - c.line.length)}:${c.line}` : `line ${c.line}`;
     const label = clip(`${c.action} · ${site}`, LABEL_MAX);
     if (!groups.has(label)) groups.set(label, []);
     groups.get(label).push(n);
