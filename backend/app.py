@@ -21,7 +21,7 @@ from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
-from .api import blame, diff, scopes, sessions, stream, tasks, timeline, whatif
+from .api import blame, diff, scopes, sessions, stream, streaming, tasks, timeline, whatif
 from .feeds import FeedRegistry, default_registry
 from .manager import SessionManager
 from .scratch_dir import ScratchDir
@@ -134,7 +134,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.manager = manager
     for router in (sessions.router, scopes.router, timeline.router, stream.router, blame.router, diff.router,
-                   whatif.router, tasks.router):
+                   whatif.router, tasks.router, streaming.router):
         app.include_router(router)
 
     @app.get("/api/health", tags=["server"], summary="Liveness, and where live Spark listeners connect")

@@ -167,6 +167,19 @@ class Mark(BaseModel):
     at: float | None = None
     after: int = Field(description="batches applied before the mark")
     scope: list[int] | None = None
+    finding: str | None = Field(None, description="a Spark finding: straggler or skew; then node, time, stage, "
+                                                  "attempt, and task, index, executor, duration_s, median_task_s "
+                                                  "(a straggler) or summary (a skewed stage's aggregate)")
+    node: int | None = None
+    time: Any = None
+    stage: int | None = None
+    attempt: int | None = None
+    task: int | None = None
+    index: int | None = None
+    executor: str | None = None
+    duration_s: float | None = None
+    median_task_s: float | None = None
+    summary: dict | None = None
 
 
 class Marks(BaseModel):

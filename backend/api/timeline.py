@@ -18,11 +18,21 @@ router = APIRouter(prefix="/api/sessions/{sid}", tags=["timeline"])
 _ERRORS = problems(400, 404)
 
 
+# What a finding mark (backend/spark/tasks.py: a straggler or a skewed stage) carries beyond a plain mark: the
+# graph's badges and the finding's panel show them.
+FINDING_FIELDS = ("finding", "node", "time", "stage", "attempt", "task", "index", "executor", "duration_s",
+                  "median_task_s", "summary")
+
+
 def _mark(m: dict) -> dict:
     out = {"label": str(m.get("label", "")), "at": m.get("at"), "after": m.get("after", 0)}
     scope = m.get("scope")
     if isinstance(scope, list):
         out["scope"] = scope
+    if isinstance(m.get("finding"), str):
+        for k in FINDING_FIELDS:
+            if k in m:
+                out[k] = m[k]
     return out
 
 

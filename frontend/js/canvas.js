@@ -6,7 +6,9 @@
 // Same interface as GraphView (graph.js), so the rest of the page does not know which view draws.
 
 import { status, RANK } from "./times.js";
-import { edgePath, boxText } from "./graph.js";
+import { edgePath } from "./graph.js";
+import { boxTexts } from "./labels.js";
+import { findingBadgeText } from "./findings.js";
 
 const FAR = 0.45; // below this scale: no text, no badges
 const VERY_FAR = 0.16; // below this scale: blocks only
@@ -22,6 +24,7 @@ const BG = { behind: "#fdeaea", at: "#fff5da", passed: "#e8f6ee", done: "#f1f3f6
 const STROKE = { behind: "#e7a3a3", at: "#e9c46a", passed: "#9fd3b3", done: "#c3cbd5", none: "#c3cbd5" };
 const BADGE = { in: "#2f6fdf", out: "#8a4bd6", neg: "#d64545" };
 const DIFF = { stuck: "#d64545", advanced: "#2e9e5b", appeared: "#3a6ff7" };
+const FINDING = { straggler: "#c0392b", skew: "#d68910" };
 
 export class CanvasGraphView {
   constructor(canvas, handlers) {
@@ -61,8 +64,9 @@ export class CanvasGraphView {
     this.hl = null;
     this.selectedPort = null;
     const gap = layout.port_gap;
+    const texts = boxTexts(layout);
     for (const n of layout.nodes) {
-      const b = { node: n, inputs: [], outputs: [], status: "none", sel: false, match: false, diff: null, text: null };
+      const b = { node: n, inputs: [], outputs: [], status: "none", sel: false, match: false, diff: null, text: texts.get(n.box), finding: null };
       for (let i = 0; i < n.inputs; i++) {
         const key = `in,${n.id},${i}`;
         const y = n.y + n.h / 2 + (i - (n.inputs - 1) / 2) * gap;
@@ -223,6 +227,37 @@ export class CanvasGraphView {
   markDiff(marks) {
     for (const b of this.boxes.values()) b.diff = marks ? marks.get(b.node.box) || null : null;
     this._repaint();
+  }
+
+  // findings: Map box -> [finding marks] (findings.js), or null to clear: a badge at each box's top right.
+  markFindings(findings) {
+    for (const b of this.boxes.values()) {
+      const list = findings ? findings.get(b.node.box) : null;
+      b.finding = list && list.length ? { text: findingBadgeText(list), straggler: list.some((f) => f.finding === "straggler") } : null;
+    }
+    this._repaint();
+  }
+
+  // The finding badge's rectangle in the world, or null.
+  _findingRect(b) {
+    if (!b.finding) return null;
+    const w = 10 + 6.2 * b.finding.text.length;
+    return [b.node.x + b.node.w - w - 6, b.node.y - 8, w, 15];
+  }
+
+  findingOf(box) {
+    const b = this.boxes.get(String(box));
+    return b && b.finding ? b.finding.text : null;
+  }
+
+  // Where a box's finding badge is on the page (client coordinates), for clicking it.
+  screenOfFinding(box) {
+    const b = this.boxes.get(String(box));
+    const r = b && this._findingRect(b);
+    if (!r) return null;
+    const c = this.canvas.getBoundingClientRect();
+    const { x, y, s } = this.view;
+    return { x: c.left + x + s * (r[0] + r[2] / 2), y: c.top + y + s * (r[1] + r[3] / 2) };
   }
 
   // --- reading the picture (tests, benchmarks) ---------------------------------------------------------------
@@ -449,7 +484,6 @@ export class CanvasGraphView {
     ctx.textBaseline = "alphabetic";
     for (const b of list) {
       const n = b.node;
-      if (!b.text) b.text = boxText(n);
       ctx.textAlign = "left";
       ctx.font = "12px system-ui, sans-serif";
       ctx.fillStyle = INK;
@@ -470,7 +504,21 @@ export class CanvasGraphView {
           if (p.badgeValue) this._badge(p);
         }
       }
+      if (b.finding) this._findingBadge(b);
     }
+  }
+
+  _findingBadge(b) {
+    const ctx = this.ctx;
+    const [x, y, w, h] = this._findingRect(b);
+    ctx.beginPath();
+    ctx.roundRect(x, y, w, h, 7);
+    ctx.fillStyle = b.finding.straggler ? FINDING.straggler : FINDING.skew;
+    ctx.fill();
+    ctx.font = "650 10px system-ui, sans-serif";
+    ctx.textAlign = "center";
+    ctx.fillStyle = "#ffffff";
+    ctx.fillText(b.finding.text, x + w / 2, y + 11);
   }
 
   _badge(p) {
@@ -547,6 +595,8 @@ export class CanvasGraphView {
         }
       }
       const n = b.node;
+      const f = this.view.s >= FAR ? this._findingRect(b) : null;
+      if (f && wx >= f[0] && wx <= f[0] + f[2] && wy >= f[1] && wy <= f[1] + f[3]) return { box: b, finding: true };
       if (wx >= n.x && wx <= n.x + n.w && wy >= n.y && wy <= n.y + n.h) {
         const ty = n.y + Math.min(31, n.h - 6);
         const open = n.kind === "scope" && wx >= n.x + n.w - 50 && wy >= ty - 13 && wy <= ty + 4;
@@ -583,7 +633,7 @@ export class CanvasGraphView {
       }
       const hit = this._hit(...this._toWorld(ev));
       c.style.cursor = hit ? "pointer" : "";
-      this.h.onHover && this.h.onHover(hit && hit.port ? hit.port : null, ev);
+      this.h.onHover && this.h.onHover(hit && hit.port ? hit.port : null, ev, hit && hit.box ? hit.box.node : null);
     });
     c.addEventListener("pointerup", (ev) => {
       const wasDrag = drag && drag.moved;
@@ -593,6 +643,7 @@ export class CanvasGraphView {
       const hit = this._hit(...this._toWorld(ev));
       if (!hit) this.h.onBackground && this.h.onBackground();
       else if (hit.port) this.h.onPort && this.h.onPort(hit.port);
+      else if (hit.finding) this.h.onFinding && this.h.onFinding(hit.box.node);
       else if (hit.open && hit.box.node.scope) this.h.onOpen && this.h.onOpen(hit.box.node.scope);
       else this.h.onBox && this.h.onBox(hit.box.node);
     });

@@ -7,6 +7,7 @@ import { esc } from "./dom.js";
 import { clock, duration } from "./times.js";
 import { BlameView } from "./blame.js";
 import { ExecutorView } from "./executors.js";
+import { StreamingView } from "./streaming.js";
 
 let plotlyPromise = null;
 
@@ -54,6 +55,7 @@ export class Drawer {
     this._last = 0;
     this.blame = new BlameView(root.querySelector("#tab-blame"), handlers, loadPlotly);
     this.executors = new ExecutorView(root.querySelector("#tab-executors"), handlers, loadPlotly);
+    this.streaming = new StreamingView(root.querySelector("#tab-streaming"), handlers, loadPlotly);
   }
 
   open(sid, scope, info, at = null) {
@@ -97,7 +99,8 @@ export class Drawer {
       else if (this.tab === "marks-tab") await this.marks();
       else if (this.tab === "errors") await this.errors();
       else if (this.tab === "blame") await this.blame.show(this.sid, this.scope);
-      else if (this.tab === "executors") await this.executors.show(this.sid, this._cursor);
+      else if (this.tab === "executors") await this.executors.show(this.sid, this._cursor, this.blame.picked, this.scope);
+      else if (this.tab === "streaming") await this.streaming.show(this.sid);
     } catch (e) {
       if (this.h.toast) this.h.toast(e.message);
     }

@@ -6,21 +6,10 @@
 
 import { esc } from "./dom.js";
 import { status, RANK, fmt } from "./times.js";
+import { boxTexts } from "./labels.js";
+import { findingBadgeText } from "./findings.js";
 
 const SVGNS = "http://www.w3.org/2000/svg";
-
-function clip(text, max) {
-  return text.length > max ? text.slice(0, max - 1) + "…" : text;
-}
-
-// The two lines of text on a box (both views draw the same words).
-export function boxText(n) {
-  const label = n.kind === "enter" ? "▶ scope inputs" : n.kind === "leave" ? "scope outputs ▶" : n.name || `#${n.id}`;
-  let sub = "";
-  if (n.kind === "operator") sub = `#${n.id}` + (n.attrs && n.attrs.kind ? ` · ${n.attrs.kind}` : "");
-  else if (n.kind === "scope") sub = `scope #${n.id} · ${n.contains} ops`;
-  return { label: clip(label, 21), sub: clip(sub, 24) };
-}
 
 export class GraphView {
   constructor(svg, handlers) {
@@ -54,6 +43,7 @@ export class GraphView {
     const gap = layout.port_gap;
     const nodeParts = [];
     const portPos = new Map();
+    const texts = boxTexts(layout);
     for (const n of layout.nodes) {
       const box = n.box;
       const ins = [], outs = [];
@@ -61,7 +51,7 @@ export class GraphView {
       let s = `<g class="${cls}" data-box="${esc(box)}" transform="translate(${n.x},${n.y})">`;
       s += `<rect class="box" width="${n.w}" height="${n.h}"></rect>`;
       if (n.kind === "scope") s += `<rect class="inner" x="3" y="3" width="${n.w - 6}" height="${n.h - 6}"></rect>`;
-      const { label, sub } = boxText(n);
+      const { label, sub } = texts.get(box);
       s += `<text x="10" y="${Math.min(17, n.h / 2 - 1)}">${esc(label)}</text>`;
       if (sub) s += `<text class="sub" x="10" y="${Math.min(31, n.h - 6)}">${esc(sub)}</text>`;
       if (n.kind === "scope") s += `<text class="open" x="${n.w - 48}" y="${Math.min(31, n.h - 6)}" data-open="1">open ▸</text>`;
@@ -234,6 +224,24 @@ export class GraphView {
     }
   }
 
+  // findings: Map box -> [finding marks] (findings.js), or null to clear. A badge at the box's top right.
+  markFindings(findings) {
+    for (const el of this.gNodes.querySelectorAll("g.finding-badge")) el.remove();
+    if (!findings) return;
+    for (const [box, list] of findings) {
+      const b = this.boxes.get(box);
+      if (!b) continue;
+      const text = findingBadgeText(list);
+      const w = 10 + 6.2 * text.length;
+      const g = document.createElementNS(SVGNS, "g");
+      g.setAttribute("class", `finding-badge ${list.some((f) => f.finding === "straggler") ? "straggler" : "skew"}`);
+      g.setAttribute("transform", `translate(${b.node.w - w - 6},-8)`);
+      g.dataset.findingBox = box;
+      g.innerHTML = `<rect width="${w}" height="15" rx="7"></rect><text x="${w / 2}" y="11">${esc(text)}</text>`;
+      b.el.appendChild(g);
+    }
+  }
+
   // --- view: fit, zoom, pan, focus ---------------------------------------------------------------------
 
   fit() {
@@ -298,7 +306,9 @@ export class GraphView {
         return;
       }
       const port = ev.target.closest && ev.target.closest("circle.port");
-      this.h.onHover && this.h.onHover(port ? port.dataset.port : null, ev);
+      const node = !port && ev.target.closest && ev.target.closest(".node");
+      const b = node ? this.boxes.get(node.dataset.box) : null;
+      this.h.onHover && this.h.onHover(port ? port.dataset.port : null, ev, b ? b.node : null);
     });
     svg.addEventListener("pointerup", (ev) => {
       if (drag && !drag.moved) this.h.onBackground && this.h.onBackground();
@@ -309,6 +319,8 @@ export class GraphView {
     svg.addEventListener("click", (ev) => {
       const port = ev.target.closest("circle.port");
       if (port) { this.h.onPort && this.h.onPort(port.dataset.port); return; }
+      const badge = ev.target.closest("g.finding-badge");
+      if (badge) { this.h.onFinding && this.h.onFinding(this.boxes.get(badge.dataset.findingBox).node); return; }
       const node = ev.target.closest(".node");
       if (!node) return;
       const b = this.boxes.get(node.dataset.box);

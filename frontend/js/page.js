@@ -25,7 +25,7 @@ import { parseHash, route } from "./routing.js";
 import { bindLanding } from "./landing.js";
 import { openScope, refreshInfo } from "./workspace.js";
 import { seek, seekTime, goLive, gotoFinding, openBlameSegment } from "./moments.js";
-import { selectPort, selectBox, clearSelection, pinnedNodes, explain, followHold, hover } from "./selection.js";
+import { selectPort, selectBox, clearSelection, pinnedNodes, explain, followHold, hover, showFindings } from "./selection.js";
 import { bindSearch } from "./search.js";
 import { bindControls } from "./keys.js";
 import { DiffView, diffMarks } from "./diff.js";
@@ -35,7 +35,8 @@ function graphHandlers() {
     onPort: (key) => selectPort(key),
     onBox: (node) => selectBox(node),
     onOpen: (path) => openScope(path),
-    onHover: (key, ev) => hover(key, ev),
+    onHover: (key, ev, node) => hover(key, ev, node),
+    onFinding: (node) => showFindings(node),
     onBackground: () => clearSelection(),
   };
 }
@@ -50,6 +51,7 @@ function createComponents() {
     openScope: (path) => openScope(path),
     selectPort: (key) => selectPort(key),
     focusPort: (key) => { const p = ui.graph.ports.get(key); if (p) ui.graph.focusBox(p.box); },
+    seek: (batch) => seek(batch),
     toast,
   });
   ui.timeline = new Timeline($("#timeline"), {

@@ -5,6 +5,7 @@ import { esc } from "./dom.js";
 import { fmt, fmtFrontier, fmtCounts, status, parseTime } from "./times.js";
 import { lateHtml } from "./late.js";
 import { attachWhatIf } from "./whatif.js";
+import { findingsHtml } from "./findings.js";
 
 const LABEL = { behind: "behind t", at: "holds t", passed: "passed t", done: "complete", none: "no state" };
 
@@ -110,6 +111,13 @@ export class SidePanel {
     for (const el of box.querySelectorAll(".holder")) {
       el.addEventListener("mouseenter", () => this.h.focusPort(el.dataset.holder));
     }
+  }
+
+  // Findings on a stage (its badge clicked): under the stage's details, each with a way to its batch.
+  showFindings(list) {
+    this.why.hidden = false;
+    this.why.innerHTML = `<div id="findings-answer">${list.length ? findingsHtml(list) : `<p class="muted">No findings on this operator.</p>`}</div>`;
+    for (const b of this.why.querySelectorAll("button.finding-goto")) b.addEventListener("click", () => this.h.seek(+b.dataset.after));
   }
 
   showBox(node, rows, time, layout) {

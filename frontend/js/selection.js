@@ -9,6 +9,8 @@ import { currentRows } from "./frames.js";
 import { openScope } from "./workspace.js";
 import { portName } from "./panels.js";
 import { fmtFrontier, fmtCounts, status } from "./times.js";
+import { boxDetails } from "./labels.js";
+import { findingsByBox } from "./findings.js";
 
 export function selectPort(key) {
   S.selected = { type: "port", key };
@@ -59,17 +61,31 @@ export async function followHold(next) {
   await explain(key, null);
 }
 
-export function hover(key, ev) {
+// A stage's (or a nested scope's) finding badge was clicked: select it and show what was found.
+export function showFindings(node) {
+  selectBox(node);
+  const list = findingsByBox(S.findingMarks, S.scope).get(node.box) || [];
+  ui.panel.showFindings(list);
+}
+
+// The tooltip: a port's frontier and counts, or an operator's full name and call site (node: the box under the
+// pointer when no port is).
+export function hover(key, ev, node = null) {
   const tip = $("#tooltip");
-  if (!key) { tip.hidden = true; return; }
-  const row = currentRows().get(key);
-  const st = row ? status(row[3], S.time) : "none";
-  tip.innerHTML = `<b>${esc(portName(key, S.layout))}</b><br>
-    <span class="k">frontier</span> ${esc(row ? fmtFrontier(row[3]) : "–")} <span class="k">(${st})</span><br>
-    <span class="k">pointstamps</span> ${esc(row ? fmtCounts(row[4]) : "–")}<br>
-    <span class="k">implications</span> ${esc(row ? fmtCounts(row[5]) : "–")}`;
+  const rows = !key && node && (node.kind === "operator" || node.kind === "scope") ? boxDetails(node) : null;
+  if (!key && !rows) { tip.hidden = true; return; }
+  if (key) {
+    const row = currentRows().get(key);
+    const st = row ? status(row[3], S.time) : "none";
+    tip.innerHTML = `<b>${esc(portName(key, S.layout))}</b><br>
+      <span class="k">frontier</span> ${esc(row ? fmtFrontier(row[3]) : "–")} <span class="k">(${st})</span><br>
+      <span class="k">pointstamps</span> ${esc(row ? fmtCounts(row[4]) : "–")}<br>
+      <span class="k">implications</span> ${esc(row ? fmtCounts(row[5]) : "–")}`;
+  } else {
+    tip.innerHTML = `<b>${esc(node.name || "#" + node.id)}</b>` + rows.map(([k, v]) => `<br><span class="k">${esc(k)}</span> ${esc(v)}`).join("");
+  }
   const r = $("#graph-pane").getBoundingClientRect();
-  tip.style.left = `${Math.min(r.width - 300, ev.clientX - r.left + 14)}px`;
+  tip.style.left = `${Math.max(0, Math.min(r.width - 390, ev.clientX - r.left + 14))}px`;
   tip.style.top = `${ev.clientY - r.top + 14}px`;
   tip.hidden = false;
 }

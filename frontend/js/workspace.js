@@ -10,12 +10,14 @@ import { setHash } from "./routing.js";
 import { afterFirstPicture, onStream, scheduleRender } from "./frames.js";
 import { seek } from "./moments.js";
 import { chooseGraph } from "./views.js";
+import { findingsByBox } from "./findings.js";
 
 export function closeSession() {
   if (S.stream) S.stream.close();
   S.stream = null;
   S.sid = null;
   S.layout = null; // nothing is drawn for the next session until its own layout is on screen
+  S.findingMarks = [];
   S.firstRender = undefined;
   ui.timeline.pause();
 }
@@ -60,6 +62,8 @@ export async function openSession(sid, scope = [], batch = null) {
     ]);
     ui.timeline.addMarks(marks.marks);
     ui.timeline.addFindings(found.findings);
+    S.findingMarks = marks.marks.filter((m) => m.finding);
+    ui.graph.markFindings(findingsByBox(S.findingMarks, S.scope));
   } catch (e) { /* the tabs show errors */ }
 }
 
@@ -78,6 +82,7 @@ export async function refreshInfo() {
 function showLayout(layout) {
   S.layout = layout;
   chooseGraph(layout).render(layout);
+  ui.graph.markFindings(findingsByBox(S.findingMarks, S.scope));
   $("#graph-empty").hidden = layout.nodes.length > 0;
 }
 

@@ -1,0 +1,58 @@
+// Skew and straggler findings on the graph: the Spark model reports them as marks (`finding`: "straggler" or
+// "skew", with the stage operator's `node`, see backend/spark/tasks.py); GET .../marks passes their details on.
+// Here they are grouped by the box they concern, for the badges both graph views draw, and described for the
+// side panel when a badge is clicked. Nothing is computed: the words are the server's.
+
+import { esc } from "./dom.js";
+
+// Map box -> [finding marks] for the scope on screen.
+export function findingsByBox(marks, scope) {
+  const out = new Map();
+  const here = scope.join(",");
+  for (const m of marks || []) {
+    if (!m.finding || m.node === undefined || !Array.isArray(m.scope) || m.scope.join(",") !== here) continue;
+    const box = String(m.node);
+    if (!out.has(box)) out.set(box, []);
+    out.get(box).push(m);
+  }
+  return out;
+}
+
+// The badge's words: what was found, the worst figure.
+export function findingBadgeText(list) {
+  const slow = list.filter((f) => f.finding === "straggler");
+  const skew = list.filter((f) => f.finding === "skew");
+  const parts = [];
+  if (slow.length) {
+    const worst = slow.reduce((a, b) => ((b.duration_s || 0) / (b.median_task_s || 1) > (a.duration_s || 0) / (a.median_task_s || 1) ? b : a));
+    const ratio = worst.median_task_s ? worst.duration_s / worst.median_task_s : null;
+    parts.push(`straggler${slow.length > 1 ? "s " + slow.length : ""}${ratio ? " " + ratio.toFixed(0) + "×" : ""}`);
+  }
+  if (skew.length) {
+    const score = Math.max(...skew.map((f) => (f.summary && f.summary.skew) || 0));
+    parts.push(`skew ${score.toFixed(2)}`);
+  }
+  return "⚠ " + parts.join(" · ");
+}
+
+function row(k, v) {
+  return v === undefined || v === null ? "" : `<span class="k">${esc(k)}</span><span class="t">${esc(String(v))}</span>`;
+}
+
+// The side panel's section for a clicked badge: each finding with its figures and the batch it was found at.
+export function findingsHtml(list) {
+  let html = `<h3>Findings on this stage</h3>`;
+  list.forEach((f, i) => {
+    const s = f.summary || {};
+    const d = s.duration_s || {};
+    html += `<div class="finding ${esc(f.finding)}" data-i="${i}">
+      <div class="what">${esc(f.finding)}</div><div>${esc(f.label)}</div>
+      <div class="kv">${row("stage", f.attempt ? `${f.stage} (attempt ${f.attempt})` : f.stage)}${row("task", f.task)}${row("partition", f.index)}
+      ${row("executor", f.executor)}${row("ran", f.duration_s !== undefined ? `${f.duration_s.toFixed(3)} s` : null)}
+      ${row("median of others", f.median_task_s !== undefined ? `${f.median_task_s.toFixed(3)} s` : null)}
+      ${row("tasks", s.tasks)}${row("skew score", s.skew)}${row("records skew", s.records_skew)}
+      ${row("task durations", d.median !== undefined ? `median ${d.median.toFixed(3)} s, max ${(d.max ?? 0).toFixed(3)} s` : null)}</div>
+      <button class="finding-goto" data-after="${f.after}">show batch ${f.after}</button></div>`;
+  });
+  return html;
+}

@@ -1,0 +1,286 @@
+"""The Spark pictures in headless chromium on real fixtures, in both graph views (SVG and `?renderer=canvas`):
+stage labels that tell look-alike stages apart with the full call site on hover (batch_shuffle's SQL execution:
+four stages all named "collect at make_fixtures.py:79"), skew and straggler badges on the stage that has them
+and the finding behind a click (skewed_straggler), the executor timeline's critical path and colouring, and the
+streaming charts. Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from backend.app import Settings
+from backend.sources import find_logs
+from tests.e2e.browser import shot
+from tests.e2e.server import running_server
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "spark"
+RENDERERS = ["svg", "canvas"]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with running_server(Settings(allowed_dirs=[FIXTURES], checkpoint_every=16)) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def sids(server):
+    """Session ids by fixture name, opened once per module."""
+    out: dict[str, str] = {}
+
+    def open_(name: str) -> str:
+        if name not in out:
+            (log,) = find_logs(FIXTURES / name)
+            with httpx.Client(base_url=server.url, timeout=20) as c:
+                r = c.post("/api/sessions", json={"path": str(log.path)})
+                assert r.status_code == 201, r.text
+                out[name] = r.json()["id"]
+                server.wait_for(out[name], client=c)
+        return out[name]
+    return open_
+
+
+@pytest.fixture
+def viewport():
+    return {"width": 1440, "height": 1000}
+
+
+def _goto(page, server, sid: str, scope: str, renderer: str) -> None:
+    page.goto(f"{server.url}/?renderer={renderer}#/s/{sid}?scope={scope}")
+    if renderer == "svg":
+        page.wait_for_selector("#graph .node.operator")
+    else:
+        page.wait_for_function("() => window.__flowscopeUI.graph.boxes && window.__flowscopeUI.graph.boxes.size > 0")
+
+
+def _texts(page) -> dict[str, dict]:
+    """box -> {label, sub} as the view on screen draws them."""
+    return page.evaluate("""() => {
+        const g = window.__flowscopeUI.graph, out = {};
+        for (const [box, b] of g.boxes) {
+            if (b.text) out[box] = b.text;
+            else if (b.el) {
+                const t = b.el.querySelectorAll("text");
+                out[box] = {label: t[0].textContent, sub: t[1] ? t[1].textContent : ""};
+            }
+        }
+        return out;
+    }""")
+
+
+def _box_center(page, box: str) -> dict:
+    return page.evaluate("""(box) => {
+        const g = window.__flowscopeUI.graph;
+        if (g.screenOf) return g.screenOf(box);
+        const r = g.boxes.get(box).el.querySelector("rect.box").getBoundingClientRect();
+        return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+    }""", box)
+
+
+@pytest.mark.parametrize("renderer", RENDERERS)
+def test_look_alike_stages_are_told_apart_and_hover_shows_the_call_site(page, server, sids, renderer):
+    sid = sids("batch_shuffle")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        nodes = c.get(f"/api/sessions/{sid}/graph", params={"scope": "4"}).json()["nodes"]
+    stages = {str(n["id"]): n for n in nodes if n["kind"] == "operator" and "stage_ids" in (n.get("attrs") or {})}
+    assert len(stages) == 4 and {n["name"] for n in stages.values()} == {"collect at make_fixtures.py:79"}
+    _goto(page, server, sid, "4", renderer)
+    texts = {box: t for box, t in _texts(page).items() if box in stages}
+    assert len(texts) == 4
+    assert all(t["label"] == "collect · line 79" for t in texts.values()), texts
+    subs = [t["sub"] for t in texts.values()]
+    assert len(set(subs)) == 4, subs  # the second lines differ
+    assert any("Exchange" in s for s in subs) and any("AQEShuffleRead" in s for s in subs), subs
+    # stages 11 and 13 hold the same operators: their stage ids tell them apart
+    assert any("stage 11" in s for s in subs) and any("stage 13" in s for s in subs), subs
+    box = next(b for b, n in stages.items() if n["attrs"]["stage_ids"] == [16])
+    at = _box_center(page, box)
+    page.mouse.move(at["x"], at["y"] + 8)
+    page.wait_for_selector("#tooltip:not([hidden])")
+    tip = page.inner_text("#tooltip")
+    assert "call site collect at make_fixtures.py:79" in tip and "stage 16" in tip, tip
+    assert "AQEShuffleRead, WholeStageCodegen (3)" in tip, tip
+    shot(page, f"stage-labels-{renderer}")
+
+
+@pytest.mark.parametrize("renderer", RENDERERS)
+def test_straggler_badge_on_its_stage_opens_the_finding(page, server, sids, renderer):
+    sid = sids("skewed_straggler")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        marks = c.get(f"/api/sessions/{sid}/marks").json()["marks"]
+    found = [m for m in marks if m.get("finding")]
+    assert {m["finding"] for m in found} == {"straggler", "skew"}
+    slow = next(m for m in found if m["finding"] == "straggler")
+    scope, box = ",".join(map(str, slow["scope"])), str(slow["node"])
+    _goto(page, server, sid, scope, renderer)
+    if renderer == "svg":
+        badge = page.wait_for_selector(f'#graph g.finding-badge[data-finding-box="{box}"]')
+        text = badge.text_content()
+        assert len(page.query_selector_all("#graph g.finding-badge")) == 1
+        badge.click()
+    else:
+        page.wait_for_function("(box) => window.__flowscopeUI.graph.findingOf(box)", arg=box)
+        text = page.evaluate("(box) => window.__flowscopeUI.graph.findingOf(box)", box)
+        others = page.evaluate("""(box) => [...window.__flowscopeUI.graph.boxes.keys()]
+            .filter((b) => b !== box && window.__flowscopeUI.graph.findingOf(b))""", box)
+        assert others == []
+        at = page.evaluate("(box) => window.__flowscopeUI.graph.screenOfFinding(box)", box)
+        page.mouse.click(at["x"], at["y"])
+    ratio = slow["duration_s"] / slow["median_task_s"]
+    assert "straggler" in text and f"{ratio:.0f}×" in text and "skew" in text, text
+    panel = page.wait_for_selector("#why #findings-answer .finding.straggler")
+    body = panel.inner_text()
+    assert slow["label"] in body and str(slow["task"]) in body
+    assert page.query_selector("#why .finding.skew") is not None
+    shot(page, f"finding-badge-{renderer}")
+    panel.query_selector("button.finding-goto").click()
+    page.wait_for_function("(b) => +document.querySelector('#batch-input').value === b", arg=slow["after"])
+
+
+def test_streaming_charts_show_late_batches_and_how_the_interval_was_obtained(page, server, sids):
+    sid = sids("streaming_stall")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        (q,) = c.get(f"/api/sessions/{sid}/streaming").json()["queries"]
+    late = [b["batch"] for b in q["batches"] if b["late"]]
+    assert 4 in late
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="streaming"]')
+    page.wait_for_selector("#tab-streaming .stream-durations .main-svg", timeout=15000)
+    note = page.inner_text("#tab-streaming .trigger-note")
+    assert note.startswith("trigger interval 1 s: inferred"), note
+    assert page.inner_text("#tab-streaming .late-count") == f"{len(late)} late"
+    page.wait_for_function("() => document.querySelector('#tab-streaming .stream-durations').dataset.late")
+    # the bars: one per batch, the late ones in the late colour
+    fills = page.eval_on_selector_all("#tab-streaming .stream-durations .barlayer .trace:first-child .point path",
+                                      "ps => ps.map((p) => getComputedStyle(p).fill)")
+    assert len(fills) == len(q["batches"]), fills
+    assert sum(f == "rgb(192, 57, 43)" for f in fills) == len(late), fills
+    texts = "ts => ts.map((t) => t.textContent)"
+    legend = page.eval_on_selector_all("#tab-streaming .stream-durations .legendtext", texts)
+    assert "trigger interval 1 s (inferred)" in legend, legend
+    annotation = page.eval_on_selector_all("#tab-streaming .stream-watermark .annotation-text", texts)
+    assert any("no event-time watermark" in a for a in annotation), annotation
+    shot(page, "streaming-stall")
+
+
+def test_streaming_watermark_chart_and_the_users_trigger_setting(page, server, sids):
+    sid = sids("streaming_stateful")
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="streaming"]')
+    page.wait_for_selector("#tab-streaming .stream-watermark .main-svg", timeout=15000)
+    assert "unknown" in page.inner_text("#tab-streaming .trigger-note")
+    wm = page.get_attribute("#tab-streaming .stream-watermark", "data-watermarks")
+    assert int(wm) >= 5
+    points = page.query_selector_all("#tab-streaming .stream-watermark .scatterlayer .trace:first-child .points path")
+    assert len(points) == int(wm)
+    page.fill("#trigger-s", "1")
+    page.click("#trigger-apply")
+    page.wait_for_selector("#tab-streaming .trigger-note[data-source=setting]")
+    assert "set by the user: 1 s" in page.inner_text("#tab-streaming .trigger-note")
+    assert page.inner_text("#tab-streaming .late-count").endswith("late")
+    shot(page, "streaming-watermark")
+
+
+def _chart_traces(page) -> list[dict]:
+    return page.evaluate("""() => document.querySelector('#executor-chart').data.map((t) => ({
+        name: t.name, n: t.x.filter((v) => v !== null).length / (t.mode === 'markers' ? 1 : 2),
+        ys: [...new Set(t.y.filter((v) => v !== null))], color: t.line ? t.line.color : null,
+        text: t.text.filter((v) => v !== null)}))""")
+
+
+def test_executor_timeline_overlays_the_picked_times_critical_path(page, server, sids):
+    sid = sids("streaming_stall")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        (slowest,) = c.get(f"/api/sessions/{sid}/blame", params={"top": 1, "scope": "2"}).json()["times"]
+        tasks = c.get(f"/api/sessions/{sid}/tasks").json()
+    on_path = [s for s in slowest["blame"] if s["kind"] == "task"]
+    assert slowest["batch_id"] == 4 and on_path  # the stalled batch, its slow task on the path
+    page.goto(f"{server.url}/#/s/{sid}?scope=2")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="executors"]')
+    page.wait_for_selector("#executor-chart .main-svg", timeout=15000)
+    page.wait_for_function("() => document.querySelector('#executor-chart').dataset.criticalTasks !== undefined")
+    note = page.inner_text("#critical-note")
+    assert "batch 4" in note and "the slowest here" in note, note
+    traces = _chart_traces(page)
+    outline = next(t for t in traces if t["name"] == "on the critical path")
+    assert outline["n"] == len(on_path) == int(page.get_attribute("#executor-chart", "data-critical-tasks"))
+    assert any(f"task {on_path[0]['holder']['task']}" in x for x in outline["text"])
+    lane = [t for t in traces if t["name"].startswith("critical: ")]
+    assert {t["name"] for t in lane} == {f"critical: {s['kind']}" for s in slowest["blame"]}
+    assert all(t["ys"] == [-2] for t in lane) and sum(t["n"] for t in lane) == len(slowest["blame"])
+    ticks = page.eval_on_selector_all("#executor-chart .ytick text", "ts => ts.map((t) => t.textContent)")
+    assert ticks[0] == "critical path" and "executor driver" in ticks, ticks
+    # the outline is drawn under the stage bars (first), the stage bars' total is every task
+    assert traces[0]["name"] == "on the critical path"
+    assert sum(t["n"] for t in traces if t["name"].startswith("stage ")) == tasks["total"]
+    shot(page, "executor-critical-path")
+    # colour by duration: the same bars, binned by duration, the longest bin holding the 4 s task
+    page.click('#tab-executors button[data-colour="duration"]')
+    page.wait_for_function("() => document.querySelector('#executor-chart').dataset.colour === 'duration'")
+    traces = _chart_traces(page)
+    bins = [t for t in traces if t["name"].endswith(" s") and not t["name"].startswith(("critical", "on the"))]
+    assert len(bins) >= 2 and sum(t["n"] for t in bins) == tasks["total"]
+    longest = max(bins, key=lambda t: float(t["name"].split("–")[1].rstrip(" s")))
+    assert any("task 9 " in x for x in longest["text"]), longest["text"]
+    shot(page, "executor-by-duration")
+
+
+def test_executor_timeline_picks_the_blame_tabs_time_and_marks_failed_attempts(page, server, sids):
+    sid = sids("task_retries")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        tasks = c.get(f"/api/sessions/{sid}/tasks").json()
+        times = c.get(f"/api/sessions/{sid}/blame").json()["times"]
+    failed = tasks["outcome"].count("failed")
+    assert failed >= 4  # the first attempts of one job, every attempt of the other
+    page.goto(f"{server.url}/#/s/{sid}?scope={','.join(map(str, times[0]['scope']))}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="blame"]')
+    rows = page.wait_for_selector("#tab-blame .blame-time.active", timeout=15000)
+    assert rows is not None
+    last = page.query_selector_all("#tab-blame .blame-time")[-1]
+    picked_name = last.inner_text()
+    last.click()
+    page.wait_for_selector("#tab-blame .blame-time.active:last-child")
+    page.click('#tabs button[data-tab="executors"]')
+    page.wait_for_selector("#executor-chart .main-svg", timeout=15000)
+    page.wait_for_function("() => !document.querySelector('#critical-note').textContent.includes('slowest')")
+    note = page.inner_text("#critical-note")
+    assert note.split("critical path of ")[1].split(" (")[0].split(" · ")[0] in picked_name, (note, picked_name)
+    marks = next(t for t in _chart_traces(page) if t["name"] == "failed / killed")
+    assert marks["n"] == failed and all("failed or killed" in x for x in marks["text"])
+
+
+def test_long_call_sites_keep_their_file_and_line(page, server, sids):
+    """Stage names as an unredacted log has them (a long path, cut at 80 characters by the Spark model): the label
+    keeps the action, the file and the line; stages from two files name their files; the hover has the whole."""
+    sid = sids("batch_shuffle")
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    long_dir = "/home/someone/projects/analytics-pipelines/jobs/nightly/aggregation/"
+    texts = page.evaluate("""async (dir) => {
+        const { boxTexts, boxDetails } = await import("/static/js/labels.js");
+        const stage = (id, name, scopes) => ({ id, box: String(id), kind: "operator", name: name.slice(0, 80),
+            attrs: { stage_ids: [id], stage_name: name, scopes, tasks: 4 } });
+        const nodes = [
+            stage(3, `collect at ${dir}sessionize_events.py:212`, ["Exchange", "WholeStageCodegen (1)"]),
+            stage(4, `collect at ${dir}sessionize_events.py:212`, ["AQEShuffleRead", "WholeStageCodegen (2)"]),
+            stage(5, `count at ${dir}load_users.py:40`, ["mapPartitions"]),
+            { id: 6, box: "6", kind: "operator", name: "stage: StateStoreSave", attrs: { stage_ids: [9],
+              stage_name: "start at NativeMethodAccessorImpl.java:0", scopes: ["StateStoreSave"] } },
+        ];
+        const t = boxTexts({ nodes });
+        return { t: Object.fromEntries(t), hover: boxDetails(nodes[0]) };
+    }""", long_dir)
+    t = texts["t"]
+    assert t["3"]["label"] == "collect · sessio…:212", t  # the file's start and the line, never the path's start
+    assert t["5"]["label"] == "count · load_users:40", t
+    assert t["3"]["sub"] == "#3 · Exchange" and t["4"]["sub"] == "#4 · AQEShuffleRead", t
+    assert t["6"]["label"].startswith("stage: StateStore"), t  # a streaming stage keeps the model's name
+    assert all(len(x["label"]) <= 21 and len(x["sub"]) <= 24 for x in t.values())
+    assert ["call site", f"collect at {long_dir}sessionize_events.py:212"] in texts["hover"]

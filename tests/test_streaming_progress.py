@@ -1,0 +1,132 @@
+"""The streaming charts' data (backend/streaming_progress.py, GET .../streaming) on the real streaming fixtures:
+the trigger interval inferred from the trigger starts (or the user's setting, or honestly unknown), late batches,
+watermarks; and GET .../marks passing a finding's details on for the graph's badges."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from backend.app import Settings
+from backend.sources import find_logs
+from backend.streaming_progress import infer_trigger_interval, streaming_queries
+from tests.e2e.server import running_server
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "spark"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with running_server(Settings(allowed_dirs=[FIXTURES], checkpoint_every=16)) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        yield c
+
+
+def open_fixture(server, client, name: str) -> str:
+    (log,) = find_logs(FIXTURES / name)
+    r = client.post("/api/sessions", json={"path": str(log.path)})
+    assert r.status_code == 201, r.text
+    sid = r.json()["id"]
+    server.wait_for(sid, client=client)
+    return sid
+
+
+def spark_batches(name: str) -> dict[int, dict]:
+    """What Spark itself reported per batch for the fixture while it ran (spark-status.json)."""
+    status = json.loads((FIXTURES / name / "spark-status.json").read_text())
+    return {b["batchId"]: b for b in status["query"]["batches"]}
+
+
+def test_streaming_stall_infers_the_one_second_trigger_and_marks_the_stalled_batch_late(server, client):
+    sid = open_fixture(server, client, "streaming_stall")
+    (q,) = client.get(f"/api/sessions/{sid}/streaming").json()["queries"]
+    assert q["name"] == "query slow_udf (streaming)" and q["scope"] == [2]
+    assert q["trigger"]["interval_s"] == 1.0 and q["trigger"]["source"] == "inferred"  # make_fixtures: "1 second"
+    assert q["trigger"]["how"].startswith("inferred: ")
+    by = {b["batch"]: b for b in q["batches"]}
+    assert sorted(by) == list(range(len(by))) and len(by) >= 8
+    assert by[4]["late"] and by[4]["duration_s"] > 4  # the UDF's 4 s sleep
+    for b in q["batches"]:
+        assert b["late"] == (b["duration_s"] > 1.0)
+        assert b["end"] == pytest.approx(b["start"] + b["duration_s"])
+        assert b["watermark"] is None  # the query sets no watermark
+    # the user's setting replaces the inference
+    (q2,) = client.get(f"/api/sessions/{sid}/streaming", params={"trigger_s": 3}).json()["queries"]
+    assert q2["trigger"] == {"interval_s": 3.0, "source": "setting", "how": "set by the user: 3 s"}
+    assert [b["batch"] for b in q2["batches"] if b["late"]] == [4]
+    assert client.get(f"/api/sessions/{sid}/streaming", params={"trigger_s": 0}).status_code == 422
+
+
+def test_streaming_stateful_watermark_follows_the_progress_events(server, client):
+    sid = open_fixture(server, client, "streaming_stateful")
+    (q,) = client.get(f"/api/sessions/{sid}/streaming").json()["queries"]
+    assert q["name"] == "query rate_windows (streaming)"
+    # every batch started right after its predecessor: no interval can be told, and none is invented
+    assert q["trigger"]["interval_s"] is None and q["trigger"]["source"] == "unknown"
+    assert "no batch waited" in q["trigger"]["how"] and not any(b["late"] for b in q["batches"])
+    marks = [b for b in q["batches"] if b["watermark"] is not None]
+    assert len(marks) >= 5
+    ws = [b["watermark"] for b in marks]
+    assert ws == sorted(ws)  # a watermark never goes back
+    assert all(b["watermark"] < b["start"] for b in marks)  # event time trails processing time
+    assert q["batches"][0]["watermark"] is None  # Spark's initial 1970 watermark means none yet
+    spark = spark_batches("streaming_stateful")
+    assert [b["batch"] for b in q["batches"]] == sorted(spark)
+    for b in q["batches"]:
+        assert b["input_rows"] == spark[b["batch"]]["numInputRows"]
+        assert abs(b["duration_s"] * 1000 - spark[b["batch"]]["triggerMs"]) < 100
+
+
+def test_driver_stall_batch_three_is_the_slow_one(server, client):
+    sid = open_fixture(server, client, "driver_stall")
+    (q,) = client.get(f"/api/sessions/{sid}/streaming").json()["queries"]
+    assert q["trigger"]["source"] == "unknown" and "only 1 batch waited" in q["trigger"]["how"]
+    (q2,) = client.get(f"/api/sessions/{sid}/streaming", params={"trigger_s": 5}).json()["queries"]
+    late = [b["batch"] for b in q2["batches"] if b["late"]]
+    assert 3 in late  # the foreachBatch sleep of 4 s on the driver
+    assert client.get(f"/api/sessions/{sid}/streaming").status_code == 200
+    assert client.get("/api/sessions/nope/streaming").status_code == 404
+
+
+def test_batch_logs_have_no_streaming_queries(server, client):
+    sid = open_fixture(server, client, "batch_shuffle")
+    assert client.get(f"/api/sessions/{sid}/streaming").json() == {"queries": []}
+
+
+def test_inference_rule_on_made_up_starts():
+    def batches(starts, durations):
+        return [{"start": s, "duration_s": d} for s, d in zip(starts, durations, strict=True)]
+    # two waits of 2 s (one tick without data makes a 4 s gap): 2 s
+    assert infer_trigger_interval(batches([0, 2, 6, 8], [0.5, 0.5, 0.5, 0.5]))[0] == 2.0
+    # a single wait proves nothing
+    assert infer_trigger_interval(batches([0, 2, 2.6], [0.5, 0.6, 0.5]))[0] is None
+    # back to back: unknown
+    interval, how = infer_trigger_interval(batches([0, 1, 2], [1.0, 1.0, 1.0]))
+    assert interval is None and "no batch waited" in how
+    # marks that are not batch marks are ignored; the name falls back to the query id
+    (q,) = streaming_queries([{"query": "abcdef123456", "scope": [1], "trigger_start": 5.0, "duration_ms": 100,
+                               "batch": 0, "watermark": "2026-01-01T00:00:00.000Z"},
+                              {"query": "abcdef123456", "label": "query started"}])
+    assert q["name"] == "query abcdef12" and q["batches"][0]["watermark"] == 1767225600.0
+
+
+def test_finding_marks_carry_their_details(server, client):
+    sid = open_fixture(server, client, "skewed_straggler")
+    marks = client.get(f"/api/sessions/{sid}/marks").json()["marks"]
+    slow = [m for m in marks if m.get("finding") == "straggler"]
+    skew = [m for m in marks if m.get("finding") == "skew"]
+    assert len(slow) == 1 and len(skew) == 1
+    s = slow[0]
+    assert s["node"] == skew[0]["node"] and s["stage"] == skew[0]["stage"]
+    assert s["duration_s"] > 5 * s["median_task_s"] and isinstance(s["task"], int) and s["executor"] == "driver"
+    assert skew[0]["summary"]["skew"] >= 0.5 and skew[0]["summary"]["tasks"] >= 4
+    plain = [m for m in marks if not m.get("finding")]
+    assert plain and all(set(m) <= {"label", "at", "after", "scope"} for m in plain)
