@@ -64,7 +64,7 @@ class StageState:
     parents: list[int]
     children: list[int] = field(default_factory=list)
     attempts: dict[int, Attempt] = field(default_factory=dict)
-    succeeded: set = field(default_factory=set)
+    succeeded: set | None = None  # partitions whose first success produced (made at the first; gone at job end)
     completed_ok: bool = False
     targets: list[tuple[int, int]] = field(default_factory=list)  # (node, input port) each task's output goes to
     num_tasks: int = 0
@@ -425,9 +425,12 @@ class SparkModel:
         att = st.attempts.get(attempt)
         if reason != "Success" or info.get("Killed") or info.get("Failed"):
             return  # Spark retries the task: the capability stays
-        if index in st.succeeded:
+        succeeded = st.succeeded
+        if succeeded is None:
+            succeeded = st.succeeded = set()
+        if index in succeeded:
             return  # a speculative or retried duplicate: only the first success produces
-        st.succeeded.add(index)
+        succeeded.add(index)
         if att is None or att.caps <= 0:
             return  # a task of an attempt already completed or failed (a zombie): nothing held
         att.caps -= 1
@@ -495,7 +498,7 @@ class SparkModel:
             self._out += self.tasks.release_stage(sid, self._at)
             st = self.stages.get(sid)
             if st is not None and st.job_id == job_id:
-                st.succeeded.clear()  # its job released everything: no task of it can produce any more
+                st.succeeded = None  # its job released everything: no task of it can produce any more
         self._mark(f"job {job_id} {job.status.lower()} (epoch {job.epoch})", region, job=job_id, epoch=job.epoch,
                    status=job.status)
         if (region.kind == "job" or region.closing) and not region.running:
