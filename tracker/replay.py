@@ -208,6 +208,8 @@ class Replay:
             listener(scope)
         parent.retire(path[-1])
         self.details.forget(path)
+        if self.checker is not None:
+            self.checker.forget(path)
         n = len(path)
         for key in [k for k in self._scopes if type(k) is tuple and k[:n] == path]:
             del self._scopes[key]
