@@ -499,6 +499,7 @@ class SparkModel:
             st = self.stages.get(sid)
             if st is not None and st.job_id == job_id:
                 st.succeeded = None  # its job released everything: no task of it can produce any more
+                region.stage_ids.pop(sid, None)  # nothing left to release: a query's list stays short for days
         self._mark(f"job {job_id} {job.status.lower()} (epoch {job.epoch})", region, job=job_id, epoch=job.epoch,
                    status=job.status)
         if (region.kind == "job" or region.closing) and not region.running:
