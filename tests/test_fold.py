@@ -151,3 +151,23 @@ def test_a_retire_record_is_checked():
         else:
             assert replay.folded == 1 and [s.path for s in replay.root.scopes()] == [()]
             assert not replay.apply(log_records.retire([1]))  # folded already: no such scope
+
+
+def test_a_streaming_querys_region_keeps_only_its_running_stages():
+    """A query runs for days in one region: what the model keeps for the region follows the running batch, not the
+    number of batches so far (the per-job records of Spark's own job list aside)."""
+    from backend.sources import EventLogReader
+    from backend.spark.model import SparkModel
+
+    model = SparkModel()
+    kept = []
+    log = next((REPO / "fixtures" / "spark" / "streaming_stateful").glob("eventlog_v2_*"))
+    for ev in EventLogReader(log):
+        model.feed(ev.event, ev.line)
+        if ev.event.get("Event") == "SparkListenerJobEnd":
+            region = model.jobs[ev.event["Job ID"]].region
+            if region.kind == "streaming query":
+                running = {s for j in model.jobs.values() if j.status == "RUNNING" for s in j.stages}
+                kept.append(set(region.stage_ids) <= running)
+    assert len(kept) >= 7 and all(kept)
+    assert all(st.succeeded is None for st in model.stages.values())  # no per-task state once a job ended

@@ -83,7 +83,7 @@ class Region:
     next_epoch: int = 0
     source_time: int | None = 0
     messages: dict[tuple[int, int, int], int] = field(default_factory=dict)  # (node, port, epoch) -> tokens waiting
-    stage_ids: dict[int, None] = field(default_factory=dict)  # the stages created in it, in order (an ordered set)
+    stage_ids: dict[int, None] = field(default_factory=dict)  # its stages whose job still runs, in order (a set)
     running: int = 0  # jobs started in it and not ended
     closing: bool = False  # no job will start in it any more: it retires when its last running job ends
     retired: bool = False
