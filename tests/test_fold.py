@@ -16,6 +16,7 @@ import pytest
 from backend.session import Session, SessionOptions
 from backend.spark.convert import SparkLogConversion
 from backend.spark.follow_feed import SparkLogFeed
+from backend.views import scope_tree
 from tracker import log_records
 from tracker.replay import Replay
 
@@ -92,6 +93,8 @@ def test_a_long_session_keeps_a_bounded_live_state_and_seeks_into_folded_regions
     assert session.replay.folded == regions - KEEP
     live_regions, live_operators = _live_size(session)
     assert live_regions == KEEP
+    assert len(session.replay.root.children) == KEEP  # folded regions leave no node behind (they had no ports)
+    assert scope_tree(session.replay.root)["folded"] == regions - KEEP
     # at most KEEP finished regions and the one or two running ones were ever live at once, of 120
     assert max(r for r, _ in sizes) <= KEEP + 2, max(sizes)
     assert max(o for _, o in sizes) <= (KEEP + 2) * 6, max(sizes)
@@ -122,7 +125,7 @@ def test_a_long_session_keeps_a_bounded_live_state_and_seeks_into_folded_regions
             restored.root.find((1,))
         assert restored.folded == regions - KEEP
         # a restore declares only what is live at its checkpoint, not every region the application ever had
-        assert len(restored.root.children) <= 20, len(restored.root.children)  # of 120
+        assert len(restored.root.children) == KEEP and restored.root.dropped == regions - KEEP
 
 
 def test_a_retire_record_is_checked():

@@ -207,6 +207,7 @@ class Replay:
         for listener in self.on_retire:
             listener(scope)
         parent.retire(path[-1])
+        parent.drop_retired(path[-1])
         self.details.forget(path)
         if self.checker is not None:
             self.checker.forget(path)
