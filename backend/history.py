@@ -34,9 +34,8 @@ batches in between.
 ``docs/progress-log.md``); a restored replay folds the same ones at the same moments, so seeking to a moment before
 a fold shows the scope as it was. When a scope without inputs and outputs (a Spark region) is folded, its records
 (the scope, what was declared inside it, its retire) are marked dead from then on: a checkpoint taken later skips
-them (its replay declares
-nothing of it and counts it folded), so restoring costs the structure that is live at the checkpoint, not every
-record the application ever declared (a scan of one integer per structure record picks them).
+them (its replay declares nothing of it and counts it folded), so restoring costs the structure that is live at the
+checkpoint, not every record the application ever declared (a scan of one integer per structure record picks them).
 """
 
 from __future__ import annotations

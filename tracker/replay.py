@@ -196,7 +196,8 @@ class Replay:
             self._fold(self.finished.popleft())
 
     def _fold(self, path: tuple) -> None:
-        """Take the finished scope at ``path`` out of the live hierarchy (its node stays in its parent)."""
+        """Take the finished scope at ``path`` out of the live hierarchy (its node stays in its parent, unless it has
+        no ports: then nothing connected it, and it is dropped)."""
         if self._unsettled:
             self.settle()
         parent = self.root.find(path[:-1])
