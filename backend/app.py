@@ -55,6 +55,7 @@ class Settings:
     open_paths: list[str] = field(default_factory=list)  # logs to open as sessions at startup
     check_contracts: bool = True
     checkpoint_every: int = 4096
+    keep_finished: int | None = 64  # finished scopes a session keeps live; older ones fold (None: never fold)
     frontend_dir: Path = field(default_factory=locate_frontend)
     registry: FeedRegistry | None = None
     spark_port: int | None = None  # accept live Spark listeners here (0: a free port); None: no ingest

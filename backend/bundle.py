@@ -96,7 +96,8 @@ def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_
     from .app import Settings, create_app
 
     log = log.resolve()
-    settings = Settings(allowed_dirs=[log.parent], open_paths=[str(log)])
+    # a bundle is a one-shot reader: it keeps every finished scope, so each one's answers are stored
+    settings = Settings(allowed_dirs=[log.parent], open_paths=[str(log)], keep_finished=None)
     with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
         info = _wait_done(client, timeout)
         sid = info["id"]

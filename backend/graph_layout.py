@@ -57,7 +57,7 @@ def scope_graph(scope: Subgraph) -> nx.DiGraph:
         g.add_node(ENTER, kind="enter", name="scope inputs", inputs=0, outputs=scope.inputs, attrs={})
     if scope.outputs:
         g.add_node(LEAVE, kind="leave", name="scope outputs", inputs=scope.outputs, outputs=0, attrs={})
-    folded = 0
+    folded = scope.dropped
     for node in sorted(scope.children):
         op = scope.children[node]
         if op.retired and not (op.inputs or op.outputs):  # a folded scope nothing connects to: not drawn

@@ -35,9 +35,8 @@ loop keeps recording, so whatever a seek reads is either complete or not there y
 ``docs/progress-log.md``); a restored replay folds the same ones at the same moments, so seeking to a moment before
 a fold shows the scope as it was. When a scope without inputs and outputs (a Spark region) is folded, its records
 (the scope, what was declared inside it, its retire) are marked dead from then on: a checkpoint taken later skips
-them (its replay declares
-nothing of it and counts it folded), so restoring costs the structure that is live at the checkpoint, not every
-record the application ever declared (a scan of one integer per structure record picks them).
+them (its replay declares nothing of it and counts it folded), so restoring costs the structure that is live at the
+checkpoint, not every record the application ever declared (a scan of one integer per structure record picks them).
 """
 
 from __future__ import annotations
@@ -126,6 +125,7 @@ class History:
         self._inside: dict[tuple, list[int]] = {}  # scope path -> the structure records declaring its contents
         self._own: dict[tuple, list[int]] = {}  # scope path -> its own `scope` and `retire` records
         self.fold_deaths: list[int] = []  # died_at of each fold whose records died (non-decreasing)
+        self._fold_parents: list[tuple] = []  # and the path of the scope that held it
         self.segments: list[Segment] = [Segment(Checkpoint(0, 0, 0, None, []))]
         self.at = array("d")  # per batch (index b - 1 for batch b): wall clock
         self.at_max = array("d")  # running maximum of `at`: bisect for wall-time seeks
@@ -212,6 +212,7 @@ class History:
                 for i in table.pop(k):
                     died_at[i] = now
         self.fold_deaths.append(now)
+        self._fold_parents.append(path[:-1])
 
     def _checkpoint(self, replay: Replay) -> None:
         seg = self.segments[-1]
@@ -306,7 +307,13 @@ class History:
         replay.resume(cp.pointstamps, cp.batch, cp.progress_records, cp.last_at)
         for record in retires:
             replay.apply(record)
-        replay.folded += bisect.bisect_right(self.fold_deaths, upto)  # folded before: never declared here
+        dead = bisect.bisect_right(self.fold_deaths, upto)  # folded before the checkpoint: never declared here
+        replay.folded += dead
+        for parent in self._fold_parents[:dead]:
+            try:
+                replay.root.find(parent).dropped += 1
+            except KeyError:  # its parent was folded too
+                pass
         self._positions[replay] = (i, 0)
         if cp.details:
             replay.details.restore(cp.details)

@@ -80,7 +80,7 @@ class SessionManager:
     def _options(self, check: bool | None) -> SessionOptions:
         s = self.settings
         return SessionOptions(check_contracts=s.check_contracts if check is None else check,
-                              checkpoint_every=s.checkpoint_every)
+                              checkpoint_every=s.checkpoint_every, keep_finished=s.keep_finished)
 
     def add(self, feed: Feed, name: str | None = None, check: bool | None = None,
             directory: Path | None = None, sid: str | None = None) -> Session:

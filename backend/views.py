@@ -60,7 +60,7 @@ def port_rows(scope: Subgraph, locations: Iterable[Location] | None = None) -> l
 def scope_tree(scope: Subgraph) -> dict:
     """``scope`` and its nested scopes as a tree: name, depth, boundary ports and how many operators each holds."""
     children = []
-    leaves = folded = 0
+    leaves, folded = 0, scope.dropped
     for node in sorted(scope.children):
         op = scope.children[node]
         if op.scope is not None:

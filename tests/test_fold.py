@@ -16,6 +16,7 @@ import pytest
 from backend.session import Session, SessionOptions
 from backend.spark.convert import SparkLogConversion
 from backend.spark.follow_feed import SparkLogFeed
+from backend.views import scope_tree
 from tracker import log_records
 from tracker.replay import Replay
 
@@ -92,6 +93,8 @@ def test_a_long_session_keeps_a_bounded_live_state_and_seeks_into_folded_regions
     assert session.replay.folded == regions - KEEP
     live_regions, live_operators = _live_size(session)
     assert live_regions == KEEP
+    assert len(session.replay.root.children) == KEEP  # folded regions leave no node behind (they had no ports)
+    assert scope_tree(session.replay.root)["folded"] == regions - KEEP
     # at most KEEP finished regions and the one or two running ones were ever live at once, of 120
     assert max(r for r, _ in sizes) <= KEEP + 2, max(sizes)
     assert max(o for _, o in sizes) <= (KEEP + 2) * 6, max(sizes)
@@ -122,7 +125,7 @@ def test_a_long_session_keeps_a_bounded_live_state_and_seeks_into_folded_regions
             restored.root.find((1,))
         assert restored.folded == regions - KEEP
         # a restore declares only what is live at its checkpoint, not every region the application ever had
-        assert len(restored.root.children) <= 20, len(restored.root.children)  # of 120
+        assert len(restored.root.children) == KEEP and restored.root.dropped == regions - KEEP
 
 
 def test_a_retire_record_is_checked():
@@ -151,3 +154,23 @@ def test_a_retire_record_is_checked():
         else:
             assert replay.folded == 1 and [s.path for s in replay.root.scopes()] == [()]
             assert not replay.apply(log_records.retire([1]))  # folded already: no such scope
+
+
+def test_a_streaming_querys_region_keeps_only_its_running_stages():
+    """A query runs for days in one region: what the model keeps for the region follows the running batch, not the
+    number of batches so far (the per-job records of Spark's own job list aside)."""
+    from backend.sources import EventLogReader
+    from backend.spark.model import SparkModel
+
+    model = SparkModel()
+    kept = []
+    log = next((REPO / "fixtures" / "spark" / "streaming_stateful").glob("eventlog_v2_*"))
+    for ev in EventLogReader(log):
+        model.feed(ev.event, ev.line)
+        if ev.event.get("Event") == "SparkListenerJobEnd":
+            region = model.jobs[ev.event["Job ID"]].region
+            if region.kind == "streaming query":
+                running = {s for j in model.jobs.values() if j.status == "RUNNING" for s in j.stages}
+                kept.append(set(region.stage_ids) <= running)
+    assert len(kept) >= 7 and all(kept)
+    assert all(st.succeeded is None for st in model.stages.values())  # no per-task state once a job ended

@@ -204,7 +204,8 @@ class Replay:
             self._fold(self.finished.popleft())
 
     def _fold(self, path: tuple) -> None:
-        """Take the finished scope at ``path`` out of the live hierarchy (its node stays in its parent)."""
+        """Take the finished scope at ``path`` out of the live hierarchy (its node stays in its parent, unless it has
+        no ports: then nothing connected it, and it is dropped)."""
         if self._unsettled:
             self.settle()
         parent = self.root.find(path[:-1])
@@ -215,7 +216,10 @@ class Replay:
         for listener in self.on_retire:
             listener(scope)
         parent.retire(path[-1])
+        parent.drop_retired(path[-1])
         self.details.forget(path)
+        if self.checker is not None:
+            self.checker.forget(path)
         n = len(path)
         for key in [k for k in self._scopes if type(k) is tuple and k[:n] == path]:
             del self._scopes[key]

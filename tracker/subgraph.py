@@ -95,6 +95,7 @@ class Subgraph(Operate):
         self._produced = [ChangeBatch() for _ in range(outputs)]
         self._output_capabilities = [MutableAntichain(outer.le, outer.total) for _ in range(outputs)]
         self._active_children: set[int] = set()
+        self.dropped = 0  # retired nested scopes forgotten altogether (drop_retired): nothing connected them
         self._scope_inputs: dict[int, tuple[OperatorNode, int]] = {}  # target index -> (child scope, input)
         self._through: set[int] = set()  # nested scopes with inputs and outputs: they get external summaries
         # When set (a list shared by the whole hierarchy), every frontier change is appended as
@@ -252,6 +253,18 @@ class Subgraph(Operate):
         self._active_children.discard(node)
         self._child_dirty.discard(node)
         self._changed_summaries.discard(node)
+
+    def drop_retired(self, node: int) -> None:
+        """Forget retired nested scope ``node`` altogether if nothing connects it here (no inputs, no outputs): its
+        node had no ports, so no summary, frontier or edge changes; only the count ``dropped`` remembers it. Then
+        a long application's scope holds what is running, not one node per region it ever had."""
+        op = self.children.get(node)
+        if op is None or not op.retired:
+            raise ValueError(f"scope {self.label}: node {node} is not a retired scope")
+        if op.inputs or op.outputs:
+            return
+        del self.children[node]
+        self.dropped += 1
 
     def find(self, path: Sequence[int]) -> Subgraph:
         """The nested scope at ``path`` (absolute, from the root)."""

@@ -64,7 +64,7 @@ class StageState:
     parents: list[int]
     children: list[int] = field(default_factory=list)
     attempts: dict[int, Attempt] = field(default_factory=dict)
-    succeeded: set = field(default_factory=set)
+    succeeded: set | None = None  # partitions whose first success produced (made at the first; gone at job end)
     completed_ok: bool = False
     targets: list[tuple[int, int]] = field(default_factory=list)  # (node, input port) each task's output goes to
     num_tasks: int = 0
@@ -83,7 +83,7 @@ class Region:
     next_epoch: int = 0
     source_time: int | None = 0
     messages: dict[tuple[int, int, int], int] = field(default_factory=dict)  # (node, port, epoch) -> tokens waiting
-    stage_ids: dict[int, None] = field(default_factory=dict)  # the stages created in it, in order (an ordered set)
+    stage_ids: dict[int, None] = field(default_factory=dict)  # its stages whose job still runs, in order (a set)
     running: int = 0  # jobs started in it and not ended
     closing: bool = False  # no job will start in it any more: it retires when its last running job ends
     retired: bool = False
@@ -433,9 +433,12 @@ class SparkModel:
         att = st.attempts.get(attempt)
         if reason != "Success" or info.get("Killed") or info.get("Failed"):
             return None  # Spark retries the task: the capability stays
-        if index in st.succeeded:
+        succeeded = st.succeeded
+        if succeeded is None:
+            succeeded = st.succeeded = set()
+        if index in succeeded:
             return None  # a speculative or retried duplicate: only the first success produces
-        st.succeeded.add(index)
+        succeeded.add(index)
         if att is None or att.caps <= 0:
             return None  # a task of an attempt already completed or failed (a zombie): nothing held
         att.caps -= 1
@@ -504,7 +507,8 @@ class SparkModel:
             self._out += self.tasks.release_stage(sid, self._at)
             st = self.stages.get(sid)
             if st is not None and st.job_id == job_id:
-                st.succeeded.clear()  # its job released everything: no task of it can produce any more
+                st.succeeded = None  # its job released everything: no task of it can produce any more
+                region.stage_ids.pop(sid, None)  # nothing left to release: a query's list stays short for days
         self._mark(f"job {job_id} {job.status.lower()} (epoch {job.epoch})", region, job=job_id, epoch=job.epoch,
                    status=job.status)
         if (region.kind == "job" or region.closing) and not region.running:
