@@ -90,8 +90,7 @@ class TimeBlame:
     def to_json(self) -> dict:
         return {"scope": self.scope, "name": self.name, "time": self.time, "job_ids": self.job_ids,
                 "batch_id": self.batch_id, "iteration": self.iteration, "start": self.start, "end": self.end,
-                "latency_s": self.latency_s,
-                "blame": self.blame}
+                "latency_s": self.latency_s, "blame": self.blame}
 
 
 @dataclass
