@@ -5,13 +5,22 @@ checks. The real PageRank run is tests/test_fixtures_spark.py's."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from backend.blame import blame_log
+from backend.sources import EventLogReader, find_logs
+from backend.spark.convert import SparkLogConversion
 from backend.spark.loops import chain_positions, loop_key, plan_iteration
 from backend.spark.model import SparkModel
+from flowscope.cli import main as cli
+from tracker.reachability import IN, OUT, Location
 from tracker.replay import Replay
+
+from .conftest import REPO
+
+FIXTURES = REPO / "fixtures" / "spark"
 
 
 def stage(sid: int, name: str, parents: tuple = (), rdds: tuple = (), scopes: tuple = (), tasks: int = 1) -> dict:
@@ -180,3 +189,140 @@ def test_an_iteration_completes_with_its_last_task_and_blame_names_it():
         assert b.end == pytest.approx(count_done[job_of_count[k]]) and b.end < job_ends[k]
         assert [s["kind"] for s in b.blame].count("task") == 2  # the reduce's task, then the count's
         assert all(tuple(s["holder"]["time"]) == (k, i) for s in b.blame)
+
+
+# --- the real PageRank run (fixtures/spark/iterative_pagerank, made by make_fixtures.py) -------------------------
+
+STEP = "reduceByKey at make_fixtures.py:109"
+
+
+def pagerank_log():
+    (log,) = find_logs(FIXTURES / "iterative_pagerank")
+    return log
+
+
+class PageRank:
+    """The fixture converted and replayed with the contract checks; at each job's end, the loop's output frontier
+    and what holds it."""
+
+    def __init__(self) -> None:
+        self.events = [ev.event for ev in EventLogReader(pagerank_log())]
+        self.conversion = SparkLogConversion(pagerank_log())
+        self.replay = Replay("pagerank", check_contracts=True)
+        self.records: list[dict] = []
+        self.job_ends: dict[int, tuple[int, int, list, list]] = {}  # job -> (epoch, iteration, frontier, holders)
+        for rec in self.conversion:
+            assert self.replay.apply(rec), self.replay.errors
+            self.records.append(rec)
+            if rec["type"] == "mark" and "status" in rec and "loop" in rec:
+                self.replay.settle()
+                loop = self.replay.root.find(rec["loop"])
+                holders = [tuple(p["port"]) for p in loop.port_state() if p["pointstamps"]]
+                self.job_ends[rec["job"]] = (rec["epoch"], rec["iteration"],
+                                             list(loop.tracker.frontier(Location(0, IN, 0))), holders)
+        self.replay.finish()
+        self.model = self.conversion.model
+
+
+_pagerank: list[PageRank] = []
+
+
+def pagerank() -> PageRank:
+    if not _pagerank:
+        _pagerank.append(PageRank())
+    return _pagerank[0]
+
+
+def test_the_pagerank_iterations_are_counted_as_the_log_says():
+    """The driver ran 4 iterations (the job group's description says so), one job each, and then one job reading
+    the ranks. Job k lists the reduce of every iteration up to its own (the lineage) and runs only its own: the
+    model numbers it k (the position of its reduce in that chain). Job 0, the first, repeats nothing yet: it stays
+    in the region; jobs 1-3 are iterations 1-3 of the loop; the last job is none."""
+    p = pagerank()
+    starts = [e for e in p.events if e["Event"] == "SparkListenerJobStart"]
+    said = int(re.search(r"(\d+) iterations", starts[0]["Properties"]["spark.job.description"]).group(1))
+    submitted = {e["Stage Info"]["Stage ID"] for e in p.events if e["Event"] == "SparkListenerStageSubmitted"}
+    runs_step = [e["Job ID"] for e in starts
+                 if any(i["Stage Name"] == STEP and i["Stage ID"] in submitted for i in e["Stage Infos"])]
+    assert len(runs_step) == said == 4
+    listed = {e["Job ID"]: sum(i["Stage Name"] == STEP for i in e["Stage Infos"]) for e in starts}
+    iterations = {j: job.iteration for j, job in p.model.jobs.items()}
+    assert iterations == {j: (listed[j] - 1 if j in runs_step[1:] else None) for j in listed}
+    assert [iterations[j] for j in runs_step] == [None, 1, 2, 3]
+    marks = [m for m in p.replay.marks if m["label"].startswith("job ") and " started " in m["label"]]
+    assert [m["label"] for m in marks][1:4] == [f"job {j} started (epoch {j}, iteration {j})" for j in (1, 2, 3)]
+    assert p.replay.findings == [] and p.model.uncertain == []
+
+
+def test_the_pagerank_loop_scope_and_its_feedback():
+    p = pagerank()
+    region = next(s for s in p.replay.root.scopes() if s.name == "job group pagerank")
+    (loop,) = [s for s in p.replay.root.scopes() if s.domain.depth == 2]
+    assert loop.path[:-1] == region.path and loop.name == f"loop: {STEP}" and (loop.inputs, loop.outputs) == (0, 1)
+    names = sorted(op.name for op in loop.children.values())
+    assert names == sorted(["driver (next iteration)", "feedback (next iteration)", STEP,
+                            "count at make_fixtures.py:110"])  # one operator per stage, whatever the iterations
+    step = next(n for n, op in loop.children.items() if op.name == STEP)
+    feedback = next(n for n, op in loop.children.items() if op.attrs.get("role") == "feedback")
+    summaries = loop.path_summaries_to(Location(step, IN, 1))
+    assert list(summaries[Location(step, OUT, 0)]) == [(0, 1)]  # around the loop: one iteration on
+    assert loop.targets_of(Location(feedback, OUT, 0)) == [Location(step, IN, 1)]
+    # the loop's results go to the region's driver: the region's view of the loop is one operator
+    assert region.targets_of(Location(loop.path[-1], OUT, 0)) == [Location(2, IN, 0)]
+
+
+def test_the_pagerank_frontiers_pass_each_iteration_at_its_end():
+    p = pagerank()
+    assert sorted(p.job_ends) == [1, 2, 3]
+    for job, (epoch, iteration, frontier, holders) in p.job_ends.items():
+        assert (epoch, iteration) == (job, job)
+        # only the loop's driver holds: the next job's epoch, iteration 0; nothing of [epoch, iteration] is left
+        assert frontier == [(epoch + 1, 0)] and holders == [("out", 1, 0)], (job, frontier, holders)
+    # every task ran at its job's [epoch, iteration], in the loop
+    loop_path = next(r["path"] for r in p.records if r["type"] == "scope" and r["depth"] == 2)
+    stage_job = {r["value"]["stage"]: r["value"]["job"] for r in p.records
+                 if r["type"] == "detail" and (r["value"] or {}).get("kind") == "stage"}
+    tasks = [r for r in p.records if r["type"] == "detail" and (r["value"] or {}).get("kind") == "task"
+             and r["scope"] == loop_path]
+    assert len(tasks) == 3 * 4  # three iterations, each a 2-task reduce and a 2-task count
+    for r in tasks:
+        job = stage_job[r["value"]["stage"]]
+        assert r["time"] == [job, p.model.jobs[job].iteration]
+
+
+def test_pagerank_blame_and_explain_name_the_iteration(tmp_path, capsys):
+    p = pagerank()
+    loop_path = next(r["path"] for r in p.records if r["type"] == "scope" and r["depth"] == 2)
+    blamed = blame_log(p.records)
+    in_loop = {b.time: b for b in blamed if b.scope == loop_path}
+    assert sorted(in_loop) == [(1, 1), (2, 2), (3, 3)]
+    for (epoch, iteration), b in in_loop.items():
+        assert b.job_ids == [epoch] and b.iteration == iteration
+        tasks = [s for s in b.blame if s["kind"] == "task"]
+        stages = {s["holder"]["stage"] for s in tasks}
+        runs = {e["Stage Info"]["Stage ID"] for e in p.events if e["Event"] == "SparkListenerStageSubmitted"}
+        job_stages = next(e["Stage Infos"] for e in p.events
+                          if e["Event"] == "SparkListenerJobStart" and e["Job ID"] == epoch)
+        assert stages == {i["Stage ID"] for i in job_stages if i["Stage ID"] in runs}  # its reduce, its count
+    # the region blames the jobs outside the loop only: the first iteration and the last read
+    assert sorted(b.time for b in blamed if b.scope == loop_path[:1]) == [0, 4]
+
+    assert cli(["blame", str(pagerank_log().path)]) == 0
+    out = capsys.readouterr().out
+    assert "time [2, 2] (job 2, iteration 2) took" in out
+    assert cli(["blame", str(pagerank_log().path), "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)["times"]
+    assert sorted((e["time"], e["iteration"]) for e in entries if e["scope"] == loop_path) == [
+        ([1, 1], 1), ([2, 2], 2), ([3, 3], 3)]
+
+    progress = tmp_path / "pagerank.jsonl"
+    assert cli(["record", "-q", str(pagerank_log().path), "-o", str(progress)]) == 0
+    capsys.readouterr()
+    # the batch after iteration 2's reduce started its tasks: explain the loop's output there
+    at = next(i for i, r in enumerate((r for r in p.records if r["type"] == "progress"), start=1)
+              if (r.get("cause") or {}).get("event") == "TaskEnd" and r["scope"] == loop_path
+              and r["updates"][0][1] == [2, 2])
+    assert cli(["explain", str(progress), "--scope", json.dumps(loop_path), "--port", "in,0,0",
+                "--at", str(at - 1)]) == 0
+    text = capsys.readouterr().out
+    assert "time [2,2]" in text and f"({STEP}) at [2,2] (job 2, iteration 2): 2 running" in text, text
