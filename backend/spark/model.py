@@ -11,8 +11,11 @@ every epoch, what may still arrive and who holds it. ``docs/spark-model.md`` is 
   node 2 the *driver sink* (where results arrive), and one operator per stage *signature* (its name and RDD
   names/scopes, never ids, plus its parents' signatures), so micro-batch 41 and 42 run through the same operators.
   Input 0 of a stage operator is "work from outside the region"; input k >= 1 is its k-th parent stage.
+* A driver loop (a batch region's jobs that apply the same code to the previous job's output, ``loops.py``) gets
+  a nested *loop* scope in its region: times ``[epoch, iteration]``, one step operator whose output feeds back
+  (summary ``[0, 1]``) into its own input 1, its own driver source, one output to the region's driver sink.
 * Job start: the source sends one token to each stage's input 0 (a skipped stage, whose shuffle output exists,
-  sends to its children instead) and moves on. Stage submitted: consume the waiting tokens and take one capability
+  sends to its children that run instead) and moves on. Stage submitted: consume the waiting tokens and take one capability
   per task, in one batch. Task success: drop one capability and send one token to each child stage (or to the
   sink). Failures keep the capability (Spark retries); duplicates (speculation) send nothing. Stage failed, job end,
   query terminated and application end release whatever is still held, so a finished application ends empty.
