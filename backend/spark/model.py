@@ -15,10 +15,11 @@ every epoch, what may still arrive and who holds it. ``docs/spark-model.md`` is 
   a nested *loop* scope in its region: times ``[epoch, iteration]``, one step operator whose output feeds back
   (summary ``[0, 1]``) into its own input 1, its own driver source, one output to the region's driver sink.
 * Job start: the source sends one token to each stage's input 0 (a skipped stage, whose shuffle output exists,
-  sends to its children that run instead) and moves on. Stage submitted: consume the waiting tokens and take one capability
-  per task, in one batch. Task success: drop one capability and send one token to each child stage (or to the
-  sink). Failures keep the capability (Spark retries); duplicates (speculation) send nothing. Stage failed, job end,
-  query terminated and application end release whatever is still held, so a finished application ends empty.
+  sends to its children that run instead) and moves on. Stage submitted: consume the waiting tokens and take one
+  capability per task, in one batch. Task success: drop one capability and send one token to each child stage (or
+  to the sink). Failures keep the capability (Spark retries); duplicates (speculation) send nothing. Stage failed,
+  job end, query terminated and application end release whatever is still held, so a finished application ends
+  empty.
 
 Spark drops events when a listener lags; a gap (a task of a stage that was never submitted, a job that never
 started) marks the session *uncertain* from that point instead of inventing progress.
