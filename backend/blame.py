@@ -79,13 +79,18 @@ class TimeBlame:
     blame: list[dict]
 
     @property
+    def iteration(self) -> Any:
+        """In a loop (a time ``[epoch, iteration]``), the iteration; None elsewhere."""
+        return self.time[1] if type(self.time) is tuple and len(self.time) == 2 else None
+
+    @property
     def latency_s(self) -> float:
         return round(self.end - self.start, 6)
 
     def to_json(self) -> dict:
         return {"scope": self.scope, "name": self.name, "time": self.time, "job_ids": self.job_ids,
-                "batch_id": self.batch_id, "start": self.start, "end": self.end, "latency_s": self.latency_s,
-                "blame": self.blame}
+                "batch_id": self.batch_id, "iteration": self.iteration, "start": self.start, "end": self.end,
+                "latency_s": self.latency_s, "blame": self.blame}
 
 
 @dataclass
@@ -200,6 +205,8 @@ class BlameTracker:
         counts = sb.counts
         released = False
         for port, t, delta in rec.get("updates") or ():
+            if port[1] == 0:
+                continue  # the scope's boundary: messages entering or leaving, the parent's pointstamps
             loc = ports.get((port[0], port[1], port[2]))
             if loc is None:
                 loc = ports[tuple(port)] = Location.from_json(port)
@@ -296,6 +303,8 @@ class BlameTracker:
             for node, op in scope.children.items():
                 if op.scope is None and (op.attrs.get("role") == "sink" or op.outputs == 0):
                     sinks += [Location(node, IN, p) for p in range(op.inputs)]
+            if not sinks and scope.path:  # a nested scope whose results leave it (a loop): its outputs
+                sinks = [Location(0, IN, j) for j in range(scope.outputs)]
             self._sinks[scope.path] = sinks
         return sinks
 
@@ -312,12 +321,16 @@ class BlameTracker:
         at = rec.get("at")
         label = str(rec.get("label", ""))
         if "job" in rec and "epoch" in rec and isinstance(at, (int, float)):
-            t = rec["epoch"]
-            if label.endswith(")") and " started " in label:
-                sb.jobs.setdefault(t, []).append(rec["job"])
-                sb.job_start[t] = min(at, sb.job_start.get(t, at))
-            else:
-                sb.job_end[t] = max(at, sb.job_end.get(t, at))
+            times = [(sb, rec["epoch"])]
+            if isinstance(rec.get("loop"), list) and type(rec.get("iteration")) is int:
+                # a loop's iteration: the job's time in the loop's scope too, [epoch, iteration]
+                times.append((self._scope(rec["loop"]), (rec["epoch"], rec["iteration"])))
+            for sc, t in times:
+                if label.endswith(")") and " started " in label:
+                    sc.jobs.setdefault(t, []).append(rec["job"])
+                    sc.job_start[t] = min(at, sc.job_start.get(t, at))
+                else:
+                    sc.job_end[t] = max(at, sc.job_end.get(t, at))
         elif "batch" in rec and "trigger_start" in rec:
             sb.batch_marks[rec["batch"]] = rec
 

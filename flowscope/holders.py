@@ -14,6 +14,12 @@ def _t(value: Any) -> str:
     return json.dumps(value, separators=(",", ""))
 
 
+def _iteration(h: dict) -> str:
+    """A loop's time as a person reads it: the job and the iteration its stage runs (from the stage's detail)."""
+    stage = next((s for s in reversed(h.get("stages") or []) if s.get("iteration") is not None), None)
+    return f" (job {stage.get('job')}, iteration {stage['iteration']})" if stage else ""
+
+
 def late_lines(late: list[dict]) -> list[str]:
     """One line per late pointstamp that has running or pending work, then its running tasks (longest first)."""
     out: list[str] = []
@@ -24,7 +30,8 @@ def late_lines(late: list[dict]) -> list[str]:
         kind, node, port = h["location"]
         why = " (implied by the driver's capability, but this is what the time waits for)" if h["implied"] else ""
         waiting = f", {pending['count']} pending" if pending and pending["count"] else ""
-        out.append(f"  late: {kind}({node},{port}) ({h['operator']}) at {_t(h['time'])}: {len(running)} running"
+        out.append(f"  late: {kind}({node},{port}) ({h['operator']}) at {_t(h['time'])}{_iteration(h)}: "
+                   f"{len(running)} running"
                    f"{waiting}{why}")
         for t in sorted(running, key=lambda t: -(t.get("running_s") or 0))[:MAX_TASKS]:
             spec = ", speculative" if t.get("speculative") else ""

@@ -20,9 +20,10 @@ router = APIRouter(prefix="/api/sessions/{sid}", tags=["blame"])
 
 @router.get("/blame", responses={400: {"model": Problem}, 404: {"model": Problem}},
             summary="Blame: each completed time's latency split along its critical path of holders",
-            description="`{\"times\": [{scope, name, time, job_ids, batch_id, start, end, latency_s, blame: "
-                        "[{kind, seconds, from, to, holder}]}]}`; kinds: task, waiting-for-slots, scheduler, "
-                        "recompute, driver (capability, message for other logs).")
+            description="`{\"times\": [{scope, name, time, job_ids, batch_id, iteration, start, end, latency_s, "
+                        "blame: [{kind, seconds, from, to, holder}]}]}`; kinds: task, waiting-for-slots, scheduler, "
+                        "recompute, driver (capability, message for other logs). `iteration`: a loop's time "
+                        "`[epoch, iteration]`'s iteration, else null.")
 async def blame(
     session: Session = Depends(deps.session),
     scope: str | None = Query(None, description="only this scope, e.g. 2"),

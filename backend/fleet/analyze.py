@@ -40,6 +40,7 @@ from tracker.contracts import BatchInfo
 from tracker.reachability import Location
 from tracker.replay import Replay
 from tracker.subgraph import Subgraph
+from tracker.timestamp import time_from_json
 
 __all__ = [
     "APPLICATION_COLUMNS",
@@ -259,7 +260,7 @@ class _Analysis:
             at = rec.get("at") or 0.0
             for port, t, d in rec["updates"]:
                 if port[0] == "out" and port[1] >= 3:
-                    self._hold(scope, port[1], t, d, at)
+                    self._hold(scope, port[1], time_from_json(t), d, at)  # a loop's [epoch, iteration]: a tuple
         elif kind == "mark":
             scope = tuple(rec.get("scope") or ())
             if "job" in rec and "epoch" in rec:
@@ -276,7 +277,7 @@ class _Analysis:
         elif kind == "operator":
             self.operators[(tuple(rec["scope"]), rec["node"])] = rec
 
-    def _hold(self, scope: tuple, node: int, t: int, d: int, at: float) -> None:
+    def _hold(self, scope: tuple, node: int, t: Any, d: int, at: float) -> None:
         hold = self.holds.get((scope, node, t))
         if hold is None:
             hold = self.holds[(scope, node, t)] = _Hold()
@@ -373,7 +374,9 @@ class _Analysis:
                              f"{info.get('Executor ID')}) ran {longest[0]:.2f} s, median {median:.2f} s")
             row = dict.fromkeys(STAGE_COLUMNS)
             row.update(
-                app_id=app_id, app_start=self.app_start, scope=list(scope), region_kind=kind, time=t,
+                # a loop's stage holds (epoch, iteration): the row's time is the epoch (its job's), as elsewhere
+                app_id=app_id, app_start=self.app_start, scope=list(scope), region_kind=kind,
+                time=t[0] if type(t) is tuple else t,
                 signature=signature_key(kind, op.get("name", ""), attrs), name=op.get("name"), stage_ids=sids,
                 attempts=sum(len(self.attempts.get(s, ())) for s in sids),
                 failed_attempts=sum(len(self.failed_attempts.get(s, ())) for s in sids),

@@ -11,11 +11,15 @@ every epoch, what may still arrive and who holds it. ``docs/spark-model.md`` is 
   node 2 the *driver sink* (where results arrive), and one operator per stage *signature* (its name and RDD
   names/scopes, never ids, plus its parents' signatures), so micro-batch 41 and 42 run through the same operators.
   Input 0 of a stage operator is "work from outside the region"; input k >= 1 is its k-th parent stage.
+* A driver loop (a batch region's jobs that apply the same code to the previous job's output, ``loops.py``) gets
+  a nested *loop* scope in its region: times ``[epoch, iteration]``, one step operator whose output feeds back
+  (summary ``[0, 1]``) into its own input 1, its own driver source, one output to the region's driver sink.
 * Job start: the source sends one token to each stage's input 0 (a skipped stage, whose shuffle output exists,
-  sends to its children instead) and moves on. Stage submitted: consume the waiting tokens and take one capability
-  per task, in one batch. Task success: drop one capability and send one token to each child stage (or to the
-  sink). Failures keep the capability (Spark retries); duplicates (speculation) send nothing. Stage failed, job end,
-  query terminated and application end release whatever is still held, so a finished application ends empty.
+  sends to its children that run instead) and moves on. Stage submitted: consume the waiting tokens and take one
+  capability per task, in one batch. Task success: drop one capability and send one token to each child stage (or
+  to the sink). Failures keep the capability (Spark retries); duplicates (speculation) send nothing. Stage failed,
+  job end, query terminated and application end release whatever is still held, so a finished application ends
+  empty.
 * A region that can get no more work (a lone job at its end, a SQL execution at its end once its jobs ended, a
   terminated query, every region at application end) is released and *retired* (a ``retire`` record): a long
   application's reader folds it out of its live state, and the model forgets what it kept for its structure.
@@ -30,20 +34,26 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from tracker import log_records
 
 from .event_shape import event_problem
+from .loops import chain_positions, loop_key, output_rdd, plan_iteration, rdd_scope_name
 from .tasks import TaskLedger
 
 __all__ = ["HANDLED_EVENTS", "SparkModel", "SparkSummary"]
 
 STREAMING_PREFIX = "org.apache.spark.sql.streaming.StreamingQueryListener$"
+_STEP = ("loop step",)  # the signature of a loop's step operator, in its loop scope
+_FEEDBACK = 2  # a loop scope's feedback operator (node 1 is its driver)
 
 
 def _port(kind: str, node: int, port: int) -> list:
     return [kind, node, port]
+
+
+def _jt(t: Any) -> Any:
+    """A time as records write it: a loop's ``(epoch, iteration)`` as a JSON array."""
+    return list(t) if type(t) is tuple else t
 
 
 @dataclass(slots=True)  # one per job, stage or region of an application, however long
@@ -66,8 +76,11 @@ class StageState:
     attempts: dict[int, Attempt] = field(default_factory=dict)
     succeeded: set | None = None  # partitions whose first success produced (made at the first; gone at job end)
     completed_ok: bool = False
-    targets: list[tuple[int, int]] = field(default_factory=list)  # (node, input port) each task's output goes to
+    # (node, input port, time) each task's output goes to; node 0: out of a loop, to its region's sink
+    targets: list[tuple[int, int, Any]] = field(default_factory=list)
     num_tasks: int = 0
+    iteration: int | None = None  # in a loop: the iteration (its time is (epoch, iteration))
+    output_rdd: int | None = None  # the RDD it writes (loops.output_rdd), from the job's start
 
 
 @dataclass(slots=True)  # one per job, stage or region of an application, however long
@@ -81,16 +94,19 @@ class Region:
     edges: set = field(default_factory=set)
     next_node: int = 3
     next_epoch: int = 0
-    source_time: int | None = 0
+    source_time: Any = 0  # what the driver holds: the next epoch (a loop's: (epoch, 0)), None once released
     messages: dict[tuple[int, int, int], int] = field(default_factory=dict)  # (node, port, epoch) -> tokens waiting
     stage_ids: dict[int, None] = field(default_factory=dict)  # its stages whose job still runs, in order (a set)
     running: int = 0  # jobs started in it and not ended
     closing: bool = False  # no job will start in it any more: it retires when its last running job ends
     retired: bool = False
+    parent: Region | None = None  # a loop's region (a loop is a nested scope of its region, see loops.py)
+    loops: dict[Any, Region] = field(default_factory=dict)  # loop key -> its loop scope
+    loop_time: Any = None  # a loop's source: the (epoch, 0) it holds, None once released
 
     @property
     def path(self) -> list[int]:
-        return [self.node]
+        return [self.node] if self.parent is None else [*self.parent.path, self.node]
 
 
 @dataclass(slots=True)  # one per job, stage or region of an application, however long
@@ -100,6 +116,7 @@ class Job:
     epoch: int
     stages: list[int]
     status: str = "RUNNING"
+    iteration: int | None = None  # an iteration of a loop of its region (see loops.py)
 
 
 @dataclass
@@ -136,6 +153,7 @@ class SparkModel:
         # (stage id, attempt) -> PENDING/ACTIVE/COMPLETE/FAILED/SKIPPED, as Spark's own status listener keeps it
         self.stage_status: dict[tuple[int, int], str] = {}
         self._attempts_of: dict[int, list[int]] = {}  # stage id -> its attempts in stage_status: O(1) per job end
+        self._written: set[int] = set()  # the output RDDs of shuffle map stages that completed (skipped if listed)
         self.tasks = TaskLedger()  # which tasks make up each stage's capabilities (detail records)
 
     # --- driving -----------------------------------------------------------------------------------------
@@ -248,7 +266,7 @@ class SparkModel:
         for k, ps in enumerate(parent_sigs, start=1):
             region.op_ports[node].setdefault(ps, k)
         rdds = info.get("RDD Info") or []
-        scopes = sorted({s for s in (_scope_name(r) for r in rdds) if s})
+        scopes = sorted({s for s in (rdd_scope_name(r) for r in rdds) if s})
         attrs = {
             "stage_ids": [info.get("Stage ID")],
             "stage_name": info.get("Stage Name"),
@@ -312,65 +330,144 @@ class SparkModel:
                 sigs[sid] = base
             return sigs[sid]
 
-        seen_sigs: dict[Any, int] = {}
-        for sid in sorted(by_id):  # two identical stages in one job stay two operators
-            sig = signature(sid)
-            n = seen_sigs.get(sig, 0)
-            seen_sigs[sig] = n + 1
-            if n:
-                sigs[sid] = (sig, n)
-        updates = []
+        _distinct(sorted(by_id), signature, sigs)
+        skipped = {sid for sid in by_id if children[sid] and self._output_exists(sid, by_id[sid])}
+        place, iteration = self._place(region, epoch, by_id, parents, sigs, skipped, streaming)
         for sid in sorted(by_id):
-            info = by_id[sid]
-            parent_sigs = [sigs[p] for p in sorted(parents[sid])]
-            node = self._stage_operator(region, info, sigs[sid], parent_sigs, streaming)
+            scope, sig, _ = place[sid]
+            parent_sigs = [_STEP] if sig == _STEP else [place[p][1] for p in sorted(parents[sid])
+                                                         if place[p][0] is scope]
+            node = self._stage_operator(scope, by_id[sid], sig, parent_sigs, streaming)
+            if sig == _STEP:  # the feedback: its output, one iteration on, is its own input 1
+                self._edge(scope, node, _FEEDBACK, 0)
+                self._edge(scope, _FEEDBACK, node, 1)
             for p in parents[sid]:
-                pnode = region.ops[sigs[p]]
-                self._edge(region, pnode, node, region.op_ports[node].get(sigs[p], 1))
+                pscope, psig, _ = place[p]
+                if pscope is scope and not (psig == sig == _STEP):
+                    self._edge(scope, scope.ops[psig], node, scope.op_ports[node].get(psig, 1))
             if not children[sid]:
-                self._edge(region, node, 2, 0)
+                self._edge(scope, node, *((0, 0) if scope.parent is not None else (2, 0)))
+        updates: dict[int, tuple[Region, list]] = {id(region): (region, [])}
         for sid in sorted(by_id):
             self._set_stage_status(sid, by_id[sid].get("Stage Attempt ID", 0), "PENDING", if_absent=True)
-            node = region.ops[sigs[sid]]
-            previous = self.stages.get(sid)
-            if previous is not None and previous.completed_ok:
-                # skipped: its shuffle output exists; it feeds its children now
-                for c in children[sid]:
-                    cnode = region.ops[sigs[c]]
-                    port = region.op_ports[cnode].get(sigs[sid], 1)
-                    updates.append(self._message(region, cnode, port, epoch, 1))
-                continue
-            targets = [(region.ops[sigs[c]], region.op_ports[region.ops[sigs[c]]].get(sigs[sid], 1))
-                       for c in children[sid]]
-            region.stage_ids[sid] = None
-            self.stages[sid] = StageState(sid, by_id[sid].get("Stage Name", ""), region, node, job_id, epoch,
-                                          parents[sid], children[sid], targets=targets or [(2, 0)],
-                                          num_tasks=by_id[sid].get("Number of Tasks", 0))
-            updates.append(self._message(region, node, 0, epoch, 1))
+            scope, sig, t = place[sid]
+            node = scope.ops[sig]
+            fed = [(c, scope.ops[place[c][1]], scope.op_ports[scope.ops[place[c][1]]].get(sig, 1), place[c][2])
+                   for c in children[sid] if place[c][0] is scope]
+            targets = [f[1:] for f in fed] if children[sid] else [(0, 0, t) if scope.parent else (2, 0, epoch)]
+            ups = updates.setdefault(id(scope), (scope, []))[1]
+            if sid in skipped:  # its output exists: it feeds the children that run, in its scope, now
+                ups += [self._message(scope, cnode, port, ct, 1) for c, cnode, port, ct in fed if c not in skipped]
+                previous = self.stages.get(sid)
+                if previous is not None and previous.completed_ok:
+                    continue  # Spark listed it before under this id, and it ran
+            else:
+                ups.append(self._message(scope, node, 0, t, 1))
+            scope.stage_ids[sid] = None
+            self.stages[sid] = StageState(sid, by_id[sid].get("Stage Name", ""), scope, node, job_id, t,
+                                          parents[sid], children[sid], targets=targets,
+                                          num_tasks=by_id[sid].get("Number of Tasks", 0),
+                                          iteration=t[1] if scope is not region else None,
+                                          output_rdd=output_rdd(by_id[sid]))
         # the source: it must hold the epoch to send at it, then moves on
         src = _port("out", 1, 0)
+        region_ups = updates[id(region)][1]
         if region.source_time is None:
             self._uncertain(f"job {job_id} started in region {region.name!r} after its source was released")
         else:
             if region.source_time != epoch and region.source_time < epoch:
-                updates += [[src, region.source_time, -1], [src, epoch, 1]]
+                region_ups += [[src, region.source_time, -1], [src, epoch, 1]]
                 region.source_time = epoch
             if not streaming:
-                updates += [[src, region.source_time, -1], [src, epoch + 1, 1]]
+                region_ups += [[src, region.source_time, -1], [src, epoch + 1, 1]]
                 region.source_time = epoch + 1
-        self.jobs[job_id] = Job(job_id, region, epoch, sorted(by_id))
+        self.jobs[job_id] = Job(job_id, region, epoch, sorted(by_id), iteration=iteration)
         region.running += 1
-        self._batch(region, updates, "JobStart", job=job_id)
-        self._mark(f"job {job_id} started (epoch {epoch})", region, job=job_id, epoch=epoch)
+        self._batch(region, region_ups, "JobStart", job=job_id)
+        for loop in region.loops.values():  # a loop's driver moves on with its region's: [epoch + 1, 0]
+            ups = updates.get(id(loop), (loop, []))[1]
+            if loop.source_time is not None:
+                ups += [[src, _jt(loop.source_time), -1], [src, [epoch + 1, 0], 1]]
+                loop.source_time = (epoch + 1, 0)
+            self._batch(loop, ups, "JobStart", job=job_id)
+        more: dict[str, Any] = {}
+        if iteration is not None:
+            loop_path = next(s.path for s, _, _ in place.values() if s is not region)
+            more = {"iteration": iteration, "loop": loop_path}
+        self._mark(f"job {job_id} started (epoch {epoch}" + (f", iteration {iteration})" if more else ")"), region,
+                   job=job_id, epoch=epoch, **more)
 
-    def _message(self, region: Region, node: int, port: int, epoch: int, delta: int) -> list:
-        key = (node, port, epoch)
-        count = region.messages.get(key, 0) + delta
-        if count:
-            region.messages[key] = count
-        else:
-            region.messages.pop(key, None)
-        return [_port("in", node, port), epoch, delta]
+    def _output_exists(self, sid: int, info: dict) -> bool:
+        """Whether a stage's shuffle output is there already, so Spark skips it (see loops.py)."""
+        previous = self.stages.get(sid)
+        if previous is not None and previous.completed_ok:
+            return True
+        rdd = output_rdd(info)
+        return rdd is not None and rdd in self._written
+
+    def _place(self, region: Region, epoch: int, by_id: dict, parents: dict, sigs: dict, skipped: set,
+               streaming: bool) -> tuple[dict[int, tuple[Region, Any, Any]], int | None]:
+        """Each stage's scope, operator signature and time, and the job's iteration (None: not one). In the region
+        by default (its recursive signature, the epoch); an iteration of a loop (loops.py) puts the loop's code
+        and what runs downstream of it in the loop's scope, at ``(epoch, iteration)``: the step operator for the
+        stages running the loop's code, loop-local signatures (parents in the loop only) for the others."""
+        place: dict[int, tuple[Region, Any, Any]] = {sid: (region, sigs[sid], epoch) for sid in by_id}
+        if streaming:
+            return place, None
+        keys = {sid: loop_key(info) for sid, info in by_id.items()}
+        pos = chain_positions(keys, parents)
+        plan = plan_iteration(keys, pos, parents, skipped, region.loops)
+        for sid in skipped:  # a known loop's code, not run: its step, should Spark run it after all
+            known = region.loops.get(keys[sid])
+            if known is not None and (plan is None or sid not in plan.in_loop):
+                place[sid] = (known, _STEP, (epoch, pos[sid]))
+        if plan is None:
+            return place, None
+        loop = region.loops.get(plan.key) or self._loop(region, plan.key, epoch)
+        local: dict[int, Any] = {}
+
+        def local_signature(sid: int) -> Any:
+            if sid in plan.members:
+                return _STEP
+            if sid not in local:
+                inside = (local_signature(p) for p in parents[sid] if p in plan.in_loop)
+                local[sid] = (_base_signature(by_id[sid], False), tuple(sorted(inside, key=repr)))
+            return local[sid]
+
+        _distinct(sorted(s for s in plan.in_loop if s not in plan.members), local_signature, local)
+        for sid, it in plan.in_loop.items():
+            place[sid] = (loop, local_signature(sid), (epoch, it))
+        return place, plan.iteration
+
+    def _loop(self, region: Region, key: tuple, epoch: int) -> Region:
+        """A new loop scope in ``region`` for the stages running ``key``'s code: its driver (which holds
+        ``[epoch, 0]`` and moves on with the region's), its feedback, and an output to the region's driver."""
+        node = region.next_node
+        region.next_node += 1
+        name = f"loop: {key[0]}"[:120]
+        loop = Region(("loop", key), node, name, "loop", source_time=(epoch, 0), parent=region)
+        loop.next_node = _FEEDBACK + 1
+        region.loops[key] = loop
+        path = loop.path
+        self._emit(log_records.scope(path, name, 0, 1, 2, attrs={"kind": "loop", "step": key[0]}))
+        self._emit(log_records.operator(path, 1, "driver (next iteration)", 0, 1, capabilities=[[[epoch, 0]]],
+                                        attrs={"role": "source"}))
+        self._emit(log_records.operator(path, _FEEDBACK, "feedback (next iteration)", 1, 1, summary=[[[[0, 1]]]],
+                                        attrs={"role": "feedback"}))
+        self._edge(region, node, 2, 0)  # what the loop's result stages deliver goes to the region's driver
+        return loop
+
+    def _message(self, region: Region, node: int, port: int, epoch: Any, delta: int) -> list:
+        _count(region, (node, port, epoch), delta)
+        return [_port("in", node, port), _jt(epoch), delta]
+
+    def _deliver(self, scope: Region, node: int, port: int, time: Any) -> list:
+        """One token from a task to a target: a stage's input, the region's driver (results), or, from a loop,
+        its output (node 0), which the tracker counts at the region's driver at the epoch: so does the model."""
+        if node == 0 and scope.parent is not None:
+            _count(scope.parent, (2, 0, time[0]), 1)
+            return [_port("in", 0, port), _jt(time), 1]
+        return self._message(scope, node, port, time, 1)
 
     def _take_messages(self, region: Region, node: int, epoch: int) -> list:
         updates = []
@@ -396,11 +493,12 @@ class SparkModel:
         n = info.get("Number of Tasks", 0)
         region = st.region
         updates = self._take_messages(region, st.node, st.epoch)
-        updates.append([_port("out", st.node, 0), st.epoch, n])
+        updates.append([_port("out", st.node, 0), _jt(st.epoch), n])
         st.attempts[attempt] = Attempt(caps=n)
         self._set_stage_status(sid, attempt, "ACTIVE")
         self._batch(region, updates, "StageSubmitted", stage=sid, attempt=attempt, job=st.job_id)
-        self._out += self.tasks.stage_submitted(region.path, st.node, st.epoch, sid, attempt, n, st.job_id, self._at)
+        self._out += self.tasks.stage_submitted(region.path, st.node, _jt(st.epoch), sid, attempt, n, st.job_id,
+                                                self._at, iteration=st.iteration)
 
     def _on_task_start(self, e: dict) -> None:
         info = e.get("Task Info") or {}
@@ -443,9 +541,9 @@ class SparkModel:
             return None  # a task of an attempt already completed or failed (a zombie): nothing held
         att.caps -= 1
         region = st.region
-        updates = [[_port("out", st.node, 0), st.epoch, -1]]
-        for node, port in st.targets:
-            updates.append(self._message(region, node, port, st.epoch, 1))
+        updates = [[_port("out", st.node, 0), _jt(st.epoch), -1]]
+        for node, port, time in st.targets:
+            updates.append(self._deliver(region, node, port, time))
         return self._batch(region, updates, "TaskEnd", worker=str(info.get("Executor ID", "driver")), stage=sid,
                            attempt=attempt, task=info.get("Task ID"), index=index,
                            launched=_seconds(info.get("Launch Time")))
@@ -454,7 +552,7 @@ class SparkModel:
         updates = []
         for a, att in st.attempts.items():
             if (attempt is None or a == attempt) and att.caps > 0:
-                updates.append([_port("out", st.node, 0), st.epoch, -att.caps])
+                updates.append([_port("out", st.node, 0), _jt(st.epoch), -att.caps])
                 att.caps = 0
         return updates
 
@@ -466,6 +564,8 @@ class SparkModel:
         self._set_stage_status(sid, attempt, "FAILED" if failed else "COMPLETE")
         if not failed:
             st.completed_ok = True
+            if st.children and st.output_rdd is not None:  # a shuffle map stage: its output stays
+                self._written.add(st.output_rdd)
         updates = self._release_stage(st, attempt)
         self._batch(st.region, updates, "StageCompleted", stage=sid, attempt=attempt, failed=failed)
         self._out += self.tasks.stage_completed(sid, attempt, self._at)
@@ -490,27 +590,37 @@ class SparkModel:
             job.region.running -= 1
         job.status = "SUCCEEDED" if result == "JobSucceeded" else "FAILED"
         region = job.region
-        updates = []
+        updates: dict[int, tuple[Region, list]] = {}  # its loop's batch, then its region's
         for sid in job.stages:
             st = self.stages.get(sid)
             if st is None or st.job_id != job_id:
                 continue
-            updates += self._take_messages(region, st.node, job.epoch)
-            updates += self._release_stage(st)
+            ups = updates.setdefault(id(st.region), (st.region, []))[1]
+            ups += self._take_messages(st.region, st.node, st.epoch)
+            ups += self._release_stage(st)
         for sid in job.stages:
             for a in self._attempts_of.get(sid, ()):
                 if self.stage_status[(sid, a)] == "PENDING":  # never submitted: Spark reports it skipped
                     self.stage_status[(sid, a)] = "SKIPPED"
-        updates += self._take_messages(region, 2, job.epoch)
-        self._batch(region, updates, "JobEnd", job=job_id)
+        region_ups = updates.pop(id(region), (region, []))[1]
+        for scope, ups in updates.values():
+            self._batch(scope, ups, "JobEnd", job=job_id)
+        region_ups += self._take_messages(region, 2, job.epoch)
+        self._batch(region, region_ups, "JobEnd", job=job_id)
         for sid in job.stages:
             self._out += self.tasks.release_stage(sid, self._at)
             st = self.stages.get(sid)
             if st is not None and st.job_id == job_id:
                 st.succeeded = None  # its job released everything: no task of it can produce any more
                 region.stage_ids.pop(sid, None)  # nothing left to release: a query's list stays short for days
-        self._mark(f"job {job_id} {job.status.lower()} (epoch {job.epoch})", region, job=job_id, epoch=job.epoch,
-                   status=job.status)
+        more: dict[str, Any] = {}
+        if job.iteration is not None:
+            loop = next(self.stages[s].region for s in job.stages if s in self.stages
+                        and self.stages[s].job_id == job_id and self.stages[s].region is not region)
+            more = {"iteration": job.iteration, "loop": loop.path}
+        label = f"job {job_id} {job.status.lower()} (epoch {job.epoch}"
+        self._mark(label + (f", iteration {job.iteration})" if more else ")"), region, job=job_id, epoch=job.epoch,
+                   status=job.status, **more)
         if (region.kind == "job" or region.closing) and not region.running:
             self._retire_region(region, "JobEnd")
 
@@ -573,11 +683,18 @@ class SparkModel:
         region.op_ports.clear()
         region.edges.clear()
         region.stage_ids.clear()
+        region.loops.clear()  # its loops are nested scopes of it: retired with it
 
     def _release_region(self, region: Region, event: str) -> None:
+        """Release everything a region holds: its loops' first, then its own."""
+        for loop in region.loops.values():
+            self._release_scope(loop, event)
+        self._release_scope(region, event)
+
+    def _release_scope(self, region: Region, event: str) -> None:
         updates = []
         if region.source_time is not None:
-            updates.append([_port("out", 1, 0), region.source_time, -1])
+            updates.append([_port("out", 1, 0), _jt(region.source_time), -1])
             region.source_time = None
         for (node, port, t), count in list(region.messages.items()):
             if count:
@@ -614,6 +731,26 @@ class SparkModel:
         self.spark_version = e.get("Spark Version")
 
 
+def _count(scope: Region, key: tuple, delta: int) -> None:
+    """The model's own count of the tokens waiting at ``key`` = (node, input port, time) in ``scope``."""
+    count = scope.messages.get(key, 0) + delta
+    if count:
+        scope.messages[key] = count
+    else:
+        scope.messages.pop(key, None)
+
+
+def _distinct(order: list[int], signature: Callable[[int], Any], sigs: dict[int, Any]) -> None:
+    """Two stages of one job with the same signature stay two operators: the second becomes ``(sig, 1)``..."""
+    seen: dict[Any, int] = {}
+    for sid in order:
+        sig = signature(sid)
+        n = seen.get(sig, 0)
+        seen[sig] = n + 1
+        if n:
+            sigs[sid] = (sig, n)
+
+
 def _seconds(ms: Any) -> float | None:
     return ms / 1000.0 if isinstance(ms, (int, float)) else None
 
@@ -641,19 +778,9 @@ def _progress_total(progress: dict, key: str) -> Any:
     return sum(values) if values else None
 
 
-def _scope_name(rdd: dict) -> str | None:
-    scope = rdd.get("Scope")
-    if not scope:
-        return None
-    try:
-        return orjson.loads(scope).get("name")  # one per RDD of every job: the fast parser
-    except (ValueError, AttributeError):
-        return None
-
-
 def _base_signature(info: dict, streaming: bool) -> Any:
     rdds = info.get("RDD Info") or []
-    scopes = tuple(sorted(s for s in (_scope_name(r) for r in rdds) if s))
+    scopes = tuple(sorted(s for s in (rdd_scope_name(r) for r in rdds) if s))
     if streaming:
         # stage names in streaming are useless ("start at NativeMethodAccessorImpl.java:0") and ids change per batch
         names = tuple(sorted(str(r.get("Name")) for r in rdds if not str(r.get("Name", "")).isdigit()))

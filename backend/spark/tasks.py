@@ -181,11 +181,14 @@ class TaskLedger:
                  "executor": ex, "executor_event": "removed", "reason": reason}]
 
     def stage_submitted(self, scope: list, node: int, time: Any, stage: int, attempt: int, tasks: int, job: Any,
-                        at: float) -> list[dict]:
+                        at: float, iteration: int | None = None) -> list[dict]:
+        """``iteration``: the loop iteration the stage runs (its time is ``[epoch, iteration]``), None outside one."""
         a = _Attempt(scope, node, time, stage, attempt, job)
         self.attempts[(stage, attempt)] = a
-        return [self._detail(a, f"stage {stage}.{attempt}", {
-            "kind": "stage", "stage": stage, "attempt": attempt, "job": job, "tasks": tasks, "submitted": at}, at)]
+        value = {"kind": "stage", "stage": stage, "attempt": attempt, "job": job, "tasks": tasks, "submitted": at}
+        if iteration is not None:
+            value["iteration"] = iteration
+        return [self._detail(a, f"stage {stage}.{attempt}", value, at)]
 
     def task_started(self, e: dict, at: float) -> list[dict]:
         a = self.attempts.get((e.get("Stage ID"), e.get("Stage Attempt ID", 0)))  # type: ignore[arg-type]

@@ -87,7 +87,9 @@ def cmd_blame(args: argparse.Namespace) -> int:
         return 0
     for b in times:
         what = f"batch {b.batch_id}" if b.batch_id is not None else f"time {json.dumps(b.time)}"
-        jobs = f" (job{'s' if len(b.job_ids) > 1 else ''} {', '.join(map(str, b.job_ids))})" if b.job_ids else ""
+        jobs = f"job{'s' if len(b.job_ids) > 1 else ''} {', '.join(map(str, b.job_ids))}" if b.job_ids else ""
+        jobs = ", ".join(x for x in (jobs, f"iteration {b.iteration}" if b.iteration is not None else "") if x)
+        jobs = f" ({jobs})" if jobs else ""
         print(f"scope {b.scope} {b.name}: {what}{jobs} took {b.latency_s:.3f} s")
         for seg in b.blame:
             print(segment_text(seg, b.latency_s))

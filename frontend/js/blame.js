@@ -11,7 +11,10 @@ export const KIND_COLORS = {
 };
 
 function what(t) {
-  return t.batch_id !== null && t.batch_id !== undefined ? `batch ${t.batch_id}` : `time ${JSON.stringify(t.time)}`;
+  if (t.batch_id !== null && t.batch_id !== undefined) return `batch ${t.batch_id}`;
+  // a loop's time [epoch, iteration]: the job that ran it and the iteration
+  if (t.iteration !== null && t.iteration !== undefined) return `job ${t.job_ids.join(", ")}, iteration ${t.iteration}`;
+  return `time ${JSON.stringify(t.time)}`;
 }
 
 export function segmentLabel(s) {

@@ -1,0 +1,128 @@
+"""Driver loops in a Spark job's stage DAG: which stages are skipped, which repeat the same code on their own output.
+
+An iterative algorithm driven from the driver (PageRank, k-means, gradient steps) submits one job per iteration,
+and each job's lineage holds every earlier iteration: job k lists the stage of iteration k, whose parent is the
+stage of iteration k-1 (skipped: its shuffle output exists), whose parent is iteration k-2's, and so on. The stage
+ids are new in every job and the lineage grows, so the Spark model's recursive stage signatures differ per job;
+what repeats is the *code*: the stage name (its call site, ``reduceByKey at pagerank.py:20``) and the scopes and
+call sites of its RDDs, as sets (iteration 1 may pipeline a few more or fewer RDDs than iteration 2 on the same
+lines). ``docs/spark-model.md`` ("Loops") states the rule this module implements:
+
+* a stage is *skipped* when its output is already there: Spark listed it before under the same stage id and it
+  completed, or a stage that completed wrote the same output RDD (the highest RDD id of a stage is its last, the
+  one whose output it writes). Only stages with children in the job can be skipped (a result stage always runs);
+* a stage is a *loop step* of iteration ``i >= 1`` when one of its parents runs the same code (``loop_key``) at
+  iteration ``i - 1`` (a chain of such stages counts 0, 1, 2, ... from its first stage);
+* a job is an *iteration* of the loop of key K when one of the stages it runs (not skipped) is a step of K, or runs
+  K's code once the region has that loop. Its iteration number is the highest position of such a stage.
+
+Everything here is a pure function of one job's ``Stage Infos`` and what completed before; ``model.py`` decides
+where the stages go (see ``SparkModel`` and the docs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+import orjson
+
+__all__ = ["LoopPlan", "chain_positions", "loop_key", "output_rdd", "plan_iteration", "rdd_scope_name"]
+
+
+def rdd_scope_name(rdd: dict) -> str | None:
+    """The name of an RDD's operation scope (``map``, ``Exchange``...), None without one."""
+    scope = rdd.get("Scope")
+    if not scope:
+        return None
+    try:
+        return orjson.loads(scope).get("name")  # one per RDD of every job: the fast parser
+    except (ValueError, AttributeError):
+        return None
+
+
+def loop_key(info: dict) -> tuple:
+    """What a stage runs, as code: its name (call site) and the sets of its RDDs' scopes and call sites."""
+    rdds = info.get("RDD Info") or []
+    scopes = sorted({s for s in (rdd_scope_name(r) for r in rdds) if s})
+    callsites = sorted({str(r.get("Callsite", "")) for r in rdds})
+    return (info.get("Stage Name"), tuple(scopes), tuple(callsites))
+
+
+def output_rdd(info: dict) -> int | None:
+    """The id of the RDD a stage writes (its last one: children get higher ids than their parents)."""
+    ids = [r.get("RDD ID") for r in info.get("RDD Info") or []]
+    ids = [i for i in ids if type(i) is int]
+    return max(ids) if ids else None
+
+
+@dataclass
+class LoopPlan:
+    """Where one job's stages go when the job is an iteration: the loop's key, and for every stage placed in the
+    loop its iteration (members of the loop's chain: their position; stages downstream of a running member: the
+    highest iteration among their parents in the loop)."""
+
+    key: tuple
+    iteration: int  # the job's: its highest running member's
+    in_loop: dict[int, int]  # stage id -> iteration
+    members: set[int]  # stages running the loop's code (the loop's step operator)
+
+
+def chain_positions(keys: Mapping[int, tuple], parents: Mapping[int, list[int]]) -> dict[int, int]:
+    """Each stage's position in its chain of stages running the same code (0: no parent runs it)."""
+    pos: dict[int, int] = {}
+    for start in sorted(keys):
+        stack = [start]
+        while stack:  # iterative post-order: lineages of thousands of iterations stay off the call stack
+            sid = stack[-1]
+            if sid in pos:
+                stack.pop()
+                continue
+            same = [p for p in parents[sid] if keys.get(p) == keys[sid]]
+            todo = [p for p in same if p not in pos]
+            if todo:
+                stack += todo
+                continue
+            pos[sid] = 1 + max(pos[p] for p in same) if same else 0
+            stack.pop()
+    return pos
+
+
+def plan_iteration(keys: Mapping[int, tuple], pos: Mapping[int, int], parents: Mapping[int, list[int]],
+                   skipped: Collection[int], known: Collection[tuple]) -> LoopPlan | None:
+    """The loop this job iterates, or None. ``keys``: each stage's :func:`loop_key`; ``pos``: their
+    :func:`chain_positions`; ``parents``: each stage's parents within the job; ``skipped``: the stages whose output
+    exists; ``known``: the keys of the region's loops so far (a job that runs a known loop's code is one of its
+    iterations, even at position 0)."""
+    running = [s for s in sorted(keys) if s not in skipped]
+    steps = [s for s in running if pos[s] >= 1 or keys[s] in known]
+    if not steps:
+        return None
+    lead = max(steps, key=lambda s: (pos[s], -s))
+    key = keys[lead]
+    members = {s for s in keys if keys[s] == key}
+    in_loop = {s: pos[s] for s in members}
+    children: dict[int, list[int]] = {s: [] for s in keys}
+    for s, ps in parents.items():
+        for p in ps:
+            children[p].append(s)
+    # downstream of a running member, in this job: the iteration's own work (its action's result stage)
+    frontier = [s for s in members if s not in skipped]
+    seen = set(frontier)
+    while frontier:
+        s = frontier.pop()
+        for c in children[s]:
+            if c not in seen and c not in skipped:
+                seen.add(c)
+                frontier.append(c)
+    order = sorted(seen - members)
+    for _ in range(len(order) + 1):  # parents before children, whatever the ids' order
+        changed = False
+        for s in order:
+            it = max((in_loop[p] for p in parents[s] if p in in_loop), default=None)
+            if it is not None and in_loop.get(s) != it:
+                in_loop[s] = it
+                changed = True
+        if not changed:
+            break
+    return LoopPlan(key, pos[lead], in_loop, members)
