@@ -7,7 +7,7 @@ are, in the progress-log format (it never talks to the tracker): a ``detail`` re
 rides on its end's progress batch as ``clears``). Whoever shows a holder (explain, blame) joins these to the
 pointstamp they name.
 
-Memory stays bounded: a stage attempt keeps its finished tasks' durations and input sizes only while it runs; when
+Memory stays bounded: a stage attempt keeps its finished tasks' durations and input records only while it runs; when
 it completes they are reduced to an aggregate (count, quantiles, mean, the skew score) plus the stragglers, and
 the per-task list is dropped. Stragglers and skewed stages are also reported as marks (``finding``), so the
 timeline and the findings list show them.
@@ -126,7 +126,7 @@ class _Attempt:
     attempt: int
     job: Any
     running: set = field(default_factory=set)  # task ids
-    finished: list[tuple] = field(default_factory=list)  # successful: id, index, executor, s, launched, records, bytes
+    finished: list[tuple] = field(default_factory=list)  # successful: id, index, executor, s, launched, records
     port: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -138,13 +138,13 @@ def _port(node: int) -> list:
     return ["out", node, 0]
 
 
-def _input_records(metrics: dict | None) -> tuple[int, int]:
-    m = metrics or {}
-    inp = m.get("Input Metrics") or {}
-    sh = m.get("Shuffle Read Metrics") or {}
-    records = (inp.get("Records Read") or 0) + (sh.get("Total Records Read") or 0)
-    size = (inp.get("Bytes Read") or 0) + (sh.get("Remote Bytes Read") or 0) + (sh.get("Local Bytes Read") or 0)
-    return records, size
+def _input_records(metrics: dict | None) -> int:
+    """Records a task read: from its input and from shuffles."""
+    if not metrics:
+        return 0
+    inp = metrics.get("Input Metrics")
+    sh = metrics.get("Shuffle Read Metrics")
+    return ((inp.get("Records Read") or 0) if inp else 0) + ((sh.get("Total Records Read") or 0) if sh else 0)
 
 
 class TaskLedger:
@@ -221,9 +221,8 @@ class TaskLedger:
             finished = get("Finish Time")
             if type(launched) is int and type(finished) is int and finished >= launched:
                 # kept raw while the attempt runs; reduced to an aggregate when it completes
-                records, size = _input_records(e.get("Task Metrics"))
                 a.finished.append((tid, get("Index"), get("Executor ID"), (finished - launched) / 1000.0,
-                                   launched / 1000.0, records, size))
+                                   launched / 1000.0, _input_records(e.get("Task Metrics"))))
             end = None
         else:
             a.failed += 1
@@ -284,7 +283,7 @@ class TaskLedger:
         ordered = sorted(durations)
         slow = []
         for i, med in _straggler_indexes(durations, ordered):
-            tid, index, executor, duration, launched, records, _size = finished[i]
+            tid, index, executor, duration, launched, records = finished[i]
             slow.append({"task": tid, "index": index, "executor": executor, "duration": duration,
                          "launched": launched, "records": records, "median_others": med})
         return StageAggregate(a.stage, a.attempt, a.scope, a.node, a.time, len(finished), a.failed,
