@@ -12,16 +12,9 @@ format's specification; :class:`Limits` says what one record may cost.
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
-
-try:  # optional (tracker/ needs only the standard library): with it, a record's bytes rule most walks out
-    import orjson
-
-    _dumps: Callable[[Any], bytes] | None = orjson.dumps
-except ImportError:  # pragma: no cover - exercised only without orjson
-    _dumps = None
 
 __all__ = [
     "FORMAT",
@@ -298,7 +291,7 @@ def record_problem(record: Any, limits: Limits = DEFAULT_LIMITS, *, walk: bool =
     kind = record.get("type")
     if type(kind) is not str:
         return f"type must be a string, not {_short(kind)}"
-    if walk and _walk_needed(record, limits) and not _walk_ok(record, limits.max_depth):
+    if walk and not _walk_ok(record, limits.max_depth):
         if not _depth_within(record, limits.max_depth):  # both wrong: the depth is the one reported
             return f"values nested more than {limits.max_depth} levels deep"
         return "an integer does not fit in 64 bits"
@@ -320,31 +313,13 @@ _DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256)
 _NINETEEN_DIGITS = b"0" * 19
 
 
-def _bytes_need_walk(raw: bytes, limits: Limits) -> bool:
-    """Could the record serialized as ``raw`` nest too deep or hold an integer beyond 64 bits? Only if it has
-    enough brackets, or a run of 19 digits (two C-speed scans: cheaper than walking every value)."""
-    return raw.count(b"[") + raw.count(b"{") > limits.max_depth or _NINETEEN_DIGITS in raw.translate(_DIGITS_AS_ZEROS)
-
-
-def _walk_needed(record: dict, limits: Limits) -> bool:
-    """For a record given as a value (not read from a line): its JSON bytes decide as :func:`line_problem`'s do
-    (orjson writes them at C speed; a Spark log's task details are half its records). Without orjson, or for a
-    value orjson cannot write (it also refuses integers beyond 64 bits and nesting beyond 255), walk."""
-    if _dumps is None:
-        return True
-    try:
-        raw = _dumps(record)
-    except (TypeError, ValueError, RecursionError):
-        return True
-    return _bytes_need_walk(raw, limits)
-
-
 def line_problem(raw: bytes, record: Any, limits: Limits = DEFAULT_LIMITS) -> str | None:
     """:func:`record_problem` for a record just parsed from the line ``raw``, at the cost of a byte scan: the walks
     over every value run only when the line has enough brackets to nest too deep or a run of 19 digits.
 
     Progress records are most of a log: when no walk is needed they go straight to their own check."""
-    walk = _bytes_need_walk(raw, limits)
+    walk = (raw.count(b"[") + raw.count(b"{") > limits.max_depth
+            or _NINETEEN_DIGITS in raw.translate(_DIGITS_AS_ZEROS))
     if not walk and type(record) is dict and record.get("type") == "progress":
         try:
             _check_progress(record, limits, each_update=False)
