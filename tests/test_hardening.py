@@ -83,7 +83,6 @@ def test_deep_or_huge_values_given_directly_are_rejected_without_recursion_error
     for _ in range(70):  # just deeper than the limit (64)
         seventy = [seventy]
     assert "nested" in record_problem({"type": "detail", "key": "k", "value": {"a": seventy}})
-    assert record_problem({"type": "detail", "key": "k", "value": {"a": (1, {2})}}) is None  # tuples and sets are not JSON: not walked
     assert record_problem({"type": "detail", "key": "k", "value": {"a": [{"b": -(1 << 63)}], "c": (1 << 63) - 1}}) \
         is None
 
