@@ -34,7 +34,7 @@ times. It works live (a session keeps one) and on a whole log (``blame_log``).
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,6 +128,7 @@ class BlameTracker:
         self._sinks: dict[tuple, list[Location]] = {}
         self._drivers: dict[tuple, set[int]] = {}
         self._executors: dict[str, int] = {}
+        self._slots: list[tuple[float, int]] = []  # (at, cores of the executors then), at each executor event
         self._max_running = 0  # the most tasks seen running at once (the slots, when no executor says)
         self._running = 0
         self._spans: dict[str, list] = {}  # detail key ("task ID") -> [launched, ended or None, stage, job, host]
@@ -294,6 +295,8 @@ class BlameTracker:
             self._executors[str(rec.get("executor"))] = rec["cores"]
         elif ex == "removed":
             self._executors.pop(str(rec.get("executor")), None)
+        if ex is not None and isinstance(rec.get("at"), (int, float)):
+            self._slots.append((rec["at"], sum(self._executors.values())))
         path = rec.get("scope")
         if not isinstance(path, list):
             return
@@ -528,7 +531,8 @@ class BlameTracker:
         others = [at - la for at, tk, la in h.task_ends if tk != task and isinstance(la, (int, float))]
         med = _median(others)
         info = {**holder, "stage": cause.get("stage"), "attempt": attempt, "task": task, "index": cause.get("index"),
-                "executor": h.end_worker, "host": span[4] if span else None, "launched": launched,
+                "partition": cause.get("partition", cause.get("index")), "executor": h.end_worker,
+                "host": span[4] if span else None, "launched": launched,
                 "duration_s": round(h.end_at - launched, 6) if isinstance(launched, (int, float)) else None,
                 "median_task_s": round(med, 6) if med is not None else None}
         if med is not None and isinstance(launched, (int, float)):
@@ -545,7 +549,10 @@ class BlameTracker:
 
     def _pending_segment(self, frm: float, launched: float, holder: dict, cause: dict, task: Any) -> dict:
         """Before its launch the task was pending: were the slots all taken (by whom), or was it the scheduler?"""
-        slots = sum(self._executors.values()) or self._max_running or 1
+        # the cores of the executors alive at the launch (a lost executor's slots were gone by then; one added
+        # later had none yet)
+        i = bisect_right(self._slots, launched, key=lambda s: s[0]) - 1
+        slots = (self._slots[i][1] if i >= 0 else 0) or self._max_running or 1
         busy: dict[tuple, int] = {}
         key = f"task {task}"
         for tid, (la, end, stage, job, _host) in self._spans.items():

@@ -32,7 +32,7 @@ import orjson
 from tracker import log_records
 
 from .event_shape import event_problem
-from .tasks import TaskLedger
+from .tasks import TaskLedger, partition_of
 
 __all__ = ["HANDLED_EVENTS", "SparkModel", "SparkSummary"]
 
@@ -61,7 +61,7 @@ class StageState:
     parents: list[int]
     children: list[int] = field(default_factory=list)
     attempts: dict[int, Attempt] = field(default_factory=dict)
-    succeeded: set = field(default_factory=set)
+    succeeded: set = field(default_factory=set)  # (attempt, partition) of each first success
     completed_ok: bool = False
     targets: list[tuple[int, int]] = field(default_factory=list)  # (node, input port) each task's output goes to
     num_tasks: int = 0
@@ -423,9 +423,11 @@ class SparkModel:
         att = st.attempts.get(attempt)
         if reason != "Success" or info.get("Killed") or info.get("Failed"):
             return None  # Spark retries the task: the capability stays
-        if index in st.succeeded:
-            return None  # a speculative or retried duplicate: only the first success produces
-        st.succeeded.add(index)
+        partition = partition_of(info)
+        done = (attempt, partition)
+        if done in st.succeeded:
+            return None  # a speculative or retried duplicate: only the attempt's first success of it produces
+        st.succeeded.add(done)
         if att is None or att.caps <= 0:
             return None  # a task of an attempt already completed or failed (a zombie): nothing held
         att.caps -= 1
@@ -434,7 +436,7 @@ class SparkModel:
         for node, port in st.targets:
             updates.append(self._message(region, node, port, st.epoch, 1))
         return self._batch(region, updates, "TaskEnd", worker=str(info.get("Executor ID", "driver")), stage=sid,
-                           attempt=attempt, task=info.get("Task ID"), index=index,
+                           attempt=attempt, task=info.get("Task ID"), index=index, partition=partition,
                            launched=_seconds(info.get("Launch Time")))
 
     def _release_stage(self, st: StageState, attempt: int | None = None) -> list:

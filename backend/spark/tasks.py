@@ -24,8 +24,8 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TaskLedger", "StageAggregate", "skew_score", "stragglers", "STRAGGLER_FACTOR", "STRAGGLER_MIN_S",
-           "SKEW_FINDING"]
+__all__ = ["TaskLedger", "StageAggregate", "partition_of", "skew_score", "stragglers", "STRAGGLER_FACTOR",
+           "STRAGGLER_MIN_S", "SKEW_FINDING"]
 
 STRAGGLER_FACTOR = 3.0
 STRAGGLER_MIN_S = 0.5
@@ -126,12 +126,20 @@ class _Attempt:
     attempt: int
     job: Any
     running: set = field(default_factory=set)  # task ids
-    finished: list[tuple] = field(default_factory=list)  # successful: id, index, executor, s, launched, records
+    finished: list[tuple] = field(default_factory=list)  # successful: id, index, executor, s, launched, records,
+    # partition
     port: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.port = _port(self.node)
     failed: int = 0
+
+
+def partition_of(info: dict) -> Any:
+    """The partition a task computes: its ``Partition ID`` (Spark 3.3 on), else its index in the task set, which is
+    the partition only in a stage's first attempt (a resubmitted attempt's task set holds just the missing ones)."""
+    partition = info.get("Partition ID")
+    return partition if type(partition) is int and partition >= 0 else info.get("Index")
 
 
 def _port(node: int) -> list:
@@ -190,12 +198,14 @@ class TaskLedger:
         a = self.attempts.get((e.get("Stage ID"), e.get("Stage Attempt ID", 0)))  # type: ignore[arg-type]
         if a is None:
             return []
-        get = (e.get("Task Info") or {}).get
+        info = e.get("Task Info") or {}
+        get = info.get
         tid = get("Task ID")
         launched = get("Launch Time")
         a.running.add(tid)
         return [{"type": "detail", "scope": a.scope, "port": a.port, "time": a.time, "key": f"task {tid}", "at": at,
-                 "value": {"kind": "task", "task": tid, "index": get("Index"), "attempt": get("Attempt"),
+                 "value": {"kind": "task", "task": tid, "index": get("Index"), "partition": partition_of(info),
+                           "attempt": get("Attempt"),
                            "executor": get("Executor ID"), "host": get("Host"),
                            "launched": launched / 1000.0 if isinstance(launched, (int, float)) else at,
                            "speculative": bool(get("Speculative", False)), "stage": a.stage,
@@ -222,7 +232,7 @@ class TaskLedger:
             if type(launched) is int and type(finished) is int and finished >= launched:
                 # kept raw while the attempt runs; reduced to an aggregate when it completes
                 a.finished.append((tid, get("Index"), get("Executor ID"), (finished - launched) / 1000.0,
-                                   launched / 1000.0, _input_records(e.get("Task Metrics"))))
+                                   launched / 1000.0, _input_records(e.get("Task Metrics")), partition_of(info)))
             end = None
         else:
             a.failed += 1
@@ -248,11 +258,11 @@ class TaskLedger:
             ratio = s["duration"] / s["median_others"] if s["median_others"] > 0 else float("inf")
             times = f"{ratio:.0f}x" if ratio != float("inf") else "far above"
             out.append({"type": "mark", "at": at, "scope": a.scope, "finding": "straggler",
-                        "label": f"straggler in stage {stage}: task {s['task']} (partition {s['index']}) ran "
+                        "label": f"straggler in stage {stage}: task {s['task']} (partition {s['partition']}) ran "
                                  f"{s['duration']:.2f} s on executor {s['executor']}, {times} the median "
                                  f"{s['median_others']:.2f} s of the others",
                         "node": a.node, "time": a.time, "stage": stage, "attempt": attempt,
-                        "task": s["task"], "index": s["index"], "executor": s["executor"],
+                        "task": s["task"], "index": s["index"], "partition": s["partition"], "executor": s["executor"],
                         "duration_s": s["duration"], "median_task_s": s["median_others"]})
         if agg.tasks >= 4 and agg.skew >= SKEW_FINDING:
             out.append({"type": "mark", "at": at, "scope": a.scope, "finding": "skew",
@@ -283,9 +293,9 @@ class TaskLedger:
         ordered = sorted(durations)
         slow = []
         for i, med in _straggler_indexes(durations, ordered):
-            tid, index, executor, duration, launched, records = finished[i]
-            slow.append({"task": tid, "index": index, "executor": executor, "duration": duration,
-                         "launched": launched, "records": records, "median_others": med})
+            tid, index, executor, duration, launched, records, partition = finished[i]
+            slow.append({"task": tid, "index": index, "partition": partition, "executor": executor,
+                         "duration": duration, "launched": launched, "records": records, "median_others": med})
         return StageAggregate(a.stage, a.attempt, a.scope, a.node, a.time, len(finished), a.failed,
                               _quantiles(ordered), _quantiles(sorted(records_in)) if any(records_in) else None,
                               skew_score(durations), skew_score(records_in), slow)
