@@ -34,7 +34,7 @@ times. It works live (a session keeps one) and on a whole log (``blame_log``).
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -133,9 +133,10 @@ class BlameTracker:
         self._sinks: dict[tuple, list[Location]] = {}
         self._drivers: dict[tuple, set[int]] = {}
         self._executors: dict[str, int] = {}
+        self._slots: list[tuple[float, int]] = []  # (at, cores of the executors then), at each executor event
         self._max_running = 0  # the most tasks seen running at once (the slots, when no executor says)
         self._running = 0
-        self._spans: dict[Any, list] = {}  # task id -> [launched, ended or None, stage, job, host]
+        self._spans: dict[str, list] = {}  # detail key ("task ID") -> [launched, ended or None, stage, job, host]
         self._completions = 0
         self._last_at = 0.0
         self._stage_job: dict[Any, Any] = {}  # stage id -> job id (from stage details)
@@ -239,11 +240,14 @@ class BlameTracker:
                     if task is not None and delta < 0:
                         iv.task_ends.append((at, task, cause.get("launched")))
                     sb.closed.append(iv)
-        for key in rec.get("clears") or ():
-            span = self._spans.get(key[5:]) if key.startswith("task ") else None
-            if span is not None and span[1] is None:
-                span[1] = at
-                self._running -= 1
+        clears = rec.get("clears")
+        if clears:
+            spans = self._spans
+            for key in clears:
+                span = spans.get(key)  # only "task ..." keys have spans
+                if span is not None and span[1] is None:
+                    span[1] = at
+                    self._running -= 1
         if released and sb.first_seen and advance:  # a sink's frontier moves only when a pointstamp is released
             self._completed(sb, seq, at)
 
@@ -314,6 +318,8 @@ class BlameTracker:
             self._executors[str(rec.get("executor"))] = rec["cores"]
         elif ex == "removed":
             self._executors.pop(str(rec.get("executor")), None)
+        if ex is not None and isinstance(rec.get("at"), (int, float)):
+            self._slots.append((rec["at"], sum(self._executors.values())))
         path = rec.get("scope")
         if not isinstance(path, list):
             return
@@ -335,21 +341,31 @@ class BlameTracker:
             sb.batch_marks[rec["batch"]] = rec
 
     def _detail(self, rec: dict) -> None:
+        """A task's detail starts its span (what held a slot from when to when), its clear ends it."""
         value = rec.get("value")
-        key = str(rec.get("key", ""))
-        if isinstance(value, dict) and value.get("kind") == "stage":
-            self._stage_job[value.get("stage")] = value.get("job")
+        key = rec.get("key", "")
+        if type(key) is not str:
+            key = str(key)
+        task = None
+        if isinstance(value, dict):
+            kind = value.get("kind")
+            if kind == "task":
+                task = value
+            elif kind == "stage":
+                self._stage_job[value.get("stage")] = value.get("job")
         if not key.startswith("task "):
             return
-        tid = key[5:]
-        if isinstance(value, dict) and value.get("kind") == "task":
-            stage = value.get("stage")
-            if tid not in self._spans or self._spans[tid][1] is not None:
+        spans = self._spans
+        span = spans.get(key)
+        if task is not None:
+            if span is None or span[1] is not None:
                 self._running += 1
-                self._max_running = max(self._max_running, self._running)
-            self._spans[tid] = [value.get("launched"), None, stage, self._stage_job.get(stage), value.get("host")]
-        elif value is None and tid in self._spans and self._spans[tid][1] is None:
-            self._spans[tid][1] = rec.get("at")
+                if self._running > self._max_running:
+                    self._max_running = self._running
+            stage = task.get("stage")
+            spans[key] = [task.get("launched"), None, stage, self._stage_job.get(stage), task.get("host")]
+        elif value is None and span is not None and span[1] is None:
+            span[1] = rec.get("at")
             self._running -= 1
 
     # --- blaming ---------------------------------------------------------------------------------------------
@@ -538,11 +554,12 @@ class BlameTracker:
                 info["failed_attempt"] = attempt
             return [seg(kind, frm, to, info)]
         task, launched = cause.get("task"), cause.get("launched")
-        span = self._spans.get(str(task))
+        span = self._spans.get(f"task {task}")
         others = [at - la for at, tk, la in h.task_ends if tk != task and isinstance(la, (int, float))]
         med = _median(others)
         info = {**holder, "stage": cause.get("stage"), "attempt": attempt, "task": task, "index": cause.get("index"),
-                "executor": h.end_worker, "host": span[4] if span else None, "launched": launched,
+                "partition": cause.get("partition", cause.get("index")), "executor": h.end_worker,
+                "host": span[4] if span else None, "launched": launched,
                 "duration_s": round(h.end_at - launched, 6) if isinstance(launched, (int, float)) else None,
                 "median_task_s": round(med, 6) if med is not None else None}
         if med is not None and isinstance(launched, (int, float)):
@@ -559,10 +576,14 @@ class BlameTracker:
 
     def _pending_segment(self, frm: float, launched: float, holder: dict, cause: dict, task: Any) -> dict:
         """Before its launch the task was pending: were the slots all taken (by whom), or was it the scheduler?"""
-        slots = sum(self._executors.values()) or self._max_running or 1
+        # the cores of the executors alive at the launch (a lost executor's slots were gone by then; one added
+        # later had none yet)
+        i = bisect_right(self._slots, launched, key=lambda s: s[0]) - 1
+        slots = (self._slots[i][1] if i >= 0 else 0) or self._max_running or 1
         busy: dict[tuple, int] = {}
+        key = f"task {task}"
         for tid, (la, end, stage, job, _host) in self._spans.items():
-            if tid == str(task) or not isinstance(la, (int, float)):
+            if tid == key or not isinstance(la, (int, float)):
                 continue
             if la < launched and (end is None or end >= launched):
                 busy[(stage, job)] = busy.get((stage, job), 0) + 1

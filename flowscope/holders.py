@@ -36,8 +36,9 @@ def late_lines(late: list[dict]) -> list[str]:
         for t in sorted(running, key=lambda t: -(t.get("running_s") or 0))[:MAX_TASKS]:
             spec = ", speculative" if t.get("speculative") else ""
             secs = f" for {t['running_s']:.2f} s" if t.get("running_s") is not None else ""
+            partition = t.get("partition", t.get("index"))
             out.append(f"    task {t.get('task')} (stage {t.get('stage')}.{t.get('stage_attempt')}, partition "
-                       f"{t.get('index')}, attempt {t.get('attempt')}) on executor {t.get('executor')} "
+                       f"{partition}, attempt {t.get('attempt')}) on executor {t.get('executor')} "
                        f"({t.get('host')}){secs}{spec}")
         if len(running) > MAX_TASKS:
             out.append(f"    ... {len(running) - MAX_TASKS} more running")

@@ -12,7 +12,7 @@ import pytest
 
 from backend.app import Settings
 from backend.blame import blame_log, select
-from backend.sources import find_logs
+from backend.sources import EventLogReader, find_logs
 from backend.spark.convert import SparkLogConversion
 from flowscope.cli import main as cli
 from tests.e2e.logs import pipeline_records
@@ -152,13 +152,33 @@ def test_executor_lost_blames_the_recompute():
     assert failed[0] in rerun and len(rerun) == 2  # the reduce stage and its map stage
     (b,) = [b for b in blamed("executor_lost") if len(b.job_ids) == 1 and b.job_ids[0] in
             {j["jobId"] for j in status["jobs"] if failed[0] in j["stageIds"]}]
+    # the lost executor's cost: the failed attempt, and the re-run attempts' tasks (running, or waiting for the one
+    # core left, which the re-run's own tasks held)
+    lost = [s for s in b.blame if s["kind"] == "recompute" or s["holder"].get("attempt", 0) > 0]
+    assert sum(s["seconds"] for s in lost) / b.latency_s > 0.5, b.blame
     recompute = [s for s in b.blame if s["kind"] == "recompute"]
-    assert sum(s["seconds"] for s in recompute) / b.latency_s > 0.5, b.blame
     # the critical path runs through the failed attempt, then each re-run attempt, in that order, to the end
     named = [(s["holder"]["stage"], s["holder"]["attempt"]) for s in recompute]
     assert named[0] == failed and recompute[0]["holder"]["failed_attempt"] == failed[1]
-    assert {k for k in named[1:]} == {(sid, 1) for sid in rerun} and b.blame[-1] is recompute[-1]
+    assert {k for k in named[1:]} == {(sid, 1) for sid in rerun}
     assert named[-1] == (failed[0], 1)
+    # the re-run attempts' tasks are tasks (keyed by their partition, not their index in the re-run's task set):
+    # each names its task, partition and the surviving executor, and the wait before it names the re-run itself
+    reruns = {}
+    for ev in EventLogReader(fixture_log("executor_lost")):
+        e = ev.event
+        if e["Event"] == "SparkListenerTaskStart" and e["Stage Attempt ID"] > 0:
+            info = e["Task Info"]
+            reruns[info["Task ID"]] = (e["Stage ID"], info["Partition ID"], info["Index"])
+    for s in recompute[1:]:
+        h = s["holder"]
+        assert reruns[h["task"]] == (h["stage"], h["partition"], h["index"]) and h["executor"] == "0", h
+        wait = b.blame[b.blame.index(s) - 1]
+        assert wait["kind"] == "waiting-for-slots" and wait["holder"]["slots"] == 1, wait
+        assert wait["holder"]["held_by"] == [{"stage": h["stage"], "job": b.job_ids[0], "tasks": 1}], wait
+    assert any(h["partition"] != h["index"] for h in (s["holder"] for s in recompute[1:]))  # the reduce re-run
+    assert b.blame[-1]["kind"] == "driver" and b.blame[-1]["holder"]["doing"] == "receiving results"
+    assert b.blame[-2] is recompute[-1]  # its last task delivered the job's last result
     assert not any(s["kind"] == "driver" and "nothing" in s["holder"].get("doing", "") for s in b.blame)
 
 

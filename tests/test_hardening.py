@@ -138,6 +138,11 @@ def test_deep_or_huge_values_given_directly_are_rejected_without_recursion_error
         deep = [deep]
     assert "nested" in record_problem({"type": "mark", "at": 0, "label": "x", "cause": deep})
     assert "64 bits" in record_problem({"type": "detail", "key": "k", "value": {"a": [{"b": -(1 << 63) - 1}]}})
+    assert "64 bits" in record_problem({"type": "detail", "key": "k", "value": {"a": 1 << 63}})
+    seventy: list = []
+    for _ in range(70):  # just deeper than the limit (64)
+        seventy = [seventy]
+    assert "nested" in record_problem({"type": "detail", "key": "k", "value": {"a": seventy}})
     assert record_problem({"type": "detail", "key": "k", "value": {"a": [{"b": -(1 << 63)}], "c": (1 << 63) - 1}}) \
         is None
 

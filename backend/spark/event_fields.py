@@ -20,8 +20,8 @@ from .model import HANDLED_EVENTS
 __all__ = ["model_decoder"]
 
 TaskInfo = TypedDict("TaskInfo", {
-    "Task ID": Any, "Index": Any, "Attempt": Any, "Launch Time": Any, "Finish Time": Any, "Executor ID": Any,
-    "Host": Any, "Speculative": Any, "Killed": Any, "Failed": Any,
+    "Task ID": Any, "Index": Any, "Partition ID": Any, "Attempt": Any, "Launch Time": Any, "Finish Time": Any,
+    "Executor ID": Any, "Host": Any, "Speculative": Any, "Killed": Any, "Failed": Any,
 }, total=False)
 
 StageInfo = TypedDict("StageInfo", {

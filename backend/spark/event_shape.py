@@ -41,6 +41,7 @@ _STAGE_INFO: Spec = {
 _TASK_INFO: Spec = {
     "Task ID": (INT, False, False, None),
     "Index": (INT, False, False, None),
+    "Partition ID": (INT, False, True, None),  # since Spark 3.3
     "Attempt": (INT, False, True, None),
     "Launch Time": (NUM, False, True, None),
     "Finish Time": (NUM, False, True, None),

@@ -38,7 +38,7 @@ from tracker import log_records
 
 from .event_shape import event_problem
 from .loops import chain_positions, loop_key, output_rdd, plan_iteration, rdd_scope_name
-from .tasks import TaskLedger
+from .tasks import TaskLedger, partition_of
 
 __all__ = ["HANDLED_EVENTS", "SparkModel", "SparkSummary"]
 
@@ -74,7 +74,7 @@ class StageState:
     parents: list[int]
     children: list[int] = field(default_factory=list)
     attempts: dict[int, Attempt] = field(default_factory=dict)
-    succeeded: set | None = None  # partitions whose first success produced (made at the first; gone at job end)
+    succeeded: set | None = None  # (attempt, partition) of each first success (made at the first; gone at job end)
     completed_ok: bool = False
     # (node, input port, time) each task's output goes to; node 0: out of a loop, to its region's sink
     targets: list[tuple[int, int, Any]] = field(default_factory=list)
@@ -531,12 +531,14 @@ class SparkModel:
         att = st.attempts.get(attempt)
         if reason != "Success" or info.get("Killed") or info.get("Failed"):
             return None  # Spark retries the task: the capability stays
+        partition = partition_of(info)
+        done = (attempt, partition)
         succeeded = st.succeeded
         if succeeded is None:
             succeeded = st.succeeded = set()
-        if index in succeeded:
-            return None  # a speculative or retried duplicate: only the first success produces
-        succeeded.add(index)
+        if done in succeeded:
+            return None  # a speculative or retried duplicate: only the attempt's first success of it produces
+        succeeded.add(done)
         if att is None or att.caps <= 0:
             return None  # a task of an attempt already completed or failed (a zombie): nothing held
         att.caps -= 1
@@ -545,7 +547,7 @@ class SparkModel:
         for node, port, time in st.targets:
             updates.append(self._deliver(region, node, port, time))
         return self._batch(region, updates, "TaskEnd", worker=str(info.get("Executor ID", "driver")), stage=sid,
-                           attempt=attempt, task=info.get("Task ID"), index=index,
+                           attempt=attempt, task=info.get("Task ID"), index=index, partition=partition,
                            launched=_seconds(info.get("Launch Time")))
 
     def _release_stage(self, st: StageState, attempt: int | None = None) -> list:

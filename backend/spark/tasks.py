@@ -7,7 +7,7 @@ are, in the progress-log format (it never talks to the tracker): a ``detail`` re
 rides on its end's progress batch as ``clears``). Whoever shows a holder (explain, blame) joins these to the
 pointstamp they name.
 
-Memory stays bounded: a stage attempt keeps its finished tasks' durations and input sizes only while it runs; when
+Memory stays bounded: a stage attempt keeps its finished tasks' durations and input records only while it runs; when
 it completes they are reduced to an aggregate (count, quantiles, mean, the skew score) plus the stragglers, and
 the per-task list is dropped. Stragglers and skewed stages are also reported as marks (``finding``), so the
 timeline and the findings list show them.
@@ -24,8 +24,8 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TaskLedger", "StageAggregate", "skew_score", "stragglers", "STRAGGLER_FACTOR", "STRAGGLER_MIN_S",
-           "SKEW_FINDING"]
+__all__ = ["TaskLedger", "StageAggregate", "partition_of", "skew_score", "stragglers", "STRAGGLER_FACTOR",
+           "STRAGGLER_MIN_S", "SKEW_FINDING"]
 
 STRAGGLER_FACTOR = 3.0
 STRAGGLER_MIN_S = 0.5
@@ -127,7 +127,8 @@ class _Attempt:
     attempt: int
     job: Any
     running: set = field(default_factory=set)  # task ids
-    finished: list[tuple] = field(default_factory=list)  # successful: id, index, executor, s, launched, records, bytes
+    finished: list[tuple] = field(default_factory=list)  # successful: id, index, executor, s, launched, records,
+    # partition
     port: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -135,17 +136,24 @@ class _Attempt:
     failed: int = 0
 
 
+def partition_of(info: dict) -> Any:
+    """The partition a task computes: its ``Partition ID`` (Spark 3.3 on), else its index in the task set, which is
+    the partition only in a stage's first attempt (a resubmitted attempt's task set holds just the missing ones)."""
+    partition = info.get("Partition ID")
+    return partition if type(partition) is int and partition >= 0 else info.get("Index")
+
+
 def _port(node: int) -> list:
     return ["out", node, 0]
 
 
-def _input_records(metrics: dict | None) -> tuple[int, int]:
-    m = metrics or {}
-    inp = m.get("Input Metrics") or {}
-    sh = m.get("Shuffle Read Metrics") or {}
-    records = (inp.get("Records Read") or 0) + (sh.get("Total Records Read") or 0)
-    size = (inp.get("Bytes Read") or 0) + (sh.get("Remote Bytes Read") or 0) + (sh.get("Local Bytes Read") or 0)
-    return records, size
+def _input_records(metrics: dict | None) -> int:
+    """Records a task read: from its input and from shuffles."""
+    if not metrics:
+        return 0
+    inp = metrics.get("Input Metrics")
+    sh = metrics.get("Shuffle Read Metrics")
+    return ((inp.get("Records Read") or 0) if inp else 0) + ((sh.get("Total Records Read") or 0) if sh else 0)
 
 
 class TaskLedger:
@@ -194,12 +202,14 @@ class TaskLedger:
         a = self.attempts.get((e.get("Stage ID"), e.get("Stage Attempt ID", 0)))  # type: ignore[arg-type]
         if a is None:
             return []
-        get = (e.get("Task Info") or {}).get
+        info = e.get("Task Info") or {}
+        get = info.get
         tid = get("Task ID")
         launched = get("Launch Time")
         a.running.add(tid)
         return [{"type": "detail", "scope": a.scope, "port": a.port, "time": a.time, "key": f"task {tid}", "at": at,
-                 "value": {"kind": "task", "task": tid, "index": get("Index"), "attempt": get("Attempt"),
+                 "value": {"kind": "task", "task": tid, "index": get("Index"), "partition": partition_of(info),
+                           "attempt": get("Attempt"),
                            "executor": get("Executor ID"), "host": get("Host"),
                            "launched": launched / 1000.0 if isinstance(launched, (int, float)) else at,
                            "speculative": bool(get("Speculative", False)), "stage": a.stage,
@@ -225,9 +235,8 @@ class TaskLedger:
             finished = get("Finish Time")
             if type(launched) is int and type(finished) is int and finished >= launched:
                 # kept raw while the attempt runs; reduced to an aggregate when it completes
-                records, size = _input_records(e.get("Task Metrics"))
                 a.finished.append((tid, get("Index"), get("Executor ID"), (finished - launched) / 1000.0,
-                                   launched / 1000.0, records, size))
+                                   launched / 1000.0, _input_records(e.get("Task Metrics")), partition_of(info)))
             end = None
         else:
             a.failed += 1
@@ -255,11 +264,11 @@ class TaskLedger:
             ratio = s["duration"] / s["median_others"] if s["median_others"] > 0 else float("inf")
             times = f"{ratio:.0f}x" if ratio != float("inf") else "far above"
             out.append({"type": "mark", "at": at, "scope": a.scope, "finding": "straggler",
-                        "label": f"straggler in stage {stage}: task {s['task']} (partition {s['index']}) ran "
+                        "label": f"straggler in stage {stage}: task {s['task']} (partition {s['partition']}) ran "
                                  f"{s['duration']:.2f} s on executor {s['executor']}, {times} the median "
                                  f"{s['median_others']:.2f} s of the others",
                         "node": a.node, "time": a.time, "stage": stage, "attempt": attempt,
-                        "task": s["task"], "index": s["index"], "executor": s["executor"],
+                        "task": s["task"], "index": s["index"], "partition": s["partition"], "executor": s["executor"],
                         "duration_s": s["duration"], "median_task_s": s["median_others"]})
         if agg.tasks >= 4 and agg.skew >= SKEW_FINDING:
             out.append({"type": "mark", "at": at, "scope": a.scope, "finding": "skew",
@@ -290,9 +299,9 @@ class TaskLedger:
         ordered = sorted(durations)
         slow = []
         for i, med in _straggler_indexes(durations, ordered):
-            tid, index, executor, duration, launched, records, _size = finished[i]
-            slow.append({"task": tid, "index": index, "executor": executor, "duration": duration,
-                         "launched": launched, "records": records, "median_others": med})
+            tid, index, executor, duration, launched, records, partition = finished[i]
+            slow.append({"task": tid, "index": index, "partition": partition, "executor": executor,
+                         "duration": duration, "launched": launched, "records": records, "median_others": med})
         return StageAggregate(a.stage, a.attempt, a.scope, a.node, a.time, len(finished), a.failed,
                               _quantiles(ordered), _quantiles(sorted(records_in)) if any(records_in) else None,
                               skew_score(durations), skew_score(records_in), slow)

@@ -32,7 +32,8 @@ def segment_text(seg: dict, latency: float) -> str:
     share = f"{100 * seg['seconds'] / latency:3.0f}%" if latency > 0 else "   -"
     kind = seg["kind"]
     if kind in ("task", "recompute") and "task" in h:
-        text = (f"task {h['task']} (stage {h.get('stage')}.{h.get('attempt')}, partition {h.get('index')}) "
+        partition = h.get("partition", h.get("index"))
+        text = (f"task {h['task']} (stage {h.get('stage')}.{h.get('attempt')}, partition {partition}) "
                 f"on executor {h.get('executor')}")
         med = h.get("median_task_s")
         if med:
