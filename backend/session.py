@@ -89,6 +89,7 @@ class Session:
         self.subscribers: set[Any] = set()
         self.last_changed: dict[tuple, dict[Location, int]] = {}
         self.structure_version = 0
+        self.slices = 0  # ingest slices ended; the live state changes only inside one (the stream keys on it)
         self.listeners: list[Callable[[Session], None]] = []  # called at each slice end
         self.on_finish: list[Callable[[Session], None]] = []  # called once the feed has ended (status "done")
         self.cache: dict[Any, Any] = {}  # per structure version: layouts, port graphs
@@ -321,6 +322,7 @@ class Session:
 
     def _end_slice(self) -> None:
         self._settle()
+        self.slices += 1
         touched, self._touched = self._touched, {}
         first, self._slice_first = self._slice_first, None
         if self._series_pending:

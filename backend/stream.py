@@ -6,7 +6,9 @@ client's sender (:func:`pump`) wakes, waits out ``min_interval`` since its previ
 with the *current* state of every dirty port, the marks and findings that are new since its previous message, and
 the head. While a send is blocked (a slow client, a full socket), changes keep accumulating in the dirty set:
 whatever happened meanwhile is *coalesced* into the next message, which is as large as the scope at most. So a slow
-client costs the tracker nothing and other clients nothing, and its memory is bounded.
+client costs the tracker nothing and other clients nothing, and its memory is bounded. A port's row is encoded once
+per ingest slice for all clients (:class:`SharedRows`): a message is its clients' dirty rows joined, so a hundred
+clients cost little more than one.
 
 Messages (JSON text):
 
@@ -27,9 +29,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterable
 from typing import Any
+from weakref import WeakKeyDictionary
+
+import orjson
 
 from tracker.reachability import Location
+from tracker.subgraph import Subgraph
 
 from .session import Session
 from .views import port_rows
@@ -79,37 +86,35 @@ class Subscriber:
         self.closed = reason
         self.event.set()
 
-    def take(self) -> dict[str, Any]:
-        """The next message: built from the live state now (between ingest slices: consistent)."""
+    def take(self) -> bytes:
+        """The next message, encoded: built from the live state now (between ingest slices: consistent). Port rows
+        come from the session's :class:`SharedRows`, so every client of a scope shares one encoding of each."""
         s = self.session
         replay = s.replay
         head = s.head
-        base = {"scope": list(self.scope), "batch": head, "at": s.history.time_of(head), "status": s.status,
-                "version": s.structure_version}
+        base: dict[str, Any] = {"scope": list(self.scope), "batch": head, "at": s.history.time_of(head),
+                                "status": s.status, "version": s.structure_version}
         try:
             scope = replay.root.find(self.scope)
         except KeyError:
             scope = None
+        rows = shared_rows(s)
         if self.initial:
             self.initial = False
             self.dirty = set()
             self.first_pending = None
             if scope is None:
-                return dict(base, type="snapshot", ports=[], marks_total=self.marks_sent,
-                            findings_total=self.findings_sent, missing=True)
+                return _encode(dict(base, type="snapshot", marks_total=self.marks_sent,
+                                    findings_total=self.findings_sent, missing=True), b"[]")
             if self.since is None:
-                return dict(base, type="snapshot", ports=port_rows(scope), marks_total=self.marks_sent,
-                            findings_total=self.findings_sent)
-            rows = port_rows(scope, s.changed_since(self.scope, self.since))
-            msg = dict(base, type="resume", since=self.since, ports=rows)
-            msg.update(self._annotations())
-            return msg
+                return _encode(dict(base, type="snapshot", marks_total=self.marks_sent,
+                                    findings_total=self.findings_sent), rows.of(scope))
+            changed = rows.of(scope, s.changed_since(self.scope, self.since))
+            return _encode(dict(base, type="resume", since=self.since, **self._annotations()), changed)
         dirty, self.dirty = self.dirty, set()
         first, self.first_pending = self.first_pending, None
-        rows = port_rows(scope, dirty) if (scope is not None and dirty) else []
-        msg = dict(base, type="delta", ports=rows, t_first=first, t_sent=time.time())
-        msg.update(self._annotations())
-        return msg
+        ports = rows.of(scope, dirty) if (scope is not None and dirty) else b"[]"
+        return _encode(dict(base, type="delta", t_first=first, t_sent=time.time(), **self._annotations()), ports)
 
     def _annotations(self) -> dict:
         replay = self.session.replay
@@ -124,8 +129,54 @@ class Subscriber:
         }
 
 
+def _encode(fields: dict[str, Any], ports: bytes) -> bytes:
+    """A message: ``fields`` and the already encoded ``ports`` array, as one JSON object."""
+    return orjson.dumps(fields)[:-1] + b',"ports":' + ports + b"}"
+
+
+class SharedRows:
+    """Encoded port rows of one session's live state, made once per ingest slice and shared by every client: a
+    hundred clients watching a scope cost one encoding of each changed port per slice, not a hundred (a row
+    depends only on the live state, which changes only inside an ingest slice: :func:`shared_rows` starts afresh
+    after each)."""
+
+    def __init__(self, epoch: tuple[int, int]) -> None:
+        self.epoch = epoch  # (the session's ingest slices, its structure version) when these rows were read
+        self._rows: dict[tuple, dict[Location, bytes]] = {}
+
+    def of(self, scope: Subgraph, locations: Iterable[Location] | None = None) -> bytes:
+        """The rows of ``locations`` (default: every port) in port order, as the bytes of a JSON array."""
+        scope.ensure_built()
+        tracker = scope.tracker
+        assert tracker is not None  # built just above
+        if locations is None:
+            wanted = tracker.locations
+        else:
+            index = tracker.index
+            wanted = sorted((loc for loc in locations if loc in index), key=index.__getitem__)
+        cache = self._rows.setdefault(scope.path, {})
+        missing = [loc for loc in wanted if loc not in cache]
+        if missing:
+            for loc, row in zip(missing, port_rows(scope, missing), strict=True):
+                cache[loc] = orjson.dumps(row)
+        return b"[" + b",".join([cache[loc] for loc in wanted]) + b"]"
+
+
+_SHARED: WeakKeyDictionary[Session, SharedRows] = WeakKeyDictionary()
+
+
+def shared_rows(session: Session) -> SharedRows:
+    """The session's shared rows for its state now (new ones once an ingest slice has ended since the last)."""
+    epoch = (session.slices, session.structure_version)
+    rows = _SHARED.get(session)
+    if rows is None or rows.epoch != epoch:
+        rows = _SHARED[session] = SharedRows(epoch)
+    return rows
+
+
 async def pump(sub: Subscriber, send) -> None:
-    """Send messages to one client until it goes away or the session ends (``send`` is an async callable)."""
+    """Send messages to one client until it goes away or the session ends (``send`` is an async callable taking
+    the encoded message)."""
     while True:
         await sub.event.wait()
         sub.event.clear()

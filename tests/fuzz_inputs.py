@@ -132,7 +132,21 @@ def progress_mutation(rng: random.Random, n: int) -> tuple[str, bytes, bytes]:
     blob = compress(rng, data, suffix)
     if suffix != ".jsonl" and rng.random() < 0.4:
         blob = damage_stream(rng, blob)
+        data = _clean_content(blob, suffix) or data
     return name, data, blob
+
+
+def _clean_content(blob: bytes, suffix: str) -> bytes | None:
+    """What damaged compressed bytes hold if they still decode without error (a cut between two frames or members
+    leaves a valid, shorter file: no reader can tell), else None."""
+    import io
+
+    try:
+        if suffix == ".gz":
+            return gzip.decompress(blob)
+        return zstandard.ZstdDecompressor().stream_reader(io.BytesIO(blob), read_across_frames=True).read()
+    except Exception:  # EOFError, BadGzipFile, zlib.error, ZstdError: the damage shows
+        return None
 
 
 def progress_case(rng: random.Random, directory: Path, n: int) -> Path:

@@ -193,3 +193,55 @@ def test_unknown_session_is_reported_and_closed(server):
         with pytest.raises(Exception):
             ws.recv(timeout=5)
         assert ws.close_code == 4404
+
+
+def test_clients_of_a_scope_share_one_encoding_of_each_row(monkeypatch):
+    """Many subscribers of one scope: each port's row is read once per ingest slice, whatever the number of
+    clients, and each message still carries exactly the live rows of its own dirty ports."""
+    import asyncio
+
+    import backend.stream as stream
+    from backend.session import Session
+    from backend.views import port_rows
+
+    reads: list[int] = []
+
+    def counting(scope, locations=None):
+        rows = port_rows(scope, locations)
+        reads.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(stream, "port_rows", counting)
+
+    async def run() -> None:
+        records = list(pipeline_records(12, 6, in_flight=2, header=False))
+        structure = [r for r in records if r["type"] != "progress"]
+        batches = [r for r in records if r["type"] == "progress"]
+        feed = PushFeed("shared")
+        feed.push_many(structure + batches[:5])
+        session = Session(feed)
+        session.start()
+        while session.head < 5:
+            await asyncio.sleep(0.01)
+        subs = [stream.Subscriber(session, ()) for _ in range(20)]
+        session.subscribers.update(subs)
+        snapshots = [orjson.loads(s.take()) for s in subs]
+        everything = orjson.loads(orjson.dumps(port_rows(session.scope(()))))
+        assert all(m["type"] == "snapshot" and m["ports"] == everything for m in snapshots)
+        assert sum(reads) == len(everything), "one read of each port for 20 snapshots"
+        for at in (6, 9, len(batches)):
+            reads.clear()
+            feed.push_many(batches[session.head:at])
+            while session.head < at:
+                await asyncio.sleep(0.01)
+            messages = [orjson.loads(s.take()) for s in subs]
+            live = {key(r): r for r in orjson.loads(orjson.dumps(port_rows(session.scope(()))))}
+            for m in messages:
+                assert m["type"] == "delta" and m["ports"], m
+                assert all(live[key(r)] == r for r in m["ports"]), "a row from an earlier slice"
+            dirty = {key(r) for m in messages for r in m["ports"]}
+            assert sum(reads) == len(dirty), "rows were read per client, not once for all"
+        feed.end()
+        await session.stop()
+
+    asyncio.run(run())

@@ -248,7 +248,8 @@ def _spark_lines() -> list[bytes]:
     return zstandard.ZstdDecompressor().decompressobj().decompress(src.read_bytes()).splitlines()
 
 
-@pytest.mark.parametrize("field, value", [("Task Info", "x"), ("Stage ID", None), ("Task End Reason", [])])
+@pytest.mark.parametrize("field, value", [("Task Info", "x"), ("Stage ID", None), ("Task End Reason", []),
+                                          ("Task Metrics", []), ("Task Metrics", {"Input Metrics": {"Bytes Read": "x"}})])
 def test_one_damaged_spark_event_is_reported_and_skipped(tmp_path, field, value):
     lines = _spark_lines()
     i = next(k for k, raw in enumerate(lines) if b'"SparkListenerTaskEnd"' in raw)
@@ -266,6 +267,41 @@ def test_one_damaged_spark_event_is_reported_and_skipped(tmp_path, field, value)
     assert summary.uncertain and summary.ended, "uncertain from there, and the rest of the log still loads"
     replay = replay_file(out)
     assert replay.errors == []
+
+
+def test_a_spark_line_that_is_not_utf8_is_a_reported_line(tmp_path):
+    """A bit flip can leave bytes that are not UTF-8 in a task event: a corrupt line with its number, not a
+    UnicodeDecodeError out of the slim decoder (found by the fuzz)."""
+    lines = _spark_lines()
+    i = next(k for k, raw in enumerate(lines) if b'"SparkListenerTaskEnd"' in raw)
+    damaged = [*lines[:i], lines[i].replace(b'"Host":"', b'"Host":"\xef\x28', 1), *lines[i + 1:]]
+    src = tmp_path / "app"
+    src.write_bytes(b"\n".join(damaged) + b"\n")
+    summary = record(src, tmp_path / "out.jsonl")
+    assert [(e.line, e.kind) for e in summary.errors] == [(i + 1, jsonl.INVALID_JSON)]
+    assert summary.events == len(lines) - 1
+
+
+@pytest.mark.parametrize("field, value", [("cause", []), ("cause", 1.5), ("clears", "key"), ("clears", [["k"]])])
+def test_progress_metadata_of_the_wrong_shape_is_rejected(field, value):
+    """``cause`` is an object and ``clears`` a list of keys: a session read both (blame), and a hostile one failed
+    the whole session (found by the fuzz)."""
+    record_ = {"type": "progress", "scope": [], "worker": 0, "seq": 0, "at": 0, "updates": [], field: value}
+    assert field in (record_problem(record_) or "")
+
+
+def test_a_damaged_zstd_progress_log_is_not_taken_for_a_spark_log(tmp_path):
+    """A .zst file has the zstd magic whatever it holds: it is a Spark log only if it decodes to a Spark event."""
+    from backend.feeds import FeedError, default_registry
+
+    path = tmp_path / "loop.jsonl.zst"
+    data = PROGRESS_FIXTURE.read_bytes()
+    path.write_bytes(zstandard.ZstdCompressor().compress(b"{garbage" + data[8:]))
+    with pytest.raises(FeedError, match="not a Spark event log"):
+        default_registry().open(path)
+    spark = tmp_path / "app.zstd"
+    spark.write_bytes(zstandard.ZstdCompressor().compress(b"\n".join(_spark_lines()) + b"\n"))
+    assert default_registry().identify(spark).name == "spark-event-log"
 
 
 def test_damaged_job_start_leaves_the_model_consistent():

@@ -31,8 +31,8 @@ async def stream(ws: WebSocket, sid: str, scope: str = "", since: int | None = N
     sub = Subscriber(session, path, since, min_interval=max(0.0, min(interval, 5.0)))
     session.subscribers.add(sub)
 
-    async def send(msg: dict) -> None:
-        await ws.send_text(orjson.dumps(msg).decode())
+    async def send(msg: bytes) -> None:
+        await ws.send_text(msg.decode())
 
     sender = asyncio.create_task(pump(sub, send))
     receiver = asyncio.create_task(_receive(ws, sub))

@@ -57,7 +57,7 @@ class EventDecoder:
                 if slim is not None:
                     try:
                         return slim.decode(raw)
-                    except (msgspec.DecodeError, msgspec.ValidationError):
+                    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
                         return orjson.loads(raw)  # the same event, or the same error, as a whole decode gives
                 if raw.rstrip().endswith(b"}"):
                     text = self._names.get(name)

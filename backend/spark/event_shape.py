@@ -58,6 +58,13 @@ _PROPERTIES: Spec = {
     "spark.job.description": (STR, False, True, None),
 }
 _REASON: Spec = {"Reason": (STR, False, True, None)}
+_METRICS: Spec = {  # what the task ledger sums (records and bytes read)
+    "Input Metrics": ((dict,), False, True, {"Records Read": (NUM, False, True, None),
+                                             "Bytes Read": (NUM, False, True, None)}),
+    "Shuffle Read Metrics": ((dict,), False, True, {"Total Records Read": (NUM, False, True, None),
+                                                    "Remote Bytes Read": (NUM, False, True, None),
+                                                    "Local Bytes Read": (NUM, False, True, None)}),
+}
 _PROGRESS: Spec = {
     "id": (STR, False, True, None),
     "batchId": (INT, False, True, None),
@@ -85,7 +92,8 @@ EVENTS: dict[str, Spec] = {
                                "Task Info": ((dict,), False, True, _TASK_INFO)},
     "SparkListenerTaskEnd": {"Stage ID": (INT, True, False, None), "Stage Attempt ID": (INT, False, False, None),
                              "Task Info": ((dict,), False, True, _TASK_INFO),
-                             "Task End Reason": ((dict,), False, True, _REASON)},
+                             "Task End Reason": ((dict,), False, True, _REASON),
+                             "Task Metrics": ((dict,), False, True, _METRICS)},
     "SparkListenerLogStart": {"Spark Version": (STR, False, True, None)},
     "QueryStartedEvent": {"id": (STR, False, True, None), "name": (STR, False, True, None)},
     "QueryProgressEvent": {"progress": ((dict,), False, True, _PROGRESS)},
