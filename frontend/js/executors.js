@@ -64,7 +64,9 @@ export class ExecutorView {
     this.cursorAt = cursorAt;
     this.picked = picked;
     this.scope = scope;
+    const t0 = performance.now();
     const [d, t] = await Promise.all([api.get(`/api/sessions/${sid}/tasks`), this._time(sid, picked, scope)]);
+    this.timing = { fetch: performance.now() - t0 }; // ms, for benchmarks
     if (!d.launched.length) {
       this.box.innerHTML = `<p class="muted">No tasks: this log names none (task details come from the Spark model).</p>`;
       return;
@@ -92,7 +94,9 @@ export class ExecutorView {
   async _draw(d, t, cursorAt) {
     let now = -Infinity;
     for (let i = 0; i < d.launched.length; i++) now = Math.max(now, d.launched[i], d.ended[i] === null ? -Infinity : d.ended[i]);
+    const t0 = performance.now();
     const { lane, base, height } = assignLanes(d, now);
+    this.timing.lanes = performance.now() - t0;
     const n = d.launched.length;
     const durations = new Float64Array(n);
     for (let i = 0; i < n; i++) durations[i] = (d.ended[i] === null ? now : d.ended[i]) - d.launched[i];
@@ -152,7 +156,9 @@ export class ExecutorView {
     el.dataset.colour = this.colour;
     el.dataset.criticalTasks = critical ? String(critical.tasks) : "0";
     const Plotly = await this.loadPlotly();
+    this.timing.traces = performance.now() - t0 - this.timing.lanes;
     await Plotly.react(el, traces, layout, { displayModeBar: false, responsive: true });
+    this.timing.plot = performance.now() - t0 - this.timing.lanes - this.timing.traces;
   }
 
   // The critical path of time t: its segments on their own lane (coloured by kind), and an outline under the bars

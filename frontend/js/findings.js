@@ -5,12 +5,16 @@
 
 import { esc } from "./dom.js";
 
-// Map box -> [finding marks] for the scope on screen.
+// Map box -> [finding marks] for the scope on screen (a mark both fetched and streamed counted once).
 export function findingsByBox(marks, scope) {
   const out = new Map();
   const here = scope.join(",");
+  const seen = new Set();
   for (const m of marks || []) {
     if (!m.finding || m.node === undefined || !Array.isArray(m.scope) || m.scope.join(",") !== here) continue;
+    const key = [m.finding, m.stage, m.attempt, m.task, m.after].join("/");
+    if (seen.has(key)) continue;
+    seen.add(key);
     const box = String(m.node);
     if (!out.has(box)) out.set(box, []);
     out.get(box).push(m);
