@@ -190,7 +190,7 @@ def _chart_traces(page) -> list[dict]:
     return page.evaluate("""() => document.querySelector('#executor-chart').data.map((t) => ({
         name: t.name, n: t.x.filter((v) => v !== null).length / (t.mode === 'markers' ? 1 : 2),
         ys: [...new Set(t.y.filter((v) => v !== null))], color: t.line ? t.line.color : null,
-        text: t.text.filter((v) => v !== null)}))""")
+        text: t.text.filter((v) => v !== null), tasks: t.meta ? t.meta.tasks : null}))""")
 
 
 def test_executor_timeline_overlays_the_picked_times_critical_path(page, server, sids):
@@ -218,7 +218,8 @@ def test_executor_timeline_overlays_the_picked_times_critical_path(page, server,
     assert ticks[0] == "critical path" and "executor driver" in ticks, ticks
     # the outline is drawn under the stage bars (first), the stage bars' total is every task
     assert traces[0]["name"] == "on the critical path"
-    assert sum(t["n"] for t in traces if t["name"].startswith("stage ")) == tasks["total"]
+    assert sum(t["n"] for t in traces if t["name"].startswith("stage ")) == tasks["total"]  # one bar a task
+    assert sum(t["tasks"] for t in traces if t["name"].startswith("stage ")) == tasks["total"]
     shot(page, "executor-critical-path")
     # colour by duration: the same bars, binned by duration, the longest bin holding the 4 s task
     page.click('#tab-executors button[data-colour="duration"]')
@@ -284,3 +285,33 @@ def test_long_call_sites_keep_their_file_and_line(page, server, sids):
     assert t["6"]["label"].startswith("stage: StateStore"), t  # a streaming stage keeps the model's name
     assert all(len(x["label"]) <= 21 and len(x["sub"]) <= 24 for x in t.values())
     assert ["call site", f"collect at {long_dir}sessionize_events.py:212"] in texts["hover"]
+
+
+def test_executor_bars_merge_far_out_and_split_when_zoomed(page, server, sids):
+    """Level of detail of the executor timeline on 20,000 made-up back-to-back tasks (two executors, two slots
+    each): the whole range draws far fewer bars than tasks, every task counted once; a zoomed range of under
+    5,000 tasks draws each of its tasks as its own bar."""
+    sid = sids("streaming_stall")
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    out = page.evaluate("""async () => {
+        const { ExecutorView } = await import("/static/js/executors.js");
+        const n = 20000, d = { executors: ["1", "2"], launched: [], ended: [], executor: [], stage: [], index: [],
+            task: [], outcome: [] };
+        for (let i = 0; i < n; i++) {
+            const slot = i % 4, k = Math.floor(i / 4);
+            d.launched.push(1000 + k * 0.01); d.ended.push(1000 + k * 0.01 + 0.009);
+            d.executor.push(slot % 2); d.stage.push(Math.floor(k / 1000)); d.index.push(k); d.task.push(i);
+            d.outcome.push("ok");
+        }
+        const v = new ExecutorView(document.createElement("div"), {}, null);
+        v.timing = {};
+        const m = v._prepare(d);
+        const count = (bars) => ({ bars: bars.reduce((a, t) => a + t.x.length / 3, 0),
+                                   tasks: bars.reduce((a, t) => a + t.meta.tasks, 0), names: bars.map((t) => t.name) });
+        return { all: count(v._bars(m)), zoomed: count(v._bars(m, 1010, 1012)), lanes: m.height };
+    }""")
+    assert out["all"]["tasks"] == 20000 and out["all"]["bars"] < 200, out["all"]
+    assert out["all"]["names"] == [f"stage {s}" for s in range(5)]
+    # 1010..1012 s: launch steps 1000..1200 on each of the 4 slots, each its own bar
+    assert out["zoomed"]["tasks"] == out["zoomed"]["bars"] and 790 <= out["zoomed"]["bars"] <= 810, out["zoomed"]
