@@ -221,6 +221,14 @@ def test_executor_timeline_overlays_the_picked_times_critical_path(page, server,
     assert sum(t["n"] for t in traces if t["name"].startswith("stage ")) == tasks["total"]  # one bar a task
     assert sum(t["tasks"] for t in traces if t["name"].startswith("stage ")) == tasks["total"]
     shot(page, "executor-critical-path")
+    # the timeline cursor follows a seek without the bars being drawn again
+    draws = page.get_attribute("#executor-chart", "data-draws")
+    page.fill("#batch-input", "20")
+    page.press("#batch-input", "Enter")
+    page.wait_for_function("""() => { const el = document.querySelector('#executor-chart');
+        const c = (el.layout.shapes || []).find((s) => s.name === 'cursor');
+        return c && window.__flowscope.batch === 20 && Math.abs(c.x0 - window.__flowscope.lastAt * 1000) < 1; }""")
+    assert page.get_attribute("#executor-chart", "data-draws") == draws
     # colour by duration: the same bars, binned by duration, the longest bin holding the 4 s task
     page.click('#tab-executors button[data-colour="duration"]')
     page.wait_for_function("() => document.querySelector('#executor-chart').dataset.colour === 'duration'")

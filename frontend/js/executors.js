@@ -34,7 +34,8 @@ export function assignLanes(d, now) {
 const DURATION_COLORS = ["#fde725", "#b5de2b", "#6ece58", "#35b779", "#1f9e89", "#26828e", "#31688e", "#3e4989", "#482878", "#440154"];
 const CRITICAL = -2; // the critical path's lane, above the executors
 const MERGE_FROM = 5000; // tasks in view from which adjacent bars of a lane merge (level of detail)
-const MERGE_PIXELS = 4000; // ... when closer than the span over this (a fraction of a pixel at any screen width)
+const SVG_UP_TO = 3000; // bars drawn as SVG up to this many (the rest WebGL)
+const MERGE_PIXELS = 2000; // ... when closer than the span over this (under a pixel on a chart up to 2,000 px wide)
 
 export function durationBins(durations, n = DURATION_COLORS.length) {
   let lo = Infinity, hi = 0;
@@ -44,6 +45,10 @@ export function durationBins(durations, n = DURATION_COLORS.length) {
   const a = Math.log(lo), step = (Math.log(hi) - a) / n || 1;
   const edges = Array.from({ length: n + 1 }, (_, k) => Math.exp(a + k * step));
   return { bin: (v) => Math.max(0, Math.min(n - 1, Math.floor((Math.log(Math.max(v, lo)) - a) / step))), edges };
+}
+
+function cursorShape(at) {
+  return { name: "cursor", type: "line", x0: at * 1000, x1: at * 1000, yref: "paper", y0: 0, y1: 1, line: { color: "#f0a500", width: 2 } };
 }
 
 function seconds(v) {
@@ -62,12 +67,19 @@ export class ExecutorView {
 
   // picked: the completed time whose critical path is overlaid (the Blame tab's choice), or null: the slowest in
   // the scope on screen (in the whole session at the root).
-  async show(sid, cursorAt, picked = null, scope = []) {
+  // version: what the answers depend on (the session's batch count): unchanged, only the cursor moves.
+  async show(sid, cursorAt, picked = null, scope = [], version = null) {
     if (sid !== this.sid) this.range = null;
+    const key = JSON.stringify([sid, version, picked && [picked.scope, picked.time], scope, this.colour]);
+    if (version !== null && key === this.drawn && this.box.querySelector("#executor-chart .main-svg")) {
+      this.moveCursor(cursorAt);
+      return;
+    }
     this.sid = sid;
     this.cursorAt = cursorAt;
     this.picked = picked;
     this.scope = scope;
+    this.drawn = key;
     const t0 = performance.now();
     const [d, t] = await Promise.all([api.get(`/api/sessions/${sid}/tasks`), this._time(sid, picked, scope)]);
     this.timing = { fetch: performance.now() - t0 }; // ms, for benchmarks
@@ -85,6 +97,16 @@ export class ExecutorView {
     }
     for (const b of this.box.querySelectorAll("button[data-colour]")) b.classList.toggle("on", b.dataset.colour === this.colour);
     await this._draw(d, t, cursorAt);
+  }
+
+  // The timeline cursor moved: only the line moves (no request, no redraw of the bars).
+  moveCursor(at) {
+    this.cursorAt = at;
+    const el = this.box.querySelector("#executor-chart");
+    if (!el || !el.layout || !window.Plotly || !at) return;
+    const shapes = (el.layout.shapes || []).filter((sh) => !sh.name || sh.name !== "cursor");
+    shapes.unshift(cursorShape(at));
+    window.Plotly.relayout(el, { shapes });
   }
 
   async _time(sid, picked, scope) {
@@ -111,8 +133,11 @@ export class ExecutorView {
     }
     const bins = this.colour === "duration" ? durationBins(dur) : null;
     const group = new Int32Array(n);
-    for (let i = 0; i < n; i++) group[i] = bins ? bins.bin(dur[i]) : d.stage[i];
-    return { d, n, now, lane, base, height, order, y, end, dur, bins, group };
+    const distinct = new Set();
+    for (let i = 0; i < n; i++) { group[i] = bins ? bins.bin(dur[i]) : d.stage[i]; distinct.add(group[i]); }
+    const colourOf = new Map();
+    [...distinct].sort((a, b) => a - b).forEach((g, k) => colourOf.set(g, bins ? DURATION_COLORS[g] : PALETTE[k % PALETTE.length]));
+    return { d, n, now, lane, base, height, order, y, end, dur, bins, group, colourOf };
   }
 
   _label(m, i) {
@@ -156,12 +181,14 @@ export class ExecutorView {
     }
     for (const [y, bar] of open) flush(bar, y);
     const keys = [...groups.keys()].sort((a, b) => a - b);
-    const colourOf = new Map();
-    [...new Set(m.group)].sort((a, b) => a - b).forEach((g, k) => colourOf.set(g, m.bins ? DURATION_COLORS[g] : PALETTE[k % PALETTE.length]));
+    let segments = 0;
+    for (const tr of groups.values()) segments += tr.x.length / 3;
+    // SVG while the bars are few (no WebGL context to set up: the first picture comes sooner), WebGL beyond
+    const type = segments <= SVG_UP_TO ? "scatter" : "scattergl";
     return keys.map((g) => ({
-      type: "scattergl", mode: "lines", name: m.bins ? `${seconds(m.bins.edges[g])}–${seconds(m.bins.edges[g + 1])} s` : `stage ${g}`,
+      type, mode: "lines", name: m.bins ? `${seconds(m.bins.edges[g])}–${seconds(m.bins.edges[g + 1])} s` : `stage ${g}`,
       x: groups.get(g).x, y: groups.get(g).y, text: groups.get(g).text, hoverinfo: "text", meta: { tasks: groups.get(g).tasks },
-      line: { width: 6, color: colourOf.get(g) }, showlegend: keys.length <= 24,
+      line: { width: 6, color: m.colourOf.get(g) }, showlegend: keys.length <= 24,
     }));
   }
 
@@ -170,10 +197,11 @@ export class ExecutorView {
     const t0 = performance.now();
     const { base, lane, height } = m;
     const failed = { x: [], y: [], text: [] };
-    const rowOfTask = new Map();
+    const rowOfTask = new Map(); // the tasks on the critical path
+    const wanted = new Set(t ? t.blame.filter((sg) => sg.holder && sg.holder.task !== undefined).map((sg) => sg.holder.task) : []);
     for (let i = 0; i < m.n; i++) {
       if (d.outcome[i] === "failed") { failed.x.push(m.end[i] * 1000); failed.y.push(m.y[i]); failed.text.push(this._label(m, i) + " · failed or killed"); }
-      rowOfTask.set(d.task[i], i);
+      if (wanted.has(d.task[i])) rowOfTask.set(d.task[i], i);
     }
     const traces = [];
     const critical = t ? this._critical(t, rowOfTask, d, base, lane) : null;
@@ -185,7 +213,10 @@ export class ExecutorView {
       traces.push({ type: "scattergl", mode: "markers", name: "failed / killed", x: failed.x, y: failed.y, text: failed.text,
         hoverinfo: "text", marker: { symbol: "x", size: 9, color: "#c0392b" } });
     }
-    const shapes = cursorAt ? [{ type: "line", x0: cursorAt * 1000, x1: cursorAt * 1000, yref: "paper", y0: 0, y1: 1, line: { color: "#f0a500", width: 2 } }] : [];
+    // one kind of trace: a single WebGL trace would set up a WebGL context for all
+    const kind = bars.length ? bars[0].type : "scatter";
+    for (const tr of traces) tr.type = kind;
+    const shapes = cursorAt ? [cursorShape(cursorAt)] : [];
     if (t) {
       shapes.push({ type: "rect", x0: t.start * 1000, x1: t.end * 1000, yref: "paper", y0: 0, y1: 1, layer: "below",
         fillcolor: "rgba(58,111,247,0.07)", line: { width: 0 } });
@@ -208,6 +239,7 @@ export class ExecutorView {
     const el = this.box.querySelector("#executor-chart");
     el.dataset.colour = this.colour;
     el.dataset.criticalTasks = critical ? String(critical.tasks) : "0";
+    el.dataset.draws = String(+(el.dataset.draws || 0) + 1);
     el.dataset.bars = String(bars.reduce((a, tr) => a + tr.x.length / 3, 0));
     const Plotly = await this.loadPlotly();
     this.timing.traces = performance.now() - t0;
@@ -233,7 +265,9 @@ export class ExecutorView {
     this.range = lo === null ? null : [sec(lo), sec(hi)];
     if (!m || m.n <= MERGE_FROM) return;
     const bars = this._bars(m, ...(this.range || [null, null]));
-    const data = el.data.slice(0, this.firstBar).concat(bars, el.data.slice(this.firstBar + this.nBars));
+    const kind = bars.length ? bars[0].type : "scatter";
+    const data = el.data.slice(0, this.firstBar).concat(bars, el.data.slice(this.firstBar + this.nBars))
+      .map((tr) => ({ ...tr, type: kind }));
     this.nBars = bars.length;
     const layout = { ...el.layout, xaxis: { ...el.layout.xaxis } };
     if (lo !== null) { layout.xaxis.range = [lo, hi]; layout.xaxis.autorange = false; }
