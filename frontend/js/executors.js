@@ -3,7 +3,8 @@
 // path of the selected completed time (the one picked in the Blame tab, else the slowest) overlaid: its segments
 // on a lane of their own coloured by kind, and the tasks on it outlined on their lanes. Lanes are assigned here,
 // greedily by launch time (a task takes the lowest lane of its executor that is free), so a straggler shows as the
-// one long bar. WebGL lines (scattergl) keep 100,000 bars fast.
+// one long bar. Level of detail keeps 100,000 tasks quick: far out, adjacent bars of one colour on a lane that are
+// under a pixel apart are drawn as one; zoomed in, each task again. Few bars are SVG lines, many WebGL ones.
 
 import * as api from "./api.js";
 import { KIND_COLORS, segmentLabel } from "./blame.js";
@@ -34,15 +35,15 @@ export function assignLanes(d, now) {
 const DURATION_COLORS = ["#fde725", "#b5de2b", "#6ece58", "#35b779", "#1f9e89", "#26828e", "#31688e", "#3e4989", "#482878", "#440154"];
 const CRITICAL = -2; // the critical path's lane, above the executors
 const MERGE_FROM = 5000; // tasks in view from which adjacent bars of a lane merge (level of detail)
-const SVG_UP_TO = 3000; // bars drawn as SVG up to this many (the rest WebGL)
 const MERGE_PIXELS = 2000; // ... when closer than the span over this (under a pixel on a chart up to 2,000 px wide)
+const SVG_UP_TO = 3000; // bars drawn as SVG up to this many (the rest WebGL)
 
 export function durationBins(durations, n = DURATION_COLORS.length) {
   let lo = Infinity, hi = 0;
   for (const v of durations) { if (v > 0) { lo = Math.min(lo, v); hi = Math.max(hi, v); } }
   if (!(hi > 0)) return { bin: () => 0, edges: [0, 0] };
   lo = Math.max(lo, hi / 1e4);
-  const a = Math.log(lo), step = (Math.log(hi) - a) / n || 1;
+  const a = Math.log(lo), step = Math.max((Math.log(hi) - a) / n, 1e-9);
   const edges = Array.from({ length: n + 1 }, (_, k) => Math.exp(a + k * step));
   return { bin: (v) => Math.max(0, Math.min(n - 1, Math.floor((Math.log(Math.max(v, lo)) - a) / step))), edges };
 }
