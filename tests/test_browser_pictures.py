@@ -323,3 +323,43 @@ def test_executor_bars_merge_far_out_and_split_when_zoomed(page, server, sids):
     assert out["all"]["names"] == [f"stage {s}" for s in range(5)]
     # 1010..1012 s: launch steps 1000..1200 on each of the 4 slots, each its own bar
     assert out["zoomed"]["tasks"] == out["zoomed"]["bars"] and 790 <= out["zoomed"]["bars"] <= 810, out["zoomed"]
+
+
+def test_zooming_the_executor_timeline_redraws_the_range_task_by_task(page, server, sids):
+    """The drawn chart of 20,000 made-up tasks: zooming (plotly's own relayout) redraws the visible range with a
+    bar per task; zooming back out merges them again."""
+    sid = sids("streaming_stall")
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    out = page.evaluate("""async () => {
+        const { ExecutorView } = await import("/static/js/executors.js");
+        const { loadPlotly } = await import("/static/js/drawer.js");
+        const n = 20000, d = { executors: ["1", "2"], launched: [], ended: [], executor: [], stage: [], index: [],
+            task: [], outcome: [], total: n };
+        for (let i = 0; i < n; i++) {
+            const k = Math.floor(i / 4);
+            d.launched.push(1000 + k * 0.01); d.ended.push(1000 + k * 0.01 + 0.009);
+            d.executor.push(i % 2); d.stage.push(Math.floor(k / 1000)); d.index.push(k); d.task.push(i);
+            d.outcome.push(i === 7 ? "failed" : "ok");
+        }
+        const box = document.querySelector("#tab-executors");
+        box.hidden = false;
+        box.innerHTML = '<span id="executor-note"></span><span id="critical-note"></span>'
+            + '<div id="executor-chart"></div>';
+        const v = new ExecutorView(box, {}, loadPlotly);
+        v.timing = {};
+        await v._draw(d, null, null);
+        const el = box.querySelector("#executor-chart");
+        const far = +el.dataset.bars;
+        const relaid = new Promise((r) => el.on("plotly_afterplot", r));
+        await window.Plotly.relayout(el, { "xaxis.range": [1010000, 1012000] });
+        await relaid;
+        await new Promise((r) => setTimeout(r, 200));
+        const near = +el.dataset.bars;
+        const failed = el.data.find((t) => t.name === "failed / killed").x.length;
+        await window.Plotly.relayout(el, { "xaxis.autorange": true });
+        await new Promise((r) => setTimeout(r, 200));
+        return { far, near, out: +el.dataset.bars, range: v.range, failed };
+    }""")
+    assert out["far"] < 200 and 790 <= out["near"] <= 810 and out["out"] == out["far"], out
+    assert out["range"] is None and out["failed"] == 1
