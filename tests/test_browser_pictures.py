@@ -280,6 +280,7 @@ def test_long_call_sites_keep_their_file_and_line(page, server, sids):
             stage(3, `collect at ${dir}sessionize_events.py:212`, ["Exchange", "WholeStageCodegen (1)"]),
             stage(4, `collect at ${dir}sessionize_events.py:212`, ["AQEShuffleRead", "WholeStageCodegen (2)"]),
             stage(5, `count at ${dir}load_users.py:40`, ["mapPartitions"]),
+            stage(7, `mapPartitionsWithIndex at ${dir}load_users.py:1234`, ["mapPartitions"]),
             { id: 6, box: "6", kind: "operator", name: "stage: StateStoreSave", attrs: { stage_ids: [9],
               stage_name: "start at NativeMethodAccessorImpl.java:0", scopes: ["StateStoreSave"] } },
         ];
@@ -289,6 +290,7 @@ def test_long_call_sites_keep_their_file_and_line(page, server, sids):
     t = texts["t"]
     assert t["3"]["label"] == "collect · sessio…:212", t  # the file's start and the line, never the path's start
     assert t["5"]["label"] == "count · load_users:40", t
+    assert t["7"]["label"] == "mapPart… load_u…:1234", t  # a long action gives way, the line stays
     assert t["3"]["sub"] == "#3 · Exchange" and t["4"]["sub"] == "#4 · AQEShuffleRead", t
     assert t["6"]["label"].startswith("stage: StateStore"), t  # a streaming stage keeps the model's name
     assert all(len(x["label"]) <= 21 and len(x["sub"]) <= 24 for x in t.values())
