@@ -99,7 +99,7 @@ export class Drawer {
       else if (this.tab === "marks-tab") await this.marks();
       else if (this.tab === "errors") await this.errors();
       else if (this.tab === "blame") await this.blame.show(this.sid, this.scope);
-      else if (this.tab === "executors") await this.executors.show(this.sid, this._cursor, this.blame.picked, this.scope, this._version());
+      else if (this.tab === "executors") await this.executors.show(this.sid, this._cursor, this.blame.sid === this.sid ? this.blame.picked : null, this.scope, this._version());
       else if (this.tab === "streaming") await this.streaming.show(this.sid);
     } catch (e) {
       if (this.h.toast) this.h.toast(e.message);
