@@ -261,8 +261,9 @@ def test_executor_timeline_picks_the_blame_tabs_time_and_marks_failed_attempts(p
     page.wait_for_function("() => !document.querySelector('#critical-note').textContent.includes('slowest')")
     note = page.inner_text("#critical-note")
     assert note.split("critical path of ")[1].split(" (")[0].split(" · ")[0] in picked_name, (note, picked_name)
-    marks = next(t for t in _chart_traces(page) if t["name"] == "failed / killed")
-    assert marks["n"] == failed and all("failed or killed" in x for x in marks["text"])
+    marks = next(t for t in _chart_traces(page) if t["name"] == "failed")
+    assert marks["n"] == failed and all(" · failed: ExceptionFailure" in x for x in marks["text"]), marks["text"]
+    assert set(tasks["reasons"].values()) == {"ExceptionFailure"} and len(tasks["reasons"]) == failed
 
 
 def test_long_call_sites_keep_their_file_and_line(page, server, sids):
@@ -358,7 +359,7 @@ def test_zooming_the_executor_timeline_redraws_the_range_task_by_task(page, serv
         await relaid;
         await new Promise((r) => setTimeout(r, 200));
         const near = +el.dataset.bars;
-        const failed = el.data.find((t) => t.name === "failed / killed").x.length;
+        const failed = el.data.find((t) => t.name === "failed").x.length;
         await window.Plotly.relayout(el, { "xaxis.autorange": true });
         await new Promise((r) => setTimeout(r, 200));
         return { far, near, out: +el.dataset.bars, range: v.range, failed };

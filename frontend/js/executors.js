@@ -197,11 +197,17 @@ export class ExecutorView {
     const m = this._prepare(d);
     const t0 = performance.now();
     const { base, lane, height } = m;
-    const failed = { x: [], y: [], text: [] };
+    const failed = { x: [], y: [], text: [] }, killed = { x: [], y: [], text: [] };
     const rowOfTask = new Map(); // the tasks on the critical path
     const wanted = new Set(t ? t.blame.filter((sg) => sg.holder && sg.holder.task !== undefined).map((sg) => sg.holder.task) : []);
     for (let i = 0; i < m.n; i++) {
-      if (d.outcome[i] === "failed") { failed.x.push(m.end[i] * 1000); failed.y.push(m.y[i]); failed.text.push(this._label(m, i) + " · failed or killed"); }
+      const o = d.outcome[i];
+      if (o === "failed" || o === "killed") {
+        const to = o === "failed" ? failed : killed;
+        to.x.push(m.end[i] * 1000);
+        to.y.push(m.y[i]);
+        to.text.push(`${this._label(m, i)} · ${o}${d.reasons && d.reasons[i] ? ": " + d.reasons[i] : ""}`);
+      }
       if (wanted.has(d.task[i])) rowOfTask.set(d.task[i], i);
     }
     const traces = [];
@@ -211,8 +217,12 @@ export class ExecutorView {
     traces.push(...bars);
     if (critical) traces.push(...critical.lane);
     if (failed.x.length) {
-      traces.push({ type: "scattergl", mode: "markers", name: "failed / killed", x: failed.x, y: failed.y, text: failed.text,
+      traces.push({ type: "scattergl", mode: "markers", name: "failed", x: failed.x, y: failed.y, text: failed.text,
         hoverinfo: "text", marker: { symbol: "x", size: 9, color: "#c0392b" } });
+    }
+    if (killed.x.length) {
+      traces.push({ type: "scattergl", mode: "markers", name: "killed", x: killed.x, y: killed.y, text: killed.text,
+        hoverinfo: "text", marker: { symbol: "x-open", size: 9, color: "#6b7686" } });
     }
     // one kind of trace: a single WebGL trace would set up a WebGL context for all
     const kind = bars.length ? bars[0].type : "scatter";
