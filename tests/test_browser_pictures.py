@@ -366,3 +366,23 @@ def test_zooming_the_executor_timeline_redraws_the_range_task_by_task(page, serv
     }""")
     assert out["far"] < 200 and 790 <= out["near"] <= 810 and out["out"] == out["far"], out
     assert out["range"] is None and out["failed"] == 1
+
+
+def test_root_shows_which_job_holds_the_findings(page, server, sids):
+    sid = sids("skewed_straggler")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        found = [m for m in c.get(f"/api/sessions/{sid}/marks").json()["marks"] if m.get("finding")]
+    (scope,) = {tuple(m["scope"]) for m in found}
+    page.goto(f"{server.url}/#/s/{sid}")
+    badge = page.wait_for_selector(f'#graph g.finding-badge[data-finding-box="{scope[0]}"]')
+    assert len(page.query_selector_all("#graph g.finding-badge")) == 1  # the warm-up job has none
+    assert "straggler" in badge.text_content() and "skew" in badge.text_content()
+    badge.click()
+    page.wait_for_selector("#why #findings-answer")
+    assert "Findings in this scope" in page.inner_text("#why h3")
+    assert len(page.query_selector_all("#why .finding")) == len(found)
+    page.click("#why .finding.straggler button.finding-goto")
+    slow = next(m for m in found if m["finding"] == "straggler")
+    page.wait_for_function("([b, s]) => +document.querySelector('#batch-input').value === b"
+                           " && String(window.__flowscope.scope) === s", arg=[slow["after"], str(scope[0])])
+    page.wait_for_selector(f'#graph g.finding-badge[data-finding-box="{slow["node"]}"]')  # the stage's own badge
