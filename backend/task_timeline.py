@@ -111,21 +111,27 @@ class TaskTimeline:
                 return (e if e == e else float("inf")) - self.launched[i]
             rows = sorted(sorted(rows, key=length, reverse=True)[:limit])
 
-        def col(a: array, cast: Any = None) -> list:
-            return [a[i] for i in rows] if cast is None else [cast(a[i]) for i in rows]
+        every = len(rows) == len(self.launched)  # the whole timeline: columns copied whole (C speed), not by row
 
+        def col(a: array) -> list:
+            return a.tolist() if every else [a[i] for i in rows]
+
+        if every:
+            reasons = {str(i): r for i, r in sorted(self.reasons.items())}
+        else:
+            reasons = {str(k): self.reasons[i] for k, i in enumerate(rows) if i in self.reasons}
         return {
             "executors": self.executors,
             "cores": self.cores,
             "launched": col(self.launched),
-            "ended": [None if self.ended[i] != self.ended[i] else self.ended[i] for i in rows],
+            "ended": [None if e != e else e for e in col(self.ended)],
             "executor": col(self.executor),
             "stage": col(self.stage),
             "index": col(self.index),
             "task": col(self.task),
-            "outcome": [_OUTCOMES[self.outcome[i]] for i in rows],
-            "reasons": {str(k): self.reasons[i] for k, i in enumerate(rows) if i in self.reasons},
-            "speculative": col(self.speculative, bool),
+            "outcome": [_OUTCOMES[o] for o in col(self.outcome)],
+            "reasons": reasons,
+            "speculative": [o == 1 for o in col(self.speculative)],
             "total": len(self.launched),
             "truncated": truncated,
         }
