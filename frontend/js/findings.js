@@ -1,7 +1,7 @@
 // Skew and straggler findings on the graph: the Spark model reports them as marks (`finding`: "straggler" or
 // "skew", with the stage operator's `node`, see backend/spark/tasks.py); GET .../marks passes their details on.
 // Here they are grouped by the box they concern, for the badges both graph views draw, and described for the
-// side panel when a badge is clicked. Nothing is computed: the words are the server's.
+// side panel when a badge is clicked. The findings are the server's; only their words on a badge are chosen here.
 
 import { esc } from "./dom.js";
 
