@@ -116,6 +116,7 @@ def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_
             if isinstance(w, dict) and "worker" in w:
                 rec.get(f"{base}/batches", worker=w["worker"], limit=200)
         rec.get(f"{base}/tasks")
+        rec.get(f"{base}/streaming")
         head_state = rec.get(f"{base}/state", scope="")
         head = int(head_state["head"]) if head_state else 0
         moments = _moments(head, marks, findings, spaced)
@@ -125,6 +126,7 @@ def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_
         for path in scopes:
             scope = ",".join(map(str, path))
             blame = rec.get(f"{base}/blame", top=50, scope=scope or None) or {}
+            rec.get(f"{base}/blame", top=1, scope=scope or None)  # the executor timeline's overlay
             for t in blame.get("times", []):
                 for seg in t.get("blame", []):
                     port = (seg.get("holder") or {}).get("port")

@@ -39,7 +39,7 @@ from tracker.reachability import Location
 from tracker.subgraph import Subgraph
 
 from .session import Session
-from .views import port_rows
+from .views import mark_json, port_rows
 
 __all__ = ["Subscriber", "pump"]
 
@@ -123,8 +123,7 @@ class Subscriber:
         found = replay.findings[self.findings_sent:self.findings_sent + MAX_ANNOTATIONS]
         self.findings_sent += len(found)
         return {
-            "marks": [{"label": str(m.get("label", "")), "at": m.get("at"), "after": m.get("after", 0),
-                       "scope": m.get("scope")} for m in marks],
+            "marks": [mark_json(m) for m in marks],
             "findings": [f.to_json() for f in found],
         }
 

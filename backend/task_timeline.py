@@ -2,7 +2,8 @@
 
 Fed the same records as the session's replay: a ``detail`` entry of kind ``task`` opens a bar, its clear (a
 ``detail`` with value null, or a progress batch's ``clears``) closes it; a clear that names an ``end`` reason other
-than success (the Spark model writes the task end's reason for failed and killed attempts) marks the bar.
+than success (the Spark model writes the task end's reason for failed and killed attempts) marks the bar: killed
+(``TaskKilled``: a speculative copy that lost, a task of a cancelled stage) or failed, the reason kept beside it.
 Executors come from the ``executor_event`` marks. Bars are kept in typed arrays (about 40 bytes a task: a
 100,000-task application costs ~4 MB) and served columnar, so the browser draws them without per-task objects.
 """
@@ -14,8 +15,8 @@ from typing import Any
 
 __all__ = ["TaskTimeline"]
 
-_OK, _FAILED, _RUNNING = 0, 1, 2
-_OUTCOMES = ("ok", "failed", "running")
+_OK, _FAILED, _RUNNING, _KILLED = 0, 1, 2, 3
+_OUTCOMES = ("ok", "failed", "running", "killed")
 
 
 def _int(v: Any) -> int:
@@ -38,6 +39,7 @@ class TaskTimeline:
         self.cores: dict[str, int] = {}
         self._executor_ids: dict[str, int] = {}
         self._open: dict[str, int] = {}  # detail key -> row, while running
+        self.reasons: dict[int, str] = {}  # row -> why a failed or killed attempt ended
 
     def __len__(self) -> int:
         return len(self.launched)
@@ -88,7 +90,11 @@ class TaskTimeline:
         row = self._open.pop(key)
         if isinstance(at, (int, float)):
             self.ended[row] = float(at)
-        self.outcome[row] = _FAILED if reason not in (None, "Success") else _OK
+        if reason in (None, "Success"):
+            self.outcome[row] = _OK
+        else:
+            self.outcome[row] = _KILLED if reason == "TaskKilled" else _FAILED
+            self.reasons[row] = str(reason)
 
     def to_json(self, start: float | None = None, end: float | None = None, limit: int = 200_000) -> dict:
         """Bars overlapping ``[start, end]`` (all by default), at most ``limit`` (the longest first when cut)."""
@@ -105,20 +111,27 @@ class TaskTimeline:
                 return (e if e == e else float("inf")) - self.launched[i]
             rows = sorted(sorted(rows, key=length, reverse=True)[:limit])
 
-        def col(a: array, cast: Any = None) -> list:
-            return [a[i] for i in rows] if cast is None else [cast(a[i]) for i in rows]
+        every = len(rows) == len(self.launched)  # the whole timeline: columns copied whole (C speed), not by row
 
+        def col(a: array) -> list:
+            return a.tolist() if every else [a[i] for i in rows]
+
+        if every:
+            reasons = {str(i): r for i, r in sorted(self.reasons.items())}
+        else:
+            reasons = {str(k): self.reasons[i] for k, i in enumerate(rows) if i in self.reasons}
         return {
             "executors": self.executors,
             "cores": self.cores,
             "launched": col(self.launched),
-            "ended": [None if self.ended[i] != self.ended[i] else self.ended[i] for i in rows],
+            "ended": [None if e != e else e for e in col(self.ended)],
             "executor": col(self.executor),
             "stage": col(self.stage),
             "index": col(self.index),
             "task": col(self.task),
-            "outcome": [_OUTCOMES[self.outcome[i]] for i in rows],
-            "speculative": col(self.speculative, bool),
+            "outcome": [_OUTCOMES[o] for o in col(self.outcome)],
+            "reasons": reasons,
+            "speculative": [o == 1 for o in col(self.speculative)],
             "total": len(self.launched),
             "truncated": truncated,
         }

@@ -16,7 +16,26 @@ from tracker.subgraph import Subgraph
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["port_rows", "scope_tree", "session_info", "search", "parse_scope"]
+__all__ = ["port_rows", "scope_tree", "session_info", "search", "parse_scope", "mark_json", "FINDING_FIELDS"]
+
+# What a finding mark (backend/spark/tasks.py: a straggler or a skewed stage) carries beyond a plain mark: the
+# graph's badges and the finding's panel show them.
+FINDING_FIELDS = ("finding", "node", "time", "stage", "attempt", "task", "index", "executor", "duration_s",
+                  "median_task_s", "summary")
+
+
+def mark_json(m: dict) -> dict:
+    """A timeline mark as the API and the stream send it: label, wall time, the batches before it, its scope, and a
+    finding's details (``FINDING_FIELDS``) when it is one."""
+    out = {"label": str(m.get("label", "")), "at": m.get("at"), "after": m.get("after", 0)}
+    scope = m.get("scope")
+    if isinstance(scope, list):
+        out["scope"] = scope
+    if isinstance(m.get("finding"), str):
+        for k in FINDING_FIELDS:
+            if k in m:
+                out[k] = m[k]
+    return out
 
 
 def parse_scope(text: str | None) -> tuple:

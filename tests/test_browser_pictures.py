@@ -190,7 +190,7 @@ def _chart_traces(page) -> list[dict]:
     return page.evaluate("""() => document.querySelector('#executor-chart').data.map((t) => ({
         name: t.name, n: t.x.filter((v) => v !== null).length / (t.mode === 'markers' ? 1 : 2),
         ys: [...new Set(t.y.filter((v) => v !== null))], color: t.line ? t.line.color : null,
-        text: t.text.filter((v) => v !== null)}))""")
+        text: t.text.filter((v) => v !== null), tasks: t.meta ? t.meta.tasks : null}))""")
 
 
 def test_executor_timeline_overlays_the_picked_times_critical_path(page, server, sids):
@@ -218,8 +218,17 @@ def test_executor_timeline_overlays_the_picked_times_critical_path(page, server,
     assert ticks[0] == "critical path" and "executor driver" in ticks, ticks
     # the outline is drawn under the stage bars (first), the stage bars' total is every task
     assert traces[0]["name"] == "on the critical path"
-    assert sum(t["n"] for t in traces if t["name"].startswith("stage ")) == tasks["total"]
+    assert sum(t["n"] for t in traces if t["name"].startswith("stage ")) == tasks["total"]  # one bar a task
+    assert sum(t["tasks"] for t in traces if t["name"].startswith("stage ")) == tasks["total"]
     shot(page, "executor-critical-path")
+    # the timeline cursor follows a seek without the bars being drawn again
+    draws = page.get_attribute("#executor-chart", "data-draws")
+    page.fill("#batch-input", "20")
+    page.press("#batch-input", "Enter")
+    page.wait_for_function("""() => { const el = document.querySelector('#executor-chart');
+        const c = (el.layout.shapes || []).find((s) => s.name === 'cursor');
+        return c && window.__flowscope.batch === 20 && Math.abs(c.x0 - window.__flowscope.lastAt * 1000) < 1; }""")
+    assert page.get_attribute("#executor-chart", "data-draws") == draws
     # colour by duration: the same bars, binned by duration, the longest bin holding the 4 s task
     page.click('#tab-executors button[data-colour="duration"]')
     page.wait_for_function("() => document.querySelector('#executor-chart').dataset.colour === 'duration'")
@@ -252,8 +261,9 @@ def test_executor_timeline_picks_the_blame_tabs_time_and_marks_failed_attempts(p
     page.wait_for_function("() => !document.querySelector('#critical-note').textContent.includes('slowest')")
     note = page.inner_text("#critical-note")
     assert note.split("critical path of ")[1].split(" (")[0].split(" · ")[0] in picked_name, (note, picked_name)
-    marks = next(t for t in _chart_traces(page) if t["name"] == "failed / killed")
-    assert marks["n"] == failed and all("failed or killed" in x for x in marks["text"])
+    marks = next(t for t in _chart_traces(page) if t["name"] == "failed")
+    assert marks["n"] == failed and all(" · failed: ExceptionFailure" in x for x in marks["text"]), marks["text"]
+    assert set(tasks["reasons"].values()) == {"ExceptionFailure"} and len(tasks["reasons"]) == failed
 
 
 def test_long_call_sites_keep_their_file_and_line(page, server, sids):
@@ -271,6 +281,7 @@ def test_long_call_sites_keep_their_file_and_line(page, server, sids):
             stage(3, `collect at ${dir}sessionize_events.py:212`, ["Exchange", "WholeStageCodegen (1)"]),
             stage(4, `collect at ${dir}sessionize_events.py:212`, ["AQEShuffleRead", "WholeStageCodegen (2)"]),
             stage(5, `count at ${dir}load_users.py:40`, ["mapPartitions"]),
+            stage(7, `mapPartitionsWithIndex at ${dir}load_users.py:1234`, ["mapPartitions"]),
             { id: 6, box: "6", kind: "operator", name: "stage: StateStoreSave", attrs: { stage_ids: [9],
               stage_name: "start at NativeMethodAccessorImpl.java:0", scopes: ["StateStoreSave"] } },
         ];
@@ -280,7 +291,98 @@ def test_long_call_sites_keep_their_file_and_line(page, server, sids):
     t = texts["t"]
     assert t["3"]["label"] == "collect · sessio…:212", t  # the file's start and the line, never the path's start
     assert t["5"]["label"] == "count · load_users:40", t
+    assert t["7"]["label"] == "mapPart… load_u…:1234", t  # a long action gives way, the line stays
     assert t["3"]["sub"] == "#3 · Exchange" and t["4"]["sub"] == "#4 · AQEShuffleRead", t
     assert t["6"]["label"].startswith("stage: StateStore"), t  # a streaming stage keeps the model's name
     assert all(len(x["label"]) <= 21 and len(x["sub"]) <= 24 for x in t.values())
     assert ["call site", f"collect at {long_dir}sessionize_events.py:212"] in texts["hover"]
+
+
+def test_executor_bars_merge_far_out_and_split_when_zoomed(page, server, sids):
+    """Level of detail of the executor timeline on 20,000 made-up back-to-back tasks (two executors, two slots
+    each): the whole range draws far fewer bars than tasks, every task counted once; a zoomed range of under
+    5,000 tasks draws each of its tasks as its own bar."""
+    sid = sids("streaming_stall")
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    out = page.evaluate("""async () => {
+        const { ExecutorView } = await import("/static/js/executors.js");
+        const n = 20000, d = { executors: ["1", "2"], launched: [], ended: [], executor: [], stage: [], index: [],
+            task: [], outcome: [] };
+        for (let i = 0; i < n; i++) {
+            const slot = i % 4, k = Math.floor(i / 4);
+            d.launched.push(1000 + k * 0.01); d.ended.push(1000 + k * 0.01 + 0.009);
+            d.executor.push(slot % 2); d.stage.push(Math.floor(k / 1000)); d.index.push(k); d.task.push(i);
+            d.outcome.push("ok");
+        }
+        const v = new ExecutorView(document.createElement("div"), {}, null);
+        v.timing = {};
+        const m = v._prepare(d);
+        const count = (bars) => ({ bars: bars.reduce((a, t) => a + t.x.length / 3, 0),
+                                   tasks: bars.reduce((a, t) => a + t.meta.tasks, 0), names: bars.map((t) => t.name) });
+        return { all: count(v._bars(m)), zoomed: count(v._bars(m, 1010, 1012)), lanes: m.height };
+    }""")
+    assert out["all"]["tasks"] == 20000 and out["all"]["bars"] < 200, out["all"]
+    assert out["all"]["names"] == [f"stage {s}" for s in range(5)]
+    # 1010..1012 s: launch steps 1000..1200 on each of the 4 slots, each its own bar
+    assert out["zoomed"]["tasks"] == out["zoomed"]["bars"] and 790 <= out["zoomed"]["bars"] <= 810, out["zoomed"]
+
+
+def test_zooming_the_executor_timeline_redraws_the_range_task_by_task(page, server, sids):
+    """The drawn chart of 20,000 made-up tasks: zooming (plotly's own relayout) redraws the visible range with a
+    bar per task; zooming back out merges them again."""
+    sid = sids("streaming_stall")
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    out = page.evaluate("""async () => {
+        const { ExecutorView } = await import("/static/js/executors.js");
+        const { loadPlotly } = await import("/static/js/drawer.js");
+        const n = 20000, d = { executors: ["1", "2"], launched: [], ended: [], executor: [], stage: [], index: [],
+            task: [], outcome: [], total: n };
+        for (let i = 0; i < n; i++) {
+            const k = Math.floor(i / 4);
+            d.launched.push(1000 + k * 0.01); d.ended.push(1000 + k * 0.01 + 0.009);
+            d.executor.push(i % 2); d.stage.push(Math.floor(k / 1000)); d.index.push(k); d.task.push(i);
+            d.outcome.push(i === 7 ? "failed" : "ok");
+        }
+        const box = document.querySelector("#tab-executors");
+        box.hidden = false;
+        box.innerHTML = '<span id="executor-note"></span><span id="critical-note"></span>'
+            + '<div id="executor-chart"></div>';
+        const v = new ExecutorView(box, {}, loadPlotly);
+        v.timing = {};
+        await v._draw(d, null, null);
+        const el = box.querySelector("#executor-chart");
+        const far = +el.dataset.bars;
+        const relaid = new Promise((r) => el.on("plotly_afterplot", r));
+        await window.Plotly.relayout(el, { "xaxis.range": [1010000, 1012000] });
+        await relaid;
+        await new Promise((r) => setTimeout(r, 200));
+        const near = +el.dataset.bars;
+        const failed = el.data.find((t) => t.name === "failed").x.length;
+        await window.Plotly.relayout(el, { "xaxis.autorange": true });
+        await new Promise((r) => setTimeout(r, 200));
+        return { far, near, out: +el.dataset.bars, range: v.range, failed };
+    }""")
+    assert out["far"] < 200 and 790 <= out["near"] <= 810 and out["out"] == out["far"], out
+    assert out["range"] is None and out["failed"] == 1
+
+
+def test_root_shows_which_job_holds_the_findings(page, server, sids):
+    sid = sids("skewed_straggler")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        found = [m for m in c.get(f"/api/sessions/{sid}/marks").json()["marks"] if m.get("finding")]
+    (scope,) = {tuple(m["scope"]) for m in found}
+    page.goto(f"{server.url}/#/s/{sid}")
+    badge = page.wait_for_selector(f'#graph g.finding-badge[data-finding-box="{scope[0]}"]')
+    assert len(page.query_selector_all("#graph g.finding-badge")) == 1  # the warm-up job has none
+    assert "straggler" in badge.text_content() and "skew" in badge.text_content()
+    badge.click()
+    page.wait_for_selector("#why #findings-answer")
+    assert "Findings in this scope" in page.inner_text("#why h3")
+    assert len(page.query_selector_all("#why .finding")) == len(found)
+    page.click("#why .finding.straggler button.finding-goto")
+    slow = next(m for m in found if m["finding"] == "straggler")
+    page.wait_for_function("([b, s]) => +document.querySelector('#batch-input').value === b"
+                           " && String(window.__flowscope.scope) === s", arg=[slow["after"], str(scope[0])])
+    page.wait_for_selector(f'#graph g.finding-badge[data-finding-box="{slow["node"]}"]')  # the stage's own badge

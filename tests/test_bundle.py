@@ -171,3 +171,15 @@ def test_offline_spark_blame_lists_times(offline, stall_bundle):
     page.mouse.click(bar["x"] + bar["width"] / 2, bar["y"] + bar["height"] / 2)
     page.wait_for_selector("#why .holder, #why .late-holder", timeout=15000)
     shot(page, "bundle-spark-blame")
+
+
+def test_offline_spark_streaming_and_executor_pictures(offline, stall_bundle):
+    page = offline
+    page.goto(stall_bundle.as_uri() + "#scope=2")
+    page.wait_for_selector("#graph circle.port")
+    page.click('#tabs button[data-tab="streaming"]')
+    page.wait_for_selector("#tab-streaming .stream-durations .main-svg", timeout=15000)
+    assert "inferred" in page.inner_text("#tab-streaming .trigger-note")
+    page.click('#tabs button[data-tab="executors"]')
+    page.wait_for_selector("#executor-chart .main-svg", timeout=15000)
+    assert "batch 4" in page.inner_text("#critical-note")  # the stored slowest time of scope 2, overlaid

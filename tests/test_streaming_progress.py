@@ -130,3 +130,17 @@ def test_finding_marks_carry_their_details(server, client):
     assert skew[0]["summary"]["skew"] >= 0.5 and skew[0]["summary"]["tasks"] >= 4
     plain = [m for m in marks if not m.get("finding")]
     assert plain and all(set(m) <= {"label", "at", "after", "scope"} for m in plain)
+
+
+def test_mark_json_is_what_rest_and_the_stream_send():
+    from backend.views import mark_json
+
+    plain = {"type": "mark", "label": "job 3 done", "at": 2.5, "after": 7, "scope": [3], "job": 3, "status": "ok"}
+    assert mark_json(plain) == {"label": "job 3 done", "at": 2.5, "after": 7, "scope": [3]}
+    found = {"type": "mark", "label": "straggler in stage 2", "at": 3.0, "after": 9, "scope": [2],
+             "finding": "straggler",
+             "node": 4, "time": 0, "stage": 2, "attempt": 0, "task": 6, "index": 0, "executor": "1",
+             "duration_s": 3.6, "median_task_s": 0.26, "host": "secret"}
+    out = mark_json(found)
+    assert out["finding"] == "straggler" and out["node"] == 4 and out["median_task_s"] == 0.26
+    assert "host" not in out and "type" not in out

@@ -13,7 +13,9 @@ router = APIRouter(prefix="/api/sessions/{sid}", tags=["blame"])
 
 @router.get("/tasks", responses={404: {"model": Problem}},
             summary="Task attempts as bars: launched, ended (null while running), executor, stage, partition, outcome",
-            description="Columns of equal length; `executor` indexes `executors`; `cores` per executor when known.")
+            description="Columns of equal length; `executor` indexes `executors`; `cores` per executor when known; "
+                        "`outcome` ok, failed, killed or running; `reasons` maps a failed or killed bar's position to "
+                        "why it ended (Spark's task end reason).")
 async def tasks(
     session: Session = Depends(deps.session),
     start: float | None = Query(None, description="only bars overlapping [start, end] (wall-clock seconds)"),

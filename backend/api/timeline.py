@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
 from ..session import Session
+from ..views import mark_json
 from . import deps
 from .models import Batches, Errors, Findings, Marks, Series, Workers, problems
 
@@ -18,29 +19,11 @@ router = APIRouter(prefix="/api/sessions/{sid}", tags=["timeline"])
 _ERRORS = problems(400, 404)
 
 
-# What a finding mark (backend/spark/tasks.py: a straggler or a skewed stage) carries beyond a plain mark: the
-# graph's badges and the finding's panel show them.
-FINDING_FIELDS = ("finding", "node", "time", "stage", "attempt", "task", "index", "executor", "duration_s",
-                  "median_task_s", "summary")
-
-
-def _mark(m: dict) -> dict:
-    out = {"label": str(m.get("label", "")), "at": m.get("at"), "after": m.get("after", 0)}
-    scope = m.get("scope")
-    if isinstance(scope, list):
-        out["scope"] = scope
-    if isinstance(m.get("finding"), str):
-        for k in FINDING_FIELDS:
-            if k in m:
-                out[k] = m[k]
-    return out
-
-
 @router.get("/marks", response_model=Marks, responses=_ERRORS, summary="Timeline marks (job/batch/query starts, ticks)")
 async def marks(session: Session = Depends(deps.session), offset: int = Query(0, ge=0),
                 limit: int = Query(5000, ge=1, le=100000)):
     all_marks = session.replay.marks
-    return deps.JSON({"total": len(all_marks), "marks": [_mark(m) for m in all_marks[offset:offset + limit]]})
+    return deps.JSON({"total": len(all_marks), "marks": [mark_json(m) for m in all_marks[offset:offset + limit]]})
 
 
 @router.get("/findings", response_model=Findings, responses=_ERRORS, summary="Progress-contract findings")

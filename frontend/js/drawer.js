@@ -99,7 +99,7 @@ export class Drawer {
       else if (this.tab === "marks-tab") await this.marks();
       else if (this.tab === "errors") await this.errors();
       else if (this.tab === "blame") await this.blame.show(this.sid, this.scope);
-      else if (this.tab === "executors") await this.executors.show(this.sid, this._cursor, this.blame.picked, this.scope);
+      else if (this.tab === "executors") await this.executors.show(this.sid, this._cursor, this.blame.sid === this.sid ? this.blame.picked : null, this.scope, this._version());
       else if (this.tab === "streaming") await this.streaming.show(this.sid);
     } catch (e) {
       if (this.h.toast) this.h.toast(e.message);
@@ -146,7 +146,14 @@ export class Drawer {
     this.root.querySelector("#chart-frontier").dataset.traces = String(traces.length);
   }
 
+  // What the session's answers depend on: its batch count (grows while live), from the page's session info.
+  _version() {
+    const s = this.h.session ? this.h.session() : null;
+    return s && s.info ? `${s.info.status}/${s.info.batches}` : null;
+  }
+
   _moveCursor() {
+    if (this.tab === "executors") { this.executors.moveCursor(this._cursor); return; }
     if (this.tab !== "charts" || !window.Plotly || !this._shapes) return;
     for (const id of ["#chart-frontier", "#chart-counts"]) {
       const el = this.root.querySelector(id);

@@ -3,7 +3,8 @@
 // path of the selected completed time (the one picked in the Blame tab, else the slowest) overlaid: its segments
 // on a lane of their own coloured by kind, and the tasks on it outlined on their lanes. Lanes are assigned here,
 // greedily by launch time (a task takes the lowest lane of its executor that is free), so a straggler shows as the
-// one long bar. WebGL lines (scattergl) keep 100,000 bars fast.
+// one long bar. Level of detail keeps 100,000 tasks quick: far out, adjacent bars of one colour on a lane that are
+// under a pixel apart are drawn as one; zoomed in, each task again. Few bars are SVG lines, many WebGL ones.
 
 import * as api from "./api.js";
 import { KIND_COLORS, segmentLabel } from "./blame.js";
@@ -27,21 +28,28 @@ export function assignLanes(d, now) {
   const base = [];
   let y = 0;
   for (let e = 0; e < d.executors.length; e++) { base.push(y); y += Math.max(1, ends[e].length) + 1; }
-  return { lane, base, height: y };
+  return { lane, base, height: y, order };
 }
 
 // Durations in log-spaced bins (one WebGL trace each: a line's colour cannot vary within a trace).
 const DURATION_COLORS = ["#fde725", "#b5de2b", "#6ece58", "#35b779", "#1f9e89", "#26828e", "#31688e", "#3e4989", "#482878", "#440154"];
 const CRITICAL = -2; // the critical path's lane, above the executors
+const MERGE_FROM = 5000; // tasks in view from which adjacent bars of a lane merge (level of detail)
+const MERGE_PIXELS = 2000; // ... when closer than the span over this (under a pixel on a chart up to 2,000 px wide)
+const SVG_UP_TO = 3000; // bars drawn as SVG up to this many (the rest WebGL)
 
 export function durationBins(durations, n = DURATION_COLORS.length) {
   let lo = Infinity, hi = 0;
   for (const v of durations) { if (v > 0) { lo = Math.min(lo, v); hi = Math.max(hi, v); } }
   if (!(hi > 0)) return { bin: () => 0, edges: [0, 0] };
   lo = Math.max(lo, hi / 1e4);
-  const a = Math.log(lo), step = (Math.log(hi) - a) / n || 1;
+  const a = Math.log(lo), step = Math.max((Math.log(hi) - a) / n, 1e-9);
   const edges = Array.from({ length: n + 1 }, (_, k) => Math.exp(a + k * step));
   return { bin: (v) => Math.max(0, Math.min(n - 1, Math.floor((Math.log(Math.max(v, lo)) - a) / step))), edges };
+}
+
+function cursorShape(at) {
+  return { name: "cursor", type: "line", x0: at * 1000, x1: at * 1000, yref: "paper", y0: 0, y1: 1, line: { color: "#f0a500", width: 2 } };
 }
 
 function seconds(v) {
@@ -55,16 +63,27 @@ export class ExecutorView {
     this.loadPlotly = loadPlotly;
     this.colour = "stage"; // "stage" | "duration"
     this.sid = null;
+    this.range = null; // the zoomed x range [lo, hi] in seconds, or null: everything
   }
 
   // picked: the completed time whose critical path is overlaid (the Blame tab's choice), or null: the slowest in
   // the scope on screen (in the whole session at the root).
-  async show(sid, cursorAt, picked = null, scope = []) {
+  // version: what the answers depend on (the session's batch count): unchanged, only the cursor moves.
+  async show(sid, cursorAt, picked = null, scope = [], version = null) {
+    if (sid !== this.sid) this.range = null;
+    const key = JSON.stringify([sid, version, picked && [picked.scope, picked.time], scope, this.colour]);
+    if (version !== null && key === this.drawn && this.box.querySelector("#executor-chart .main-svg")) {
+      this.moveCursor(cursorAt);
+      return;
+    }
     this.sid = sid;
     this.cursorAt = cursorAt;
     this.picked = picked;
     this.scope = scope;
+    this.drawn = key;
+    const t0 = performance.now();
     const [d, t] = await Promise.all([api.get(`/api/sessions/${sid}/tasks`), this._time(sid, picked, scope)]);
+    this.timing = { fetch: performance.now() - t0 }; // ms, for benchmarks
     if (!d.launched.length) {
       this.box.innerHTML = `<p class="muted">No tasks: this log names none (task details come from the Spark model).</p>`;
       return;
@@ -81,6 +100,16 @@ export class ExecutorView {
     await this._draw(d, t, cursorAt);
   }
 
+  // The timeline cursor moved: only the line moves (no request, no redraw of the bars).
+  moveCursor(at) {
+    this.cursorAt = at;
+    const el = this.box.querySelector("#executor-chart");
+    if (!el || !el.layout || !window.Plotly || !at) return;
+    const shapes = (el.layout.shapes || []).filter((sh) => !sh.name || sh.name !== "cursor");
+    shapes.unshift(cursorShape(at));
+    window.Plotly.relayout(el, { shapes });
+  }
+
   async _time(sid, picked, scope) {
     if (picked) return picked;
     try {
@@ -89,46 +118,116 @@ export class ExecutorView {
     } catch (e) { return null; }
   }
 
-  async _draw(d, t, cursorAt) {
+  // Per task, once per answer: its lane's y, its end, its duration, its colour group (stage or duration bin).
+  _prepare(d) {
     let now = -Infinity;
     for (let i = 0; i < d.launched.length; i++) now = Math.max(now, d.launched[i], d.ended[i] === null ? -Infinity : d.ended[i]);
-    const { lane, base, height } = assignLanes(d, now);
+    const t0 = performance.now();
+    const { lane, base, height, order } = assignLanes(d, now);
+    this.timing.lanes = performance.now() - t0;
     const n = d.launched.length;
-    const durations = new Float64Array(n);
-    for (let i = 0; i < n; i++) durations[i] = (d.ended[i] === null ? now : d.ended[i]) - d.launched[i];
-    const bins = this.colour === "duration" ? durationBins(durations) : null;
-    const groups = new Map(); // stage, or duration bin -> bars
-    const failed = { x: [], y: [], text: [] };
-    const rowOfTask = new Map();
+    const y = new Int32Array(n), end = new Float64Array(n), dur = new Float64Array(n);
     for (let i = 0; i < n; i++) {
-      const s = d.stage[i];
-      const g = bins ? bins.bin(durations[i]) : s;
-      if (!groups.has(g)) groups.set(g, { x: [], y: [], text: [] });
-      const tr = groups.get(g);
-      const y = base[d.executor[i]] + lane[i];
-      const end = d.ended[i] === null ? now : d.ended[i];
-      const label = `task ${d.task[i]} · stage ${s} · partition ${d.index[i]} · ${durations[i].toFixed(3)} s${d.ended[i] === null ? " (running)" : ""}`;
-      tr.x.push(d.launched[i] * 1000, end * 1000, null);
+      end[i] = d.ended[i] === null ? now : d.ended[i];
+      dur[i] = end[i] - d.launched[i];
+      y[i] = base[d.executor[i]] + lane[i];
+    }
+    const bins = this.colour === "duration" ? durationBins(dur) : null;
+    const group = new Int32Array(n);
+    const distinct = new Set();
+    for (let i = 0; i < n; i++) { group[i] = bins ? bins.bin(dur[i]) : d.stage[i]; distinct.add(group[i]); }
+    const colourOf = new Map();
+    [...distinct].sort((a, b) => a - b).forEach((g, k) => colourOf.set(g, bins ? DURATION_COLORS[g] : PALETTE[k % PALETTE.length]));
+    return { d, n, now, lane, base, height, order, y, end, dur, bins, group, colourOf };
+  }
+
+  _label(m, i) {
+    const d = m.d;
+    return `task ${d.task[i]} · stage ${d.stage[i]} · partition ${d.index[i]} · ${m.dur[i].toFixed(3)} s${d.ended[i] === null ? " (running)" : ""}`;
+  }
+
+  // The bars overlapping [lo, hi] (seconds; all when null), one trace per colour group. Level of detail: with more
+  // than MERGE_FROM tasks in view, consecutive tasks of one group on one lane less than a fraction of a pixel apart
+  // are drawn as one bar (its hover says how many); zooming in redraws the visible range at its own resolution.
+  _bars(m, lo = null, hi = null) {
+    const d = m.d;
+    const from = lo === null ? -Infinity : lo, to = hi === null ? Infinity : hi;
+    let visible = 0;
+    for (let i = 0; i < m.n; i++) if (d.launched[i] <= to && m.end[i] >= from) visible++;
+    const span = (hi === null ? m.now : hi) - (lo === null ? d.launched[m.order[0]] : lo);
+    const gap = visible > MERGE_FROM ? span / MERGE_PIXELS : -1;
+    const groups = new Map(); // group -> {x, y, text, tasks}
+    const open = new Map(); // y -> the bar being extended on that lane: {g, x0, x1, count, first}
+    const flush = (bar, y) => {
+      if (!groups.has(bar.g)) groups.set(bar.g, { x: [], y: [], text: [], tasks: 0 });
+      const tr = groups.get(bar.g);
+      const label = bar.count === 1 ? this._label(m, bar.first)
+        : `${bar.count} tasks · ${m.bins ? "" : `stage ${bar.g} · `}${(bar.x1 - bar.x0).toFixed(3)} s from ${new Date(bar.x0 * 1000).toISOString().slice(11, 23)} (zoom in for each)`;
+      tr.x.push(bar.x0 * 1000, bar.x1 * 1000, null);
       tr.y.push(y, y, null);
       tr.text.push(label, label, null);
-      if (d.outcome[i] === "failed") { failed.x.push(end * 1000); failed.y.push(y); failed.text.push(label + " · failed or killed"); }
-      rowOfTask.set(d.task[i], i);
+      tr.tasks += bar.count;
+    };
+    for (const i of m.order) {
+      if (d.launched[i] > to || m.end[i] < from) continue;
+      const y = m.y[i], g = m.group[i];
+      const bar = open.get(y);
+      if (bar && bar.g === g && d.launched[i] - bar.x1 <= gap) {
+        bar.x1 = Math.max(bar.x1, m.end[i]);
+        bar.count++;
+        continue;
+      }
+      if (bar) flush(bar, y);
+      open.set(y, { g, x0: d.launched[i], x1: m.end[i], count: 1, first: i });
     }
+    for (const [y, bar] of open) flush(bar, y);
     const keys = [...groups.keys()].sort((a, b) => a - b);
+    let segments = 0;
+    for (const tr of groups.values()) segments += tr.x.length / 3;
+    // SVG while the bars are few (no WebGL context to set up: the first picture comes sooner), WebGL beyond
+    const type = segments <= SVG_UP_TO ? "scatter" : "scattergl";
+    return keys.map((g) => ({
+      type, mode: "lines", name: m.bins ? `${seconds(m.bins.edges[g])}–${seconds(m.bins.edges[g + 1])} s` : `stage ${g}`,
+      x: groups.get(g).x, y: groups.get(g).y, text: groups.get(g).text, hoverinfo: "text", meta: { tasks: groups.get(g).tasks },
+      line: { width: 6, color: m.colourOf.get(g) }, showlegend: keys.length <= 24,
+    }));
+  }
+
+  async _draw(d, t, cursorAt) {
+    const m = this._prepare(d);
+    const t0 = performance.now();
+    const { base, lane, height } = m;
+    const failed = { x: [], y: [], text: [] }, killed = { x: [], y: [], text: [] };
+    const rowOfTask = new Map(); // the tasks on the critical path
+    const wanted = new Set(t ? t.blame.filter((sg) => sg.holder && sg.holder.task !== undefined).map((sg) => sg.holder.task) : []);
+    for (let i = 0; i < m.n; i++) {
+      const o = d.outcome[i];
+      if (o === "failed" || o === "killed") {
+        const to = o === "failed" ? failed : killed;
+        to.x.push(m.end[i] * 1000);
+        to.y.push(m.y[i]);
+        to.text.push(`${this._label(m, i)} · ${o}${d.reasons && d.reasons[i] ? ": " + d.reasons[i] : ""}`);
+      }
+      if (wanted.has(d.task[i])) rowOfTask.set(d.task[i], i);
+    }
     const traces = [];
     const critical = t ? this._critical(t, rowOfTask, d, base, lane) : null;
     if (critical) traces.push(critical.outline); // under the bars: an outline around the critical tasks
-    traces.push(...keys.map((g, k) => ({
-      type: "scattergl", mode: "lines", name: bins ? `${seconds(bins.edges[g])}–${seconds(bins.edges[g + 1])} s` : `stage ${g}`,
-      x: groups.get(g).x, y: groups.get(g).y, text: groups.get(g).text, hoverinfo: "text",
-      line: { width: 6, color: bins ? DURATION_COLORS[g] : PALETTE[k % PALETTE.length] }, showlegend: keys.length <= 24,
-    })));
+    const bars = this._bars(m, ...(this.range || [null, null]));
+    traces.push(...bars);
     if (critical) traces.push(...critical.lane);
     if (failed.x.length) {
-      traces.push({ type: "scattergl", mode: "markers", name: "failed / killed", x: failed.x, y: failed.y, text: failed.text,
+      traces.push({ type: "scattergl", mode: "markers", name: "failed", x: failed.x, y: failed.y, text: failed.text,
         hoverinfo: "text", marker: { symbol: "x", size: 9, color: "#c0392b" } });
     }
-    const shapes = cursorAt ? [{ type: "line", x0: cursorAt * 1000, x1: cursorAt * 1000, yref: "paper", y0: 0, y1: 1, line: { color: "#f0a500", width: 2 } }] : [];
+    if (killed.x.length) {
+      traces.push({ type: "scattergl", mode: "markers", name: "killed", x: killed.x, y: killed.y, text: killed.text,
+        hoverinfo: "text", marker: { symbol: "x-open", size: 9, color: "#6b7686" } });
+    }
+    // one kind of trace: a single WebGL trace would set up a WebGL context for all
+    const kind = bars.length ? bars[0].type : "scatter";
+    for (const tr of traces) tr.type = kind;
+    const shapes = cursorAt ? [cursorShape(cursorAt)] : [];
     if (t) {
       shapes.push({ type: "rect", x0: t.start * 1000, x1: t.end * 1000, yref: "paper", y0: 0, y1: 1, layer: "below",
         fillcolor: "rgba(58,111,247,0.07)", line: { width: 0 } });
@@ -136,7 +235,7 @@ export class ExecutorView {
     const top = t ? CRITICAL - 0.5 : -0.5;
     const layout = {
       margin: { l: 90, r: 140, t: 10, b: 30 }, height: Math.min(600, Math.max(180, 30 + 10 * (height - top))),
-      xaxis: { type: "date", gridcolor: "#e8ebef" },
+      xaxis: { type: "date", gridcolor: "#e8ebef", ...(this.range ? { range: this.range.map((v) => v * 1000), autorange: false } : {}) },
       yaxis: { range: [height - 0.5, top], tickvals: (t ? [CRITICAL] : []).concat(base),
         ticktext: (t ? ["critical path"] : []).concat(d.executors.map((e) => `executor ${e}`)), zeroline: false, gridcolor: "#e8ebef" },
       shapes, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "#fbfcfd", font: { size: 11 },
@@ -151,8 +250,40 @@ export class ExecutorView {
     const el = this.box.querySelector("#executor-chart");
     el.dataset.colour = this.colour;
     el.dataset.criticalTasks = critical ? String(critical.tasks) : "0";
+    el.dataset.draws = String(+(el.dataset.draws || 0) + 1);
+    el.dataset.bars = String(bars.reduce((a, tr) => a + tr.x.length / 3, 0));
     const Plotly = await this.loadPlotly();
+    this.timing.traces = performance.now() - t0;
     await Plotly.react(el, traces, layout, { displayModeBar: false, responsive: true });
+    this.timing.plot = performance.now() - t0 - this.timing.traces;
+    // zooming redraws the bars of the visible range at its resolution (the other traces stay)
+    this.model = m;
+    this.nBars = bars.length;
+    this.firstBar = critical ? 1 : 0;
+    if (!el.dataset.zoomBound) {
+      el.dataset.zoomBound = "1";
+      el.on("plotly_relayout", (ev) => this._zoomed(el, ev));
+    }
+  }
+
+  async _zoomed(el, ev) {
+    let lo = null, hi = null;
+    if (ev["xaxis.range[0]"] !== undefined) [lo, hi] = [ev["xaxis.range[0]"], ev["xaxis.range[1]"]];
+    else if (ev["xaxis.range"]) [lo, hi] = ev["xaxis.range"];
+    else if (!ev["xaxis.autorange"]) return;
+    const sec = (v) => (typeof v === "number" ? v / 1000 : Date.parse(String(v).replace(" ", "T") + "Z") / 1000);
+    const m = this.model;
+    this.range = lo === null ? null : [sec(lo), sec(hi)];
+    if (!m || m.n <= MERGE_FROM) return;
+    const bars = this._bars(m, ...(this.range || [null, null]));
+    const kind = bars.length ? bars[0].type : "scatter";
+    const data = el.data.slice(0, this.firstBar).concat(bars, el.data.slice(this.firstBar + this.nBars))
+      .map((tr) => ({ ...tr, type: kind }));
+    this.nBars = bars.length;
+    const layout = { ...el.layout, xaxis: { ...el.layout.xaxis } };
+    if (lo !== null) { layout.xaxis.range = [lo, hi]; layout.xaxis.autorange = false; }
+    el.dataset.bars = String(bars.reduce((a, tr) => a + tr.x.length / 3, 0));
+    await window.Plotly.react(el, data, layout);
   }
 
   // The critical path of time t: its segments on their own lane (coloured by kind), and an outline under the bars

@@ -1,17 +1,24 @@
 // Skew and straggler findings on the graph: the Spark model reports them as marks (`finding`: "straggler" or
 // "skew", with the stage operator's `node`, see backend/spark/tasks.py); GET .../marks passes their details on.
 // Here they are grouped by the box they concern, for the badges both graph views draw, and described for the
-// side panel when a badge is clicked. Nothing is computed: the words are the server's.
+// side panel when a badge is clicked. The findings are the server's; only their words on a badge are chosen here.
 
 import { esc } from "./dom.js";
 
-// Map box -> [finding marks] for the scope on screen.
+// Map box -> [finding marks] for the scope on screen: a stage's own findings on its box, and the findings inside
+// a nested scope (a job, a query) on that scope's box, so the root shows which job holds a straggler. A mark both
+// fetched and streamed is counted once.
 export function findingsByBox(marks, scope) {
   const out = new Map();
-  const here = scope.join(",");
+  const seen = new Set();
+  const n = scope.length;
   for (const m of marks || []) {
-    if (!m.finding || m.node === undefined || !Array.isArray(m.scope) || m.scope.join(",") !== here) continue;
-    const box = String(m.node);
+    if (!m.finding || m.node === undefined || !Array.isArray(m.scope) || m.scope.length < n) continue;
+    if (scope.some((p, i) => m.scope[i] !== p)) continue;
+    const key = [m.scope.join(","), m.finding, m.stage, m.attempt, m.task, m.after].join("/");
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const box = String(m.scope.length === n ? m.node : m.scope[n]);
     if (!out.has(box)) out.set(box, []);
     out.get(box).push(m);
   }
@@ -39,9 +46,10 @@ function row(k, v) {
   return v === undefined || v === null ? "" : `<span class="k">${esc(k)}</span><span class="t">${esc(String(v))}</span>`;
 }
 
-// The side panel's section for a clicked badge: each finding with its figures and the batch it was found at.
-export function findingsHtml(list) {
-  let html = `<h3>Findings on this stage</h3>`;
+// The side panel's section for a clicked badge (where: "on this stage", "in this scope"): each finding with its
+// figures and a button to the batch it was found at, in its own scope.
+export function findingsHtml(list, where) {
+  let html = `<h3>Findings ${esc(where)}</h3>`;
   list.forEach((f, i) => {
     const s = f.summary || {};
     const d = s.duration_s || {};
@@ -52,7 +60,7 @@ export function findingsHtml(list) {
       ${row("median of others", f.median_task_s !== undefined ? `${f.median_task_s.toFixed(3)} s` : null)}
       ${row("tasks", s.tasks)}${row("skew score", s.skew)}${row("records skew", s.records_skew)}
       ${row("task durations", d.median !== undefined ? `median ${d.median.toFixed(3)} s, max ${(d.max ?? 0).toFixed(3)} s` : null)}</div>
-      <button class="finding-goto" data-after="${f.after}">show batch ${f.after}</button></div>`;
+      <button class="finding-goto" data-i="${i}">show batch ${f.after}${f.scope && f.scope.length ? ` of scope [${f.scope.join(",")}]` : ""}</button></div>`;
   });
   return html;
 }

@@ -5,6 +5,7 @@ import { $ } from "./dom.js";
 import { S, ui } from "./state.js";
 import { cmp } from "./times.js";
 import { scheduleRelayout } from "./workspace.js";
+import { findingsByBox } from "./findings.js";
 
 export function currentRows() {
   return S.mode === "live" ? S.rows : S.historyRows || new Map();
@@ -14,6 +15,8 @@ export function onStream(msg, keys) {
   const { timeline } = ui;
   timeline.addMarks(msg.marks && msg.marks.length !== undefined ? msg.marks : null);
   timeline.addFindings(msg.findings && msg.findings.length !== undefined ? msg.findings : null);
+  const found = msg.marks && msg.marks.length ? msg.marks.filter((m) => m.finding) : [];
+  if (found.length) { S.findingMarks.push(...found); ui.graph.markFindings(findingsByBox(S.findingMarks, S.scope)); }
   timeline.setHead(msg.batch);
   if (S.layout && msg.version !== S.layout.version) scheduleRelayout();
   if (S.mode !== "live") return;

@@ -29,6 +29,12 @@ export function parseCallSite(stageName) {
   return { action: m[1], path: m[2], file, line: m[3] };
 }
 
+// "action · site" in LABEL_MAX characters, the site (its line) always kept whole: a long action loses its end.
+function siteLabel(action, site) {
+  const full = `${action} · ${site}`;
+  return full.length <= LABEL_MAX ? full : `${clip(action, LABEL_MAX - site.length - 1)} ${site}`;
+}
+
 function isStage(n) {
   return n.kind === "operator" && n.attrs && Array.isArray(n.attrs.stage_ids);
 }
@@ -70,8 +76,8 @@ export function boxTexts(layout) {
   const groups = new Map(); // same label: the look-alikes
   for (const n of stages) {
     const c = parseCallSite(n.attrs.stage_name);
-    const site = files.size > 1 ? `${fitFile(c.file, LABEL_MAX - c.action.length - 4 - c.line.length)}:${c.line}` : `line ${c.line}`;
-    const label = clip(`${c.action} · ${site}`, LABEL_MAX);
+    const site = files.size > 1 ? `${fitFile(c.file, Math.max(7, LABEL_MAX - c.action.length - 4 - c.line.length))}:${c.line}` : `line ${c.line}`;
+    const label = siteLabel(c.action, site);
     if (!groups.has(label)) groups.set(label, []);
     groups.get(label).push(n);
     out.set(n.box, { label, sub: "" });

@@ -51,7 +51,7 @@ function createComponents() {
     openScope: (path) => openScope(path),
     selectPort: (key) => selectPort(key),
     focusPort: (key) => { const p = ui.graph.ports.get(key); if (p) ui.graph.focusBox(p.box); },
-    seek: (batch) => seek(batch),
+    gotoFinding: (scope, batch) => gotoFinding(scope, batch, null),
     toast,
   });
   ui.timeline = new Timeline($("#timeline"), {

@@ -113,11 +113,14 @@ export class SidePanel {
     }
   }
 
-  // Findings on a stage (its badge clicked): under the stage's details, each with a way to its batch.
-  showFindings(list) {
+  // Findings on a stage or inside a nested scope (its badge clicked): under its details, each with a way to its
+  // batch in its scope.
+  showFindings(list, where) {
     this.why.hidden = false;
-    this.why.innerHTML = `<div id="findings-answer">${list.length ? findingsHtml(list) : `<p class="muted">No findings on this operator.</p>`}</div>`;
-    for (const b of this.why.querySelectorAll("button.finding-goto")) b.addEventListener("click", () => this.h.seek(+b.dataset.after));
+    this.why.innerHTML = `<div id="findings-answer">${list.length ? findingsHtml(list, where) : `<p class="muted">No findings here.</p>`}</div>`;
+    for (const b of this.why.querySelectorAll("button.finding-goto")) {
+      b.addEventListener("click", () => { const f = list[+b.dataset.i]; this.h.gotoFinding(f.scope, f.after); });
+    }
   }
 
   showBox(node, rows, time, layout) {

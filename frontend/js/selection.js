@@ -65,7 +65,7 @@ export async function followHold(next) {
 export function showFindings(node) {
   selectBox(node);
   const list = findingsByBox(S.findingMarks, S.scope).get(node.box) || [];
-  ui.panel.showFindings(list);
+  ui.panel.showFindings(list, node.kind === "scope" ? "in this scope" : "on this stage");
 }
 
 // The tooltip: a port's frontier and counts, or an operator's full name and call site (node: the box under the

@@ -1,0 +1,55 @@
+"""The executor timeline's bars (backend/task_timeline.py): opened by a task's detail, closed by its clear, marked
+failed or killed with Spark's reason; on the real task_retries fixture and on records as the Spark model writes
+them for a killed attempt (no fixture has one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from backend.sources import find_logs
+from backend.spark.convert import SparkLogConversion
+from backend.task_timeline import TaskTimeline
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "spark"
+
+
+def detail(task: int, launched: float, executor: str = "1") -> dict:
+    return {"type": "detail", "scope": [1], "port": ["out", 3, 0], "time": 0, "key": f"task {task}", "at": launched,
+            "value": {"kind": "task", "task": task, "stage": 2, "index": task, "executor": executor,
+                      "launched": launched}}
+
+
+def clear(task: int, at: float, end: str | None = None) -> dict:
+    rec = {"type": "detail", "scope": [1], "port": ["out", 3, 0], "time": 0, "key": f"task {task}", "at": at,
+           "value": None}
+    if end is not None:
+        rec["end"] = end
+    return rec
+
+
+def test_killed_failed_ok_and_running_bars():
+    tl = TaskTimeline()
+    for rec in [{"type": "mark", "executor_event": "added", "executor": "1", "cores": 2},
+                detail(1, 10.0), detail(2, 10.5), detail(3, 11.0), detail(4, 11.5, "2"),
+                clear(1, 12.0), clear(2, 12.5, "TaskKilled"), clear(3, 13.0, "ExceptionFailure")]:
+        tl.record(rec)
+    out = tl.to_json()
+    assert out["outcome"] == ["ok", "killed", "failed", "running"]
+    assert out["reasons"] == {"1": "TaskKilled", "2": "ExceptionFailure"}
+    assert out["ended"] == [12.0, 12.5, 13.0, None]
+    assert out["executors"] == ["1", "2"] and out["cores"] == {"1": 2}
+    # a window keeps its rows' reasons at their new positions
+    late = tl.to_json(start=12.6)
+    assert late["task"] == [3, 4] and late["reasons"] == {"0": "ExceptionFailure"}
+
+
+def test_task_retries_fixture_marks_every_failed_attempt():
+    (log,) = find_logs(FIXTURES / "task_retries")
+    tl = TaskTimeline()
+    for rec in SparkLogConversion(log.path):
+        tl.record(rec)
+    out = tl.to_json()
+    failed = [i for i, o in enumerate(out["outcome"]) if o == "failed"]
+    assert len(failed) == 5 and "running" not in out["outcome"]
+    assert sorted(int(k) for k in out["reasons"]) == failed
+    assert set(out["reasons"].values()) == {"ExceptionFailure"}
