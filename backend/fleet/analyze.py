@@ -1,7 +1,7 @@
 """One application's Spark event log as the fleet's rows: its application row, its completed times, its stages.
 
 This is the per-application half of `flowscope fleet` (the Spark job in `job.py` runs it once per application,
-one application per task), and it is plain Python so it is tested and benchmarked without Spark. The log goes
+several applications per task), and it is plain Python so it is tested and benchmarked without Spark. The log goes
 through the project's own parts in the order the rest of flowscope uses them: the reader (`backend.sources`: every
 layout and codec), the Spark model (`backend.spark.model`) and the tracker (`tracker.replay.Replay`). What the
 rows say is read off the tracker, not re-derived from Spark's events:
