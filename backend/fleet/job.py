@@ -34,6 +34,7 @@ from urllib.parse import unquote, urlparse
 
 from backend.fleet.analyze import APPLICATION_COLUMNS, STAGE_COLUMNS, TIME_COLUMNS, analyze_log
 from backend.sources.codecs import strip_codec
+from backend.subcommand import run_subcommand
 
 __all__ = [
     "FleetApp", "FleetSummary", "analysis_schema", "analyze_app", "analyze_task", "build_session", "canonical_path",
@@ -384,14 +385,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`spark-submit backend/fleet/job.py DIR -o OUT`: the same command without the flowscope CLI."""
-    parser = argparse.ArgumentParser(prog="flowscope fleet")
-    sub = parser.add_subparsers(dest="command", required=True)
-    register(sub)
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] != "fleet":
-        argv.insert(0, "fleet")
-    args = parser.parse_args(argv)
-    return args.func(args)
+    return run_subcommand("fleet", register, argv)
 
 
 if __name__ == "__main__":  # pragma: no cover
