@@ -9,9 +9,9 @@ directory:
 * `one process`: `backend.fleet.analyze.analyze_log` on each log in turn (the reader, the Spark model and the
   tracker; no tables written), the per-application work alone;
 * `Spark local[2]`: `backend.fleet.job.run_fleet` (list and read through Spark, a few tasks per core, the Parquet
-  tables, the signature aggregate and report.html), run twice on one session: `cold` is the first run in a fresh
-  JVM (what one spark-submit pays), `warm` the second (a JVM that has run it before: its classes loaded and its
-  code compiled). The session's start-up is reported beside them.
+  tables, the signature aggregate and report.html) on the session `flowscope fleet` builds, run twice: `cold` is
+  the first run in a fresh JVM (what one spark-submit pays), `warm` the second (a JVM that has run it before: its
+  classes loaded and its code compiled). The session's start-up is reported beside them.
 
 The machine may be shared, so beside wall clock every figure has its CPU seconds: the one process's own, and for
 Spark the whole process tree's (this driver, the JVM and its Python workers, from /proc), and the load average
@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.fleet.analyze import analyze_log  # noqa: E402
-from backend.fleet.job import run_fleet  # noqa: E402
+from backend.fleet.job import build_session, run_fleet  # noqa: E402
 from tests.test_fleet import _plain_events, make_fleet  # noqa: E402
 
 
@@ -111,12 +111,8 @@ def main() -> int:
         times = sum(len(r.times) for r in rows)
         line("one process", one, one_cpu, load, f" ({times} times)")
 
-        from pyspark.sql import SparkSession
-
         t0 = time.perf_counter()
-        spark = (SparkSession.builder.master(args.master).appName("flowscope fleet benchmark")
-                 .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-                 .getOrCreate())
+        spark = build_session(args.master)  # as `flowscope fleet --master` makes it
         spark.sparkContext.setLogLevel("ERROR")
         print(f"(Spark session start-up {time.perf_counter() - t0:.1f} s)")
         try:
