@@ -35,6 +35,7 @@ from typing import Any
 from backend.blame import BlameTracker
 from backend.sources import AppLog, EventLogReader, LineError, MissingCodecError
 from backend.spark.convert import EventLogError, open_event_log
+from backend.spark.event_fields import model_decoder
 from backend.spark.model import SparkModel
 from tracker.contracts import BatchInfo
 from tracker.reachability import Location
@@ -209,7 +210,7 @@ class _Analysis:
     # --- the pass ----------------------------------------------------------------------------------------
 
     def run(self) -> AppRows:
-        reader = EventLogReader(self.log, on_error=self.errors.append)
+        reader = EventLogReader(self.log, on_error=self.errors.append, decode=model_decoder())
         model, replay, on_event, on_record, blame = self.model, self.replay, self._event, self._record, self.blame
         for ev in reader:
             on_event(ev.event)
