@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from backend.fleet.analyze import BLAME_KINDS, analyze_log, blame_column, blame_columns
-from backend.fleet.job import analyze_app, canonical_path, group_applications
+from backend.fleet.job import analyze_app, analyze_task, canonical_path, group_applications, schemas, task_count
 from backend.fleet.report import render_report, replay_command
 from backend.sources import read_events
 from backend.sources.encoders import encode
@@ -65,13 +65,14 @@ def write_log(dest: Path, app_id: str, events: bytes, layout: str, codec: str | 
     return path
 
 
-def make_fleet(dest: Path, copies: int) -> list[tuple[Path, str, int]]:
+def make_fleet(dest: Path, copies: int, events_of=_plain_events) -> list[tuple[Path, str, int]]:
     """`copies` re-timed copies of every real fixture log in `dest` (an hour apart, each under its own
-    application id, in turn in every layout and codec). Returns (path, fixture name, shift in ms) per log."""
+    application id, in turn in every layout and codec). Returns (path, fixture name, shift in ms) per log.
+    `events_of(fixture)` gives a fixture's JSON lines (the benchmark passes bigger ones)."""
     made = []
     ids = set()
     for fixture in SPARK_FIXTURES:
-        events = _plain_events(fixture)
+        events = events_of(fixture)
         original = fixture.name.removeprefix("eventlog_v2_")
         for i in range(copies):
             shift = (i + 1) * 3_600_000 + len(made)
@@ -259,6 +260,33 @@ def test_a_task_analyses_a_local_copy_of_the_bytes_it_was_sent(tmp_path: Path) -
     assert result["times"] == direct.times and result["stages"] == direct.stages
 
 
+def test_a_task_analyses_the_applications_dealt_to_it_each_from_its_own_files(tmp_path: Path) -> None:
+    """Task 1 of 2 gets applications 1, 3, 5...: each from its own (sorted) files, one whose only file is empty
+    (no bytes were shuffled for it) as a row with its problem, in the tables' column order."""
+    make_fleet(tmp_path, 1)
+    (tmp_path / "eventlog_v2_local-7").mkdir()
+    (tmp_path / "eventlog_v2_local-7" / "appstatus_local-7").write_bytes(b"")
+    listing = [f"file://{f}" for f in sorted(tmp_path.rglob("*")) if f.is_file()]
+    apps, _ = group_applications(listing)
+    mine = apps[1::2]
+    items = sorted((app.index, (path, Path(path.removeprefix("file://")).read_bytes())) for app in mine
+                   for path in app.files if Path(path.removeprefix("file://")).stat().st_size)
+    rows = list(analyze_task(apps, 1, 2, iter(items)))
+    assert len(rows) == len(mine) >= 3
+    columns = {name: [f.name for f in schema.fields] for name, schema in schemas().items()}
+    for app, (application, times, stages) in zip(mine, rows, strict=True):
+        local = Path(app.path.removeprefix("file://"))
+        direct = analyze_log(local)
+        assert dict(zip(columns["applications"], application, strict=True)) == direct.application
+        assert [dict(zip(columns["times"], t, strict=True)) for t in times] == [
+            {c: t.get(c) for c in columns["times"]} for t in direct.times]
+        assert len(stages) == len(direct.stages)
+    empty = next(row for app, row in zip(mine, rows, strict=True) if app.path.endswith("local-7"))
+    assert empty[0][columns["applications"].index("readable")] is False
+    assert task_count(0, 2) == 1 and task_count(5, 2) == 5 and task_count(90, 2) == 6
+    assert task_count(10_000, 2) == 157  # at most 64 applications a task
+
+
 # --- the report --------------------------------------------------------------------------------------------------
 
 
@@ -286,3 +314,18 @@ def test_the_cli_names_a_missing_directory_before_starting_spark(tmp_path: Path,
     assert main(["fleet", str(tmp_path / "absent"), "-o", str(tmp_path / "out")]) == 2
     assert f"{tmp_path / 'absent'}: no such directory" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_job_runs_alone_with_or_without_its_subcommand_name(tmp_path: Path, capsys) -> None:
+    """`spark-submit backend/fleet/job.py DIR -o OUT` and `python -m backend.spark.convert LOG -o OUT` are the
+    CLI's commands without the CLI (backend.subcommand.run_subcommand): the name may be given or left out."""
+    from backend.fleet import job
+    from backend.spark import convert
+
+    for argv in ([str(tmp_path / "absent"), "-o", str(tmp_path / "out")],
+                 ["fleet", str(tmp_path / "absent"), "-o", str(tmp_path / "out")]):
+        assert job.main(argv) == 2
+        assert f"{tmp_path / 'absent'}: no such directory" in capsys.readouterr().err
+    for argv in ([str(tmp_path / "absent.log"), "-o", "-"], ["record", str(tmp_path / "absent.log"), "-o", "-"]):
+        assert convert.main(argv) == 2
+        assert "absent.log" in capsys.readouterr().err

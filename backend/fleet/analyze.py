@@ -1,7 +1,7 @@
 """One application's Spark event log as the fleet's rows: its application row, its completed times, its stages.
 
 This is the per-application half of `flowscope fleet` (the Spark job in `job.py` runs it once per application,
-one application per task), and it is plain Python so it is tested and benchmarked without Spark. The log goes
+several applications per task), and it is plain Python so it is tested and benchmarked without Spark. The log goes
 through the project's own parts in the order the rest of flowscope uses them: the reader (`backend.sources`: every
 layout and codec), the Spark model (`backend.spark.model`) and the tracker (`tracker.replay.Replay`). What the
 rows say is read off the tracker, not re-derived from Spark's events:
@@ -35,6 +35,7 @@ from typing import Any
 from backend.blame import BlameTracker
 from backend.sources import AppLog, EventLogReader, LineError, MissingCodecError
 from backend.spark.convert import EventLogError, open_event_log
+from backend.spark.event_fields import model_decoder
 from backend.spark.model import SparkModel
 from tracker.contracts import BatchInfo
 from tracker.reachability import Location
@@ -210,7 +211,7 @@ class _Analysis:
     # --- the pass ----------------------------------------------------------------------------------------
 
     def run(self) -> AppRows:
-        reader = EventLogReader(self.log, on_error=self.errors.append)
+        reader = EventLogReader(self.log, on_error=self.errors.append, decode=model_decoder())
         model, replay, on_event, on_record, blame = self.model, self.replay, self._event, self._record, self.blame
         for ev in reader:
             on_event(ev.event)

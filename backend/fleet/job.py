@@ -2,11 +2,15 @@
 
 A platform team keeps thousands of event logs a day in one directory (local, HDFS, S3). This job lists them
 through Spark (the `binaryFile` source, so any filesystem Spark's Hadoop layer reads works), groups each
-application's files (a single file, or the parts and status marker of a rolling `eventlog_v2_` directory), sends
-each application to its own task (one partition per application), and there copies its bytes into a local
-temporary directory so the project's own readers (every layout and codec) read it as they read any log. The
-task runs `analyze.analyze_log`: the Spark model and the tracker, once per application. A log that cannot be
-read comes back as an application row with its problem; the job itself never fails for a bad log.
+application's files (a single file, or the parts and status marker of a rolling `eventlog_v2_` directory), deals
+the applications round-robin to a few tasks per core (`task_count`: a task's fixed cost is spread over many
+applications; the Python workers are reused, so the project is imported once per worker), and shuffles each
+file's bytes to its application's task, sorted so the task meets each application's files together. There the
+task copies them into a local temporary directory so the project's own readers (every layout and codec) read it
+as they read any log, and runs `analyze.analyze_log`: the Spark model and the tracker, once per application. A
+log that cannot be read comes back as an application row with its problem; the job itself never fails for a bad
+log. The analysis is one row per application (its rows, times and stages as arrays), built once and cached in the
+JVM; the tables are column selections of it, written without going back to Python.
 
 Tables under OUT: `applications/`, `times/`, `stages/` (one row per stage operator and epoch: the rows
 `stage_signatures/` aggregates) and `stage_signatures/` (per signature across the fleet: time held, skew,
@@ -22,16 +26,19 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 from backend.fleet.analyze import APPLICATION_COLUMNS, STAGE_COLUMNS, TIME_COLUMNS, analyze_log
 from backend.sources.codecs import strip_codec
+from backend.subcommand import run_subcommand
 
 __all__ = [
-    "FleetApp", "FleetSummary", "build_session", "canonical_path", "group_applications", "main", "register",
-    "run_fleet", "schemas",
+    "FleetApp", "FleetSummary", "analysis_schema", "analyze_app", "analyze_task", "build_session", "canonical_path",
+    "group_applications", "main", "register", "run_fleet", "schemas", "task_count",
 ]
 
 ROLLING_PREFIX = "eventlog_v2_"
@@ -155,19 +162,60 @@ def schemas() -> dict[str, Any]:
             for name in columns}
 
 
-def _row_tuples(table: str, columns: Sequence[str]):
-    def pick(result: dict) -> Iterator[tuple]:
-        for row in result[table]:
-            yield tuple(row.get(c) for c in columns)
-    return pick
+APPS_PER_TASK = 64  # at most this many applications per task: a lost task redoes little, a big fleet many tasks
+TASKS_PER_CORE = 3  # at least this many tasks per core (while applications last): the scheduler evens them out
+
+
+def task_count(applications: int, cores: int) -> int:
+    """How many tasks analyse `applications` on `cores`: enough for every core to take several (so a task of big
+    logs does not leave the others idle), few enough that a task's fixed cost (scheduling, a shuffle block, a
+    Python worker's round trip) is spread over many applications."""
+    if applications <= 0:
+        return 1
+    return min(applications, max(cores * TASKS_PER_CORE, -(-applications // APPS_PER_TASK)))
+
+
+def analysis_schema() -> Any:
+    """One row per application: its application row, and its times and stages as arrays (analysis once, then
+    the three tables are column selections of this in the JVM)."""
+    from pyspark.sql.types import ArrayType, StructField, StructType
+
+    tables = schemas()
+    return StructType([StructField("application", tables["applications"], False),
+                       StructField("times", ArrayType(tables["times"], False), False),
+                       StructField("stages", ArrayType(tables["stages"], False), False)])
+
+
+def analyze_task(apps: Sequence[FleetApp], task: int, tasks: int,
+                 items: Iterable[tuple[int, tuple[str, bytes]]]) -> Iterator[tuple]:
+    """Task `task` of `tasks`: the applications dealt to it (`apps[task::tasks]`), each from its files' bytes in
+    `items` ((application index, (path, bytes)), sorted by index) through `analyze_app`. An application none of
+    whose files has bytes (only empty files) is analysed as well: it becomes a row with its problem. Yields one
+    `analysis_schema` tuple per application (columns in the *_COLUMNS order)."""
+    columns = {name: tuple(f.name for f in schema.fields) for name, schema in schemas().items()}
+    grouped = groupby(items, key=itemgetter(0))
+    current = next(grouped, None)
+    for app in apps[task::tasks]:
+        files: Iterable[tuple[int, tuple[str, bytes]]] = ()
+        if current is not None and current[0] == app.index:
+            files, current = current[1], None
+        result = analyze_app(app, (item for _, item in files))
+        if current is None:
+            current = next(grouped, None)
+        (app_row,) = result["applications"]
+        yield (tuple(app_row.get(c) for c in columns["applications"]),
+               [tuple(r.get(c) for c in columns["times"]) for r in result["times"]],
+               [tuple(r.get(c) for c in columns["stages"]) for r in result["stages"]])
 
 
 def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True) -> FleetSummary:
     """Analyse every application log under `directory` on `spark`; write the tables (and report) under `out`.
 
-    Spark jobs, in order: the analysis (read every file once, shuffle each application's bytes to its own
-    partition, one task per application, rows cached), one write per table, the signature aggregate, and the
-    two queries the report needs beyond what the analysis already brought back."""
+    Spark jobs, in order: the analysis (read every file once, shuffle each application's bytes to the task
+    that analyses it, several applications per task, one row per application cached in the JVM) as part of the
+    first table's write; the other writes and the signature aggregate from that cache; the few small queries
+    the summary and the report need."""
+    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     started = time.perf_counter()
@@ -177,73 +225,84 @@ def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True) -> F
     # the names come from the file index (no job; empty files such as a status marker included); the scan below
     # reads the non-empty files' bytes
     apps, skipped = group_applications(canonical_path(p) for p in found.inputFiles())
-    if apps:
-        by_path = {path: app.index for app in apps for path in app.files}
-        shared = sc.broadcast(apps)
+    tasks = task_count(len(apps), sc.defaultParallelism)
+    shared = sc.broadcast(apps)
+    owner = sc.broadcast({path: app.index for app in apps for path in app.files})
 
-        def owned(r: Any) -> Iterator[tuple[int, tuple[str, bytes]]]:
-            path = canonical_path(r.path)
-            if path in by_path:
-                yield by_path[path], (path, r.content)
+    def owned(r: Any) -> Iterator[tuple[int, tuple[str, bytes]]]:
+        path = canonical_path(r.path)
+        index = owner.value.get(path)
+        if index is not None:
+            yield index, (path, r.content)
 
-        def one_app(index: int, items: Iterator[Any]) -> Iterator[dict]:
-            yield analyze_app(shared.value[index], (item for _, item in items))
+    def one_task(task: int, items: Iterator[tuple[int, tuple[str, bytes]]]) -> Iterator[tuple]:
+        return analyze_task(shared.value, task, tasks, items)
 
-        analysed = (found.select("path", "content").rdd.flatMap(owned)
-                    .partitionBy(len(apps), lambda k: k).mapPartitionsWithIndex(one_app).cache())
-        # one application per task, once; what the summary and the report need of each application comes back
-        overview = analysed.map(lambda r: (r["applications"][0], len(r["times"]), len(r["stages"]))).collect()
-        results = analysed.coalesce(max(1, min(len(apps), sc.defaultParallelism * 2)))
-    else:
-        analysed = results = sc.parallelize([], 1)
-        overview = []
-    frames = {}
-    for name, schema in schemas().items():
-        columns = [f.name for f in schema.fields]
-        frames[name] = spark.createDataFrame(results.flatMap(_row_tuples(name, columns)), schema)
-        frames[name].write.mode("overwrite").parquet(f"{out}/{name}")
-    signatures = frames["stages"].groupBy("signature").agg(
+    # applications dealt round-robin to tasks and sorted by index inside each (spilling to disk past the Python
+    # worker's memory), so a task meets each application's files together
+    rdd = (found.select("path", "content").rdd.flatMap(owned)
+           .repartitionAndSortWithinPartitions(tasks, lambda index: index % tasks).mapPartitionsWithIndex(one_task))
+    analysed = spark.createDataFrame(rdd, analysis_schema(), verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
+    frames = {
+        "applications": analysed.select("application.*"),
+        "times": analysed.select(F.explode("times").alias("row")).select("row.*"),
+        "stages": analysed.select(F.explode("stages").alias("row")).select("row.*"),
+    }
+    for name, frame in frames.items():
+        frame.write.mode("overwrite").parquet(f"{out}/{name}")
+    # the aggregates shuffle into as many partitions as there are cores, whatever spark.sql.shuffle.partitions
+    # says (its default of 200 costs more than the whole analysis of a small fleet)
+    signatures = frames["stages"].repartition(sc.defaultParallelism, "signature").groupBy("signature").agg(
         F.first("name").alias("name"), F.first("region_kind").alias("region_kind"),
-        F.countDistinct("app_id").alias("applications"), F.count("*").alias("runs"),
+        F.size(F.collect_set("app_id")).alias("applications"), F.count("*").alias("runs"),
         F.sum("held_s").alias("held_s"), F.avg("held_s").alias("mean_held_s"), F.max("held_s").alias("max_held_s"),
         F.sum("tasks").alias("tasks"), F.avg("median_task_s").alias("mean_median_task_s"),
         F.max("skew").alias("max_skew"), F.sum("stragglers").alias("stragglers"),
         F.sum("failed_attempts").alias("failed_attempts"),
-        F.min("app_start").alias("first_seen"), F.max("app_start").alias("last_seen"))
+        F.min("app_start").alias("first_seen"), F.max("app_start").alias("last_seen")).cache()
     signatures.write.mode("overwrite").parquet(f"{out}/stage_signatures")
-    applications = [row for row, _, _ in overview]
+    # what the summary and the report need of each application, and its times and stages counted, in one job
+    overview = analysed.select("application.app_id", "application.name", "application.log",
+                               "application.readable", "application.problems",
+                               F.size("times").alias("times"), F.size("stages").alias("stages")).collect()
+    applications = [r.asDict(recursive=True) for r in overview]
     report_path = None
-    n_signatures = None
     if report:
-        report_path, n_signatures = _write_report(spark, out, applications)
+        report_path, n_signatures = _write_report(frames, signatures, out, applications, sc.defaultParallelism)
+    else:
+        n_signatures = signatures.count()
+    signatures.unpersist()
     analysed.unpersist()
+    shared.destroy()
+    owner.destroy()
     return FleetSummary(
         applications=len(applications), unreadable=sum(1 for a in applications if not a["readable"]),
-        times=sum(n for _, n, _ in overview), stages=sum(n for _, _, n in overview),
-        signatures=n_signatures if n_signatures is not None else spark.read.parquet(f"{out}/stage_signatures").count(),
-        skipped_files=skipped, seconds=time.perf_counter() - started, out=out, report=report_path)
+        times=sum(a["times"] for a in applications), stages=sum(a["stages"] for a in applications),
+        signatures=n_signatures, skipped_files=skipped,
+        seconds=time.perf_counter() - started, out=out, report=report_path)
 
 
-def _write_report(spark: Any, out: str, applications: list[dict]) -> tuple[str, int]:
-    """Collect what the report shows (every signature; the slowest times; the top signatures' series) and write
-    OUT/report.html; for an OUT that is not on the local filesystem the page goes to ./fleet-report.html
-    instead. Returns the page's path and the number of signatures."""
+def _write_report(frames: dict[str, Any], signatures: Any, out: str, applications: list[dict],
+                  partitions: int) -> tuple[str, int]:
+    """Collect what the report shows (every signature; the slowest times; the top signatures' series) from the
+    job's cached frames and write OUT/report.html; for an OUT that is not on the local filesystem the page goes
+    to ./fleet-report.html instead. Returns the page's path and the number of signatures."""
     from pyspark.sql import functions as F
 
     from backend.fleet.report import REGRESSION_SIGNATURES, TOP_SIGNATURES, TOP_TIMES, render_report
 
-    signatures = [r.asDict() for r in spark.read.parquet(f"{out}/stage_signatures").collect()]
-    top = sorted(signatures, key=lambda r: -(r["held_s"] or 0.0))[:TOP_SIGNATURES]
+    every = [r.asDict() for r in signatures.collect()]
+    top = sorted(every, key=lambda r: -(r["held_s"] or 0.0))[:TOP_SIGNATURES]
     by_app = {a["app_id"]: a for a in applications}
-    slow = [r.asDict() for r in spark.read.parquet(f"{out}/times").where(F.col("latency_s").isNotNull())
+    slow = [r.asDict() for r in frames["times"].where(F.col("latency_s").isNotNull())
             .orderBy(F.desc("latency_s")).limit(TOP_TIMES).collect()]
     for row in slow:
         app = by_app.get(row["app_id"]) or {}
         row["log"], row["name"] = app.get("log"), app.get("name")
     wanted = [r["signature"] for r in top[:REGRESSION_SIGNATURES]]
-    series = [r.asDict() for r in spark.read.parquet(f"{out}/stages").where(F.col("signature").isin(wanted))
-              .groupBy("signature", "app_id", "app_start").agg(F.sum("held_s").alias("held_s"))
-              .orderBy("app_start").collect()]
+    series = [r.asDict() for r in frames["stages"].where(F.col("signature").isin(wanted))
+              .repartition(partitions, "signature").groupBy("signature", "app_id", "app_start")
+              .agg(F.sum("held_s").alias("held_s")).orderBy("app_start").collect()]
     for row in series:
         row["log"] = (by_app.get(row["app_id"]) or {}).get("log")
     problems = sorted((a for a in applications if a["problems"]), key=lambda a: (a["readable"], a["app_id"]))[:200]
@@ -252,7 +311,7 @@ def _write_report(spark: Any, out: str, applications: list[dict]) -> tuple[str, 
     local = _local_path(out)
     target = (local / "report.html") if local is not None else Path("fleet-report.html").resolve()
     target.write_text(html, encoding="utf-8")
-    return str(target), len(signatures)
+    return str(target), len(every)
 
 
 def _local_path(out: str) -> Path | None:
@@ -282,19 +341,28 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=cmd_fleet)
 
 
+# A local-mode JVM that this job starts runs briefly and does little of the work (the Python workers do): its C2
+# compiler's warm-up cost more CPU than it saved (benchmarks/fleet.py: 38 -> 25 CPU seconds for a cold run of 90
+# small logs, 13 -> 8.5 warm), so it compiles with C1 only.
+LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+
+
 def build_session(master: str | None) -> Any:
     """A SparkSession for the job: `master` if given; under spark-submit (which starts the gateway) whatever it
-    set; otherwise local[*]."""
+    set; otherwise local[*]. A local JVM started here gets `LOCAL_JVM_OPTIONS`."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName("flowscope fleet")
+    launching = "PYSPARK_GATEWAY_PORT" not in os.environ  # no JVM yet: this builder starts it
     if master:
         builder = builder.master(master)
-    elif "PYSPARK_GATEWAY_PORT" not in os.environ:
+    elif launching:
         builder = builder.master("local[*]")
         master = "local[*]"
     if (master or "").startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local workers need this environment's packages
+        if launching:
+            builder = builder.config("spark.driver.extraJavaOptions", LOCAL_JVM_OPTIONS)
     return builder.getOrCreate()
 
 
@@ -326,14 +394,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`spark-submit backend/fleet/job.py DIR -o OUT`: the same command without the flowscope CLI."""
-    parser = argparse.ArgumentParser(prog="flowscope fleet")
-    sub = parser.add_subparsers(dest="command", required=True)
-    register(sub)
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] != "fleet":
-        argv.insert(0, "fleet")
-    args = parser.parse_args(argv)
-    return args.func(args)
+    return run_subcommand("fleet", register, argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,6 +24,7 @@ from typing import Any
 
 from backend.sources import AppLog, EventLogReader, LineError, MissingCodecError, describe_log, find_logs
 from backend.sources.eventlog_layout import looks_like_event_log
+from backend.subcommand import run_subcommand
 from tracker.jsonl import DAMAGED_EVENT
 from tracker.progress_log import FORMAT, ProgressLogWriter
 
@@ -380,14 +381,7 @@ def _progress_bar(conversion: SparkLogConversion):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m backend.spark.convert EVENTLOG -o OUT [--redact]`: the same command without the flowscope CLI."""
-    parser = argparse.ArgumentParser(prog="flowscope")
-    sub = parser.add_subparsers(dest="command", required=True)
-    register(sub)
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] != "record":
-        argv.insert(0, "record")
-    args = parser.parse_args(argv)
-    return args.func(args)
+    return run_subcommand("record", register, argv)
 
 
 if __name__ == "__main__":  # pragma: no cover
