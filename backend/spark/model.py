@@ -149,6 +149,7 @@ class SparkModel:
         self.stage_status: dict[tuple[int, int], str] = {}
         self._attempts_of: dict[int, list[int]] = {}  # stage id -> its attempts in stage_status: O(1) per job end
         self._written: set[int] = set()  # the output RDDs of shuffle map stages that completed (skipped if listed)
+        self._signature_ids: dict[Any, int] = {}  # a stage signature (base, its parents' ids) -> its id
         self.tasks = TaskLedger()  # which tasks make up each stage's capabilities (detail records)
 
     # --- driving -----------------------------------------------------------------------------------------
@@ -319,7 +320,9 @@ class SparkModel:
                 base = _base_signature(info, streaming)
                 if depth < 50:
                     base = (base, tuple(sorted((signature(p, depth + 1) for p in parents[sid]), key=repr)))
-                sigs[sid] = base
+                # interned: a lineage that grows by one stage per job (a driver loop) would otherwise nest its
+                # signatures ever deeper, and hashing and sorting them would cost the square of the lineage per job
+                sigs[sid] = self._signature_ids.setdefault(base, len(self._signature_ids))
             return sigs[sid]
 
         _distinct(sorted(by_id), signature, sigs)
