@@ -59,3 +59,13 @@ def test_the_loops_blame_tab_names_each_iteration(page, server, pagerank):
     labels = [t.text_content() for t in page.query_selector_all("#blame-waterfall .ytick text")]
     assert any(label.split(". ", 1)[-1].startswith("task ") for label in labels), labels
     shot(page, "blame-loop-iterations")
+    # the longest bar is the iteration's slowest task: it opens "Why is this stuck?" at its moment, naming it
+    bars = page.query_selector_all("#blame-waterfall .bars .point")
+    widths = [float(b.query_selector("path").bounding_box()["width"]) for b in bars]
+    box = bars[widths.index(max(widths))].query_selector("path").bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    late = page.wait_for_selector("#why .late-holder", timeout=15000)
+    first = page.inner_text("#tab-blame .blame-time.active")
+    job = int(first.split("job ", 1)[1].split(",")[0])
+    assert f"job {job}, iteration {job}" in late.inner_text(), late.inner_text()
+    shot(page, "blame-loop-late")

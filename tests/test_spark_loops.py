@@ -10,6 +10,7 @@ import re
 import pytest
 
 from backend.blame import blame_log
+from backend.fleet.analyze import analyze_log
 from backend.sources import EventLogReader, find_logs
 from backend.spark.convert import SparkLogConversion
 from backend.spark.loops import chain_positions, loop_key, plan_iteration
@@ -326,3 +327,17 @@ def test_pagerank_blame_and_explain_name_the_iteration(tmp_path, capsys):
                 "--at", str(at - 1)]) == 0
     text = capsys.readouterr().out
     assert "time [2,2]" in text and f"({STEP}) at [2,2] (job 2, iteration 2): 2 running" in text, text
+
+
+def test_the_fleet_rows_of_pagerank_iterations_carry_the_loops_blame():
+    """The fleet's time rows are the region's jobs; an iteration's blame and stages are in the loop's scope, at
+    [epoch, iteration]: they are the row's of the job's epoch."""
+    rows = analyze_log(pagerank_log())
+    by_job = {t["job_ids"][0]: t for t in rows.times}
+    loop_stages = [s for s in rows.stages if s["region_kind"] == "loop"]
+    assert sorted((s["time"], s["name"]) for s in loop_stages) == sorted(
+        (k, name) for k in (1, 2, 3) for name in (STEP, "count at make_fixtures.py:110"))
+    for k in (1, 2, 3):
+        row = by_job[k]
+        assert row["culprit"].startswith("task: ") and ("reduceByKey" in row["culprit"] or "count" in row["culprit"])
+        assert 0 < row["blame_task_s"] <= row["latency_s"]

@@ -393,7 +393,8 @@ class _Analysis:
         """Without blame, a time's culprit is the stage that held it longest (and its straggler, if any)."""
         longest: dict[tuple, dict] = {}
         for st in stages:
-            key = (tuple(st["scope"]), st["time"])
+            # a loop's stages (docs/spark-model.md, "Loops") hold their region's time: the job's epoch
+            key = (tuple(st["scope"][:-1] if st["region_kind"] == "loop" else st["scope"]), st["time"])
             if key not in longest or st["held_s"] > longest[key]["held_s"]:
                 longest[key] = st
         for row in times:
@@ -407,7 +408,12 @@ class _Analysis:
 
     @staticmethod
     def _attach_blame(times: list[dict], answer: dict) -> None:
-        by_time = {(tuple(e.get("scope") or ()), e.get("time")): e for e in answer.get("times") or []}
+        by_time = {}
+        for e in answer.get("times") or []:
+            scope, t = tuple(e.get("scope") or ()), e.get("time")
+            if e.get("iteration") is not None:  # a loop's iteration [epoch, iteration] is its region's epoch
+                scope, t = scope[:-1], t[0]
+            by_time[(scope, t)] = e
         for row in times:
             entry = by_time.get((tuple(row["scope"]), row["time"]))
             if entry is not None:

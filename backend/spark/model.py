@@ -95,14 +95,13 @@ class Region:
     next_node: int = 3
     next_epoch: int = 0
     source_time: Any = 0  # what the driver holds: the next epoch (a loop's: (epoch, 0)), None once released
-    messages: dict[tuple[int, int, int], int] = field(default_factory=dict)  # (node, port, epoch) -> tokens waiting
+    messages: dict[tuple[int, int, Any], int] = field(default_factory=dict)  # (node, port, time) -> tokens waiting
     stage_ids: dict[int, None] = field(default_factory=dict)  # its stages whose job still runs, in order (a set)
     running: int = 0  # jobs started in it and not ended
     closing: bool = False  # no job will start in it any more: it retires when its last running job ends
     retired: bool = False
     parent: Region | None = None  # a loop's region (a loop is a nested scope of its region, see loops.py)
     loops: dict[Any, Region] = field(default_factory=dict)  # loop key -> its loop scope
-    loop_time: Any = None  # a loop's source: the (epoch, 0) it holds, None once released
 
     @property
     def path(self) -> list[int]:
@@ -117,6 +116,7 @@ class Job:
     stages: list[int]
     status: str = "RUNNING"
     iteration: int | None = None  # an iteration of a loop of its region (see loops.py)
+    loop: Region | None = None  # that loop
 
 
 @dataclass
@@ -154,6 +154,7 @@ class SparkModel:
         self.stage_status: dict[tuple[int, int], str] = {}
         self._attempts_of: dict[int, list[int]] = {}  # stage id -> its attempts in stage_status: O(1) per job end
         self._written: set[int] = set()  # the output RDDs of shuffle map stages that completed (skipped if listed)
+        self._signature_ids: dict[Any, int] = {}  # a stage signature (base, its parents' ids) -> its id
         self.tasks = TaskLedger()  # which tasks make up each stage's capabilities (detail records)
 
     # --- driving -----------------------------------------------------------------------------------------
@@ -327,12 +328,14 @@ class SparkModel:
                 base = _base_signature(info, streaming)
                 if depth < 50:
                     base = (base, tuple(sorted((signature(p, depth + 1) for p in parents[sid]), key=repr)))
-                sigs[sid] = base
+                # interned: a lineage that grows by one stage per job (a driver loop) would otherwise nest its
+                # signatures ever deeper, and hashing and sorting them would cost the square of the lineage per job
+                sigs[sid] = self._signature_ids.setdefault(base, len(self._signature_ids))
             return sigs[sid]
 
         _distinct(sorted(by_id), signature, sigs)
         skipped = {sid for sid in by_id if children[sid] and self._output_exists(sid, by_id[sid])}
-        place, iteration = self._place(region, epoch, by_id, parents, sigs, skipped, streaming)
+        place, iteration, loop = self._place(region, epoch, by_id, parents, sigs, skipped, streaming)
         for sid in sorted(by_id):
             scope, sig, _ = place[sid]
             parent_sigs = [_STEP] if sig == _STEP else [place[p][1] for p in sorted(parents[sid])
@@ -381,19 +384,16 @@ class SparkModel:
             if not streaming:
                 region_ups += [[src, region.source_time, -1], [src, epoch + 1, 1]]
                 region.source_time = epoch + 1
-        self.jobs[job_id] = Job(job_id, region, epoch, sorted(by_id), iteration=iteration)
+        self.jobs[job_id] = Job(job_id, region, epoch, sorted(by_id), iteration=iteration, loop=loop)
         region.running += 1
         self._batch(region, region_ups, "JobStart", job=job_id)
-        for loop in region.loops.values():  # a loop's driver moves on with its region's: [epoch + 1, 0]
-            ups = updates.get(id(loop), (loop, []))[1]
-            if loop.source_time is not None:
-                ups += [[src, _jt(loop.source_time), -1], [src, [epoch + 1, 0], 1]]
-                loop.source_time = (epoch + 1, 0)
-            self._batch(loop, ups, "JobStart", job=job_id)
-        more: dict[str, Any] = {}
-        if iteration is not None:
-            loop_path = next(s.path for s, _, _ in place.values() if s is not region)
-            more = {"iteration": iteration, "loop": loop_path}
+        for each in region.loops.values():  # a loop's driver moves on with its region's: [epoch + 1, 0]
+            ups = updates.get(id(each), (each, []))[1]
+            if each.source_time is not None:
+                ups += [[src, _jt(each.source_time), -1], [src, [epoch + 1, 0], 1]]
+                each.source_time = (epoch + 1, 0)
+            self._batch(each, ups, "JobStart", job=job_id)
+        more = {} if loop is None else {"iteration": iteration, "loop": loop.path}
         self._mark(f"job {job_id} started (epoch {epoch}" + (f", iteration {iteration})" if more else ")"), region,
                    job=job_id, epoch=epoch, **more)
 
@@ -406,14 +406,15 @@ class SparkModel:
         return rdd is not None and rdd in self._written
 
     def _place(self, region: Region, epoch: int, by_id: dict, parents: dict, sigs: dict, skipped: set,
-               streaming: bool) -> tuple[dict[int, tuple[Region, Any, Any]], int | None]:
-        """Each stage's scope, operator signature and time, and the job's iteration (None: not one). In the region
+               streaming: bool) -> tuple[dict[int, tuple[Region, Any, Any]], int | None, Region | None]:
+        """Each stage's scope, operator signature and time, the job's iteration and its loop (None, None: not an
+        iteration). In the region
         by default (its recursive signature, the epoch); an iteration of a loop (loops.py) puts the loop's code
         and what runs downstream of it in the loop's scope, at ``(epoch, iteration)``: the step operator for the
         stages running the loop's code, loop-local signatures (parents in the loop only) for the others."""
         place: dict[int, tuple[Region, Any, Any]] = {sid: (region, sigs[sid], epoch) for sid in by_id}
         if streaming:
-            return place, None
+            return place, None, None
         keys = {sid: loop_key(info) for sid, info in by_id.items()}
         pos = chain_positions(keys, parents)
         plan = plan_iteration(keys, pos, parents, skipped, region.loops)
@@ -422,7 +423,7 @@ class SparkModel:
             if known is not None and (plan is None or sid not in plan.in_loop):
                 place[sid] = (known, _STEP, (epoch, pos[sid]))
         if plan is None:
-            return place, None
+            return place, None, None
         loop = region.loops.get(plan.key) or self._loop(region, plan.key, epoch)
         local: dict[int, Any] = {}
 
@@ -437,7 +438,7 @@ class SparkModel:
         _distinct(sorted(s for s in plan.in_loop if s not in plan.members), local_signature, local)
         for sid, it in plan.in_loop.items():
             place[sid] = (loop, local_signature(sid), (epoch, it))
-        return place, plan.iteration
+        return place, plan.iteration, loop
 
     def _loop(self, region: Region, key: tuple, epoch: int) -> Region:
         """A new loop scope in ``region`` for the stages running ``key``'s code: its driver (which holds
@@ -469,7 +470,7 @@ class SparkModel:
             return [_port("in", 0, port), _jt(time), 1]
         return self._message(scope, node, port, time, 1)
 
-    def _take_messages(self, region: Region, node: int, epoch: int) -> list:
+    def _take_messages(self, region: Region, node: int, epoch: Any) -> list:
         updates = []
         for (n, port, t), count in list(region.messages.items()):
             if n == node and t == epoch and count > 0:
@@ -615,11 +616,7 @@ class SparkModel:
             if st is not None and st.job_id == job_id:
                 st.succeeded = None  # its job released everything: no task of it can produce any more
                 region.stage_ids.pop(sid, None)  # nothing left to release: a query's list stays short for days
-        more: dict[str, Any] = {}
-        if job.iteration is not None:
-            loop = next(self.stages[s].region for s in job.stages if s in self.stages
-                        and self.stages[s].job_id == job_id and self.stages[s].region is not region)
-            more = {"iteration": job.iteration, "loop": loop.path}
+        more = {} if job.loop is None else {"iteration": job.iteration, "loop": job.loop.path}
         label = f"job {job_id} {job.status.lower()} (epoch {job.epoch}"
         self._mark(label + (f", iteration {job.iteration})" if more else ")"), region, job=job_id, epoch=job.epoch,
                    status=job.status, **more)

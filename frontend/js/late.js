@@ -12,6 +12,12 @@ function clock(at) {
   return at == null ? "?" : new Date(at * 1000).toISOString().slice(11, 23);
 }
 
+// a loop's time [epoch, iteration], as its stage's detail names it: the job and the iteration
+function iteration(h) {
+  const st = (h.stages || []).filter((s) => s.iteration !== undefined && s.iteration !== null).pop();
+  return st ? ` · job ${st.job}, iteration ${st.iteration}` : "";
+}
+
 export function lateHtml(ans) {
   const late = (ans.late || []).filter((h) => (h.running && h.running.length) || (h.pending && h.pending.count));
   if (!late.length) return "";
@@ -22,7 +28,7 @@ export function lateHtml(ans) {
     const why = h.implied ? ` <span class="muted">(the driver's capability implies it; this is what the time waits for)</span>` : "";
     html += `<div class="late-holder" data-late="${esc(h.location.join(","))}">
       <div class="what">actually late</div>
-      <div class="who">${esc(h.operator)} <span class="muted t">${esc(h.location.join(","))} @ ${esc(JSON.stringify(h.time))}</span>${why}</div>
+      <div class="who">${esc(h.operator)} <span class="muted t">${esc(h.location.join(","))} @ ${esc(JSON.stringify(h.time))}${esc(iteration(h))}</span>${why}</div>
       <div class="t">${running.length} running${esc(pend)}</div>`;
     html += `<table class="tasks"><tr><th>task</th><th>partition</th><th>attempt</th><th>executor</th><th>running</th><th>launched</th></tr>`;
     for (const t of running.slice(0, MAX_TASKS)) {
