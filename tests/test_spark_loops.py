@@ -13,7 +13,7 @@ from backend.blame import blame_log
 from backend.fleet.analyze import analyze_log
 from backend.sources import EventLogReader, find_logs
 from backend.spark.convert import SparkLogConversion
-from backend.spark.loops import chain_positions, loop_key, plan_iteration
+from backend.spark.loops import chain_positions, loop_key, plan_iteration, shuffle_writes
 from backend.spark.model import SparkModel
 from flowscope.cli import main as cli
 from tracker.reachability import IN, OUT, Location
@@ -25,12 +25,14 @@ FIXTURES = REPO / "fixtures" / "spark"
 
 
 def stage(sid: int, name: str, parents: tuple = (), rdds: tuple = (), scopes: tuple = (), tasks: int = 1) -> dict:
-    """A JobStart ``Stage Infos`` entry: its RDDs are ``(id, call site)`` pairs, each with the stage's scopes."""
+    """A JobStart ``Stage Infos`` entry: its RDDs are ``(id, call site)`` or ``(id, call site, parent RDD ids)``,
+    each with the stage's scopes."""
     return {"Stage ID": sid, "Stage Attempt ID": 0, "Stage Name": name, "Parent IDs": list(parents),
             "Number of Tasks": tasks,
-            "RDD Info": [{"RDD ID": rid, "Name": "PythonRDD", "Callsite": cs,
-                          "Scope": json.dumps({"id": str(rid), "name": scopes[i % len(scopes)]}) if scopes else None}
-                         for i, (rid, cs) in enumerate(rdds)]}
+            "RDD Info": [{"RDD ID": rdd[0], "Name": "PythonRDD", "Callsite": rdd[1],
+                          **({"Parent IDs": list(rdd[2])} if len(rdd) > 2 else {}),
+                          "Scope": json.dumps({"id": str(rdd[0]), "name": scopes[i % len(scopes)]}) if scopes else None}
+                         for i, rdd in enumerate(rdds)]}
 
 
 def plan(infos: list[dict], skipped: set, known: tuple = ()):
@@ -136,13 +138,17 @@ def driver_loop(iterations: int) -> list[dict]:
     for k in range(iterations):
         links = stage(sid, "groupByKey at pr.py:4", rdds=((3, "groupByKey at pr.py:4"),))
         infos, reduces = [links], []
-        for i in range(k + 1):  # iteration i's reduce writes RDD 10 + i; its parents: the links, iteration i - 1
+        for i in range(k + 1):  # iteration i's reduce: reads the links (RDD 3) through RDD 8, the previous
+            # iteration's output (RDD 10 + i - 1) through RDD 30 + i, and writes RDD 10 + i
             parents = (sid,) if i == 0 else (sid, sid + i)
+            reads = [(8, "partitionBy at pr.py:9", [3])] + ([(30 + i, "partitionBy at pr.py:9", [10 + i - 1])] if i
+                                                             else [])
             infos.append(stage(sid + 1 + i, "reduceByKey at pr.py:9", parents,
-                               ((10 + i, "reduceByKey at pr.py:9"), (9, "union at pr.py:8"))))
+                               ((10 + i, "reduceByKey at pr.py:9", [9]), (9, "union at pr.py:8", [8]), *reads)))
             reduces.append(sid + 1 + i)
         count = sid + k + 2
-        infos.append(stage(count, "count at pr.py:10", (reduces[-1],), ((100 + k, "count at pr.py:10"),)))
+        infos.append(stage(count, "count at pr.py:10", (reduces[-1],), (
+            (100 + k, "count at pr.py:10", [30 + k + 1]), (30 + k + 1, "partitionBy at pr.py:9", [10 + k]))))
         events.append(job_start(k, at, infos))
         for s in ([sid] if k == 0 else []) + [reduces[-1], count]:
             events += run_stage(s, at, task=s)
@@ -341,3 +347,23 @@ def test_the_fleet_rows_of_pagerank_iterations_carry_the_loops_blame():
         row = by_job[k]
         assert row["culprit"].startswith("task: ") and ("reduceByKey" in row["culprit"] or "count" in row["culprit"])
         assert 0 < row["blame_task_s"] <= row["latency_s"]
+
+
+def test_two_shuffles_of_one_rdd_are_two_outputs():
+    """Scala's ``pairs.reduceByKey`` and then ``pairs.groupByKey``: both map stages end at ``pairs`` (RDD 5) but
+    write different shuffles (read through RDDs 6 and 7): the second job's map stage is not skipped, runs, and keeps
+    the contract; the first job's again (the same shuffle, read through RDD 6) is skipped."""
+    def job(j: int, sid: int, reduce_rdd: int, run: bool) -> list[dict]:
+        infos = [stage(sid, "map at p.scala:3", rdds=((5, "map at p.scala:3", [4]), (4, "textFile at p.scala:2"))),
+                 stage(sid + 1, f"collect at p.scala:{reduce_rdd}", (sid,),
+                       ((reduce_rdd, "reduce at p.scala:4", [5]),))]
+        at = 1000 * (j + 1)
+        return [job_start(j, at, infos), *(run_stage(sid, at, sid) if run else []),
+                *run_stage(sid + 1, at + 10, sid + 1), job_end(j, at + 20)]
+    events = [*job(0, 0, 6, True), *job(1, 2, 7, True), *job(2, 4, 6, False),
+              {"Event": "SparkListenerApplicationEnd", "Timestamp": 9000}]
+    assert shuffle_writes(events[0]["Stage Infos"][0], events[0]["Stage Infos"][1:]) == {(5, 6)}
+    model, replay, _ = replayed(events)
+    assert replay.findings == [] and replay.errors == [] and model.uncertain == []
+    assert model.summary().stages[(4, 0)] == "SKIPPED" and model.summary().stages[(2, 0)] == "COMPLETE"
+    assert all(j.iteration is None for j in model.jobs.values())

@@ -9,8 +9,9 @@ call sites of its RDDs, as sets (iteration 1 may pipeline a few more or fewer RD
 lines). ``docs/spark-model.md`` ("Loops") states the rule this module implements:
 
 * a stage is *skipped* when its output is already there: Spark listed it before under the same stage id and it
-  completed, or a stage that completed wrote the same output RDD (the highest RDD id of a stage is its last, the
-  one whose output it writes). Only stages with children in the job can be skipped (a result stage always runs);
+  completed, or a shuffle map stage that completed wrote the same shuffles (:func:`shuffle_writes`: its output RDD,
+  the highest RDD id of a stage, as read by its children's RDDs). Only stages with children in the job can be
+  skipped (a result stage always runs);
 * a stage is a *loop step* of iteration ``i >= 1`` when one of its parents runs the same code (``loop_key``) at
   iteration ``i - 1`` (a chain of such stages counts 0, 1, 2, ... from its first stage);
 * a job is an *iteration* of the loop of key K when one of the stages it runs (not skipped) is a step of K, or runs
@@ -27,7 +28,8 @@ from dataclasses import dataclass
 
 import orjson
 
-__all__ = ["LoopPlan", "chain_positions", "loop_key", "output_rdd", "plan_iteration", "rdd_scope_name"]
+__all__ = ["LoopPlan", "chain_positions", "loop_key", "output_rdd", "plan_iteration", "rdd_scope_name",
+           "shuffle_writes"]
 
 
 def rdd_scope_name(rdd: dict) -> str | None:
@@ -54,6 +56,19 @@ def output_rdd(info: dict) -> int | None:
     ids = [r.get("RDD ID") for r in info.get("RDD Info") or []]
     ids = [i for i in ids if type(i) is int]
     return max(ids) if ids else None
+
+
+def shuffle_writes(info: dict, children: list[dict]) -> frozenset:
+    """The shuffles a shuffle map stage writes, each as (its output RDD, the RDD of a child stage that reads it): a
+    later job's stage that writes the same ones is skipped. Two shuffles of one RDD (Scala's ``pairs.reduceByKey``
+    and ``pairs.groupByKey``) are read through different RDDs, so they stay apart. A log without RDD parent ids
+    names each by the output RDD alone."""
+    out = output_rdd(info)
+    if out is None:
+        return frozenset()
+    reads = {(out, r.get("RDD ID")) for c in children for r in c.get("RDD Info") or []
+             if isinstance(r.get("Parent IDs"), list) and out in r["Parent IDs"]}
+    return frozenset(reads) if reads else frozenset({(out, None)})
 
 
 @dataclass

@@ -37,7 +37,7 @@ from typing import Any
 from tracker import log_records
 
 from .event_shape import event_problem
-from .loops import chain_positions, loop_key, output_rdd, plan_iteration, rdd_scope_name
+from .loops import chain_positions, loop_key, plan_iteration, rdd_scope_name, shuffle_writes
 from .tasks import TaskLedger, partition_of
 
 __all__ = ["HANDLED_EVENTS", "SparkModel", "SparkSummary"]
@@ -80,7 +80,7 @@ class StageState:
     targets: list[tuple[int, int, Any]] = field(default_factory=list)
     num_tasks: int = 0
     iteration: int | None = None  # in a loop: the iteration (its time is (epoch, iteration))
-    output_rdd: int | None = None  # the RDD it writes (loops.output_rdd), from the job's start
+    writes: frozenset = frozenset()  # the shuffles it writes (loops.shuffle_writes), from the job's start
 
 
 @dataclass(slots=True)  # one per job, stage or region of an application, however long
@@ -153,7 +153,7 @@ class SparkModel:
         # (stage id, attempt) -> PENDING/ACTIVE/COMPLETE/FAILED/SKIPPED, as Spark's own status listener keeps it
         self.stage_status: dict[tuple[int, int], str] = {}
         self._attempts_of: dict[int, list[int]] = {}  # stage id -> its attempts in stage_status: O(1) per job end
-        self._written: set[int] = set()  # the output RDDs of shuffle map stages that completed (skipped if listed)
+        self._written: set[tuple] = set()  # the shuffles stages that completed wrote (a stage writing them is skipped)
         self._signature_ids: dict[Any, int] = {}  # a stage signature (base, its parents' ids) -> its id
         self.tasks = TaskLedger()  # which tasks make up each stage's capabilities (detail records)
 
@@ -334,7 +334,9 @@ class SparkModel:
             return sigs[sid]
 
         _distinct(sorted(by_id), signature, sigs)
-        skipped = {sid for sid in by_id if children[sid] and self._output_exists(sid, by_id[sid])}
+        writes = {sid: shuffle_writes(by_id[sid], [by_id[c] for c in children[sid]]) for sid in by_id
+                  if children[sid]}
+        skipped = {sid for sid in writes if self._output_exists(sid, writes[sid])}
         place, iteration, loop = self._place(region, epoch, by_id, parents, sigs, skipped, streaming)
         for sid in sorted(by_id):
             scope, sig, _ = place[sid]
@@ -371,7 +373,7 @@ class SparkModel:
                                           parents[sid], children[sid], targets=targets,
                                           num_tasks=by_id[sid].get("Number of Tasks", 0),
                                           iteration=t[1] if scope is not region else None,
-                                          output_rdd=output_rdd(by_id[sid]))
+                                          writes=writes.get(sid, frozenset()))
         # the source: it must hold the epoch to send at it, then moves on
         src = _port("out", 1, 0)
         region_ups = updates[id(region)][1]
@@ -397,13 +399,12 @@ class SparkModel:
         self._mark(f"job {job_id} started (epoch {epoch}" + (f", iteration {iteration})" if more else ")"), region,
                    job=job_id, epoch=epoch, **more)
 
-    def _output_exists(self, sid: int, info: dict) -> bool:
+    def _output_exists(self, sid: int, writes: frozenset) -> bool:
         """Whether a stage's shuffle output is there already, so Spark skips it (see loops.py)."""
         previous = self.stages.get(sid)
         if previous is not None and previous.completed_ok:
             return True
-        rdd = output_rdd(info)
-        return rdd is not None and rdd in self._written
+        return bool(writes) and writes <= self._written
 
     def _place(self, region: Region, epoch: int, by_id: dict, parents: dict, sigs: dict, skipped: set,
                streaming: bool) -> tuple[dict[int, tuple[Region, Any, Any]], int | None, Region | None]:
@@ -567,8 +568,7 @@ class SparkModel:
         self._set_stage_status(sid, attempt, "FAILED" if failed else "COMPLETE")
         if not failed:
             st.completed_ok = True
-            if st.children and st.output_rdd is not None:  # a shuffle map stage: its output stays
-                self._written.add(st.output_rdd)
+            self._written |= st.writes  # a shuffle map stage: its output stays
         updates = self._release_stage(st, attempt)
         self._batch(st.region, updates, "StageCompleted", stage=sid, attempt=attempt, failed=failed)
         self._out += self.tasks.stage_completed(sid, attempt, self._at)
