@@ -202,13 +202,14 @@ class BlameTracker:
         sb = self.scopes.get(tuple(path)) or self._scope(path)
         cause = rec.get("cause") or {}
         task = cause.get("task") if cause.get("event") == "TaskEnd" else None
+        ended = (at, task, cause.get("launched")) if task is not None else None  # a task's end, for its holder
         ports = self._ports
         counts = sb.counts
         released = False
         for port, t, delta in rec.get("updates") or ():
             if port[1] == 0:
                 continue  # the scope's boundary: messages entering or leaving, the parent's pointstamps
-            loc = ports.get((port[0], port[1], port[2]))
+            loc = ports.get(tuple(port))
             if loc is None:
                 loc = ports[tuple(port)] = Location.from_json(port)
             if type(t) is not int:
@@ -221,10 +222,10 @@ class BlameTracker:
             else:
                 del counts[key]
             if before > 0 and after > 0:
-                if task is not None and delta < 0:
+                if ended is not None and delta < 0:
                     iv = sb.open_iv.get(key)
                     if iv is not None:
-                        iv.task_ends.append((at, task, cause.get("launched")))
+                        iv.task_ends.append(ended)
             elif before <= 0 < after:
                 sb.open_iv[key] = Interval(loc, t, seq, at)
                 if t not in sb.done:
@@ -237,8 +238,8 @@ class BlameTracker:
                 released = True
                 if iv is not None:
                     iv.end_seq, iv.end_at, iv.end_cause, iv.end_worker = seq, at, cause, rec.get("worker")
-                    if task is not None and delta < 0:
-                        iv.task_ends.append((at, task, cause.get("launched")))
+                    if ended is not None and delta < 0:
+                        iv.task_ends.append(ended)
                     sb.closed.append(iv)
         clears = rec.get("clears")
         if clears:

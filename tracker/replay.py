@@ -108,6 +108,9 @@ class Replay:
             if kind == "progress":
                 self._progress(record, line)
                 return True
+            if kind == "detail":  # half a Spark log's records (a task's start)
+                self.details.apply(record, self.batches_applied)
+                return True
             if self._unsettled and kind in ("operator", "edge", "scope"):
                 self.settle()
             if kind == "operator":
@@ -127,8 +130,6 @@ class Replay:
                 mark = dict(record)
                 mark["after"] = self.batches_applied
                 self.marks.append(mark)
-            elif kind == "detail":
-                self.details.apply(record, self.batches_applied)
             elif kind == "header":
                 self.header = record
             else:

@@ -518,13 +518,10 @@ class SparkModel:
         if st is None:
             self._uncertain(f"task of stage {sid}, which was never submitted")
             return
-        clear = self.tasks.task_ended(e, self._at)  # the task's detail, cleared once its end's batch is applied
         batch = self._task_end_batch(e, info, st, sid, attempt)
+        clear = self.tasks.task_ended(e, self._at, batch)  # the task's detail, cleared once its batch is applied
         if clear is not None:
-            if batch is not None:  # the batch releases the task's capability: the clear rides on it
-                batch["clears"] = [clear["key"]]
-            else:
-                self._out.append(clear)
+            self._out.append(clear)
 
     def _task_end_batch(self, e: dict, info: dict, st: StageState, sid: int, attempt: int) -> dict | None:
         """A successful task's output: its capability dropped, a token to each child stage (the batch emitted)."""

@@ -70,7 +70,7 @@ def _straggler_indexes(durations: list[float], ordered: list[float]) -> list[tup
     """``(index, median of the others)`` of the stragglers among ``durations`` (``ordered`` is them sorted),
     longest first (ties in their order)."""
     far = []
-    for i in heapq.nsmallest(MAX_STRAGGLERS, range(len(durations)), key=lambda i: -durations[i]):
+    for i in heapq.nlargest(MAX_STRAGGLERS, range(len(durations)), key=durations.__getitem__):
         med = median_of_others(ordered, durations[i])
         if durations[i] >= STRAGGLER_FACTOR * med and durations[i] - med >= STRAGGLER_MIN_S:
             far.append((i, med))
@@ -215,10 +215,10 @@ class TaskLedger:
                            "speculative": bool(get("Speculative", False)), "stage": a.stage,
                            "stage_attempt": a.attempt}}]
 
-    def task_ended(self, e: dict, at: float) -> dict | None:
-        """The record clearing the task's detail (None if it was not running): it follows the event's progress
-        batch, since the task held until that batch was applied; when the batch releases the task's capability,
-        the clear rides on it instead (``clears``: a task's end is one record, not two)."""
+    def task_ended(self, e: dict, at: float, batch: dict | None = None) -> dict | None:
+        """The record clearing the task's detail, if it was running: it follows the event's progress batch, since
+        the task held until that batch was applied. Given the ``batch`` that released the task's capability, the
+        clear rides on it instead (``clears``: a task's end is one record, not two) and None is returned."""
         a = self.attempts.get((e.get("Stage ID"), e.get("Stage Attempt ID", 0)))  # type: ignore[arg-type]
         if a is None:
             return None
@@ -242,6 +242,9 @@ class TaskLedger:
             a.failed += 1
             end = "TaskKilled" if get("Killed") else (reason or {}).get("Reason", "failed")
         if not running:
+            return None
+        if batch is not None:
+            batch["clears"] = [f"task {tid}"]
             return None
         clear = {"type": "detail", "scope": a.scope, "port": a.port, "time": a.time, "key": f"task {tid}", "at": at,
                  "value": None}
