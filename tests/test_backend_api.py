@@ -206,7 +206,8 @@ def test_bad_uploads_get_a_clear_4xx(server, client, name, body, status, reason)
                                            ("lzf", ".lzf")])
 def test_a_decompression_bomb_upload_is_a_413(server, client, codec, suffix):
     """The limit counts what an upload decompresses to, not only the bytes received: 2 MB of blank lines after a
-    progress-log header (10 times the limit), compressed to under the 200 KB limit, is refused before any session reads it."""
+    progress-log header (10 times the limit), compressed to under the 200 KB limit, is refused before any session
+    reads it."""
     bomb = encode(codec, [LOOP_LOG.read_bytes().split(b"\n", 1)[0] + b"\n" + b"\n" * (2 << 20)])
     assert len(bomb) < 200_000
     sessions = Path(server.app.state.settings.data_dir, "sessions")
