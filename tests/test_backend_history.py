@@ -97,7 +97,8 @@ def test_seek_work_does_not_grow_with_the_session(monkeypatch):
     (counted records, not time: benchmarks/seek_cost.py measures the time)."""
     records = list(pipeline_records(40, 400, in_flight=4))
     history = History(checkpoint_every=2048)
-    replay = Replay("t", observer=lambda info, scope, u, p: history.batch_applied(replay, replay.last_at, info.worker, scope.path))
+    replay = Replay("t", observer=lambda info, scope, u, p: history.batch_applied(
+        replay, replay.last_at, info.worker, scope.path))
     for rec in records:
         history.record(rec)
         replay.apply(rec)

@@ -249,7 +249,8 @@ def _spark_lines() -> list[bytes]:
 
 
 @pytest.mark.parametrize("field, value", [("Task Info", "x"), ("Stage ID", None), ("Task End Reason", []),
-                                          ("Task Metrics", []), ("Task Metrics", {"Input Metrics": {"Bytes Read": "x"}})])
+                                          ("Task Metrics", []),
+                                          ("Task Metrics", {"Input Metrics": {"Bytes Read": "x"}})])
 def test_one_damaged_spark_event_is_reported_and_skipped(tmp_path, field, value):
     lines = _spark_lines()
     i = next(k for k, raw in enumerate(lines) if b'"SparkListenerTaskEnd"' in raw)
