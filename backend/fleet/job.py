@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
@@ -208,6 +209,40 @@ def analyze_task(apps: Sequence[FleetApp], task: int, tasks: int,
                [tuple(r.get(c) for c in columns["stages"]) for r in result["stages"]])
 
 
+SCAN_OPEN_COST = 64 * 1024  # bytes a file counts for when Spark packs files into the scan's partitions
+
+
+@contextmanager
+def _session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
+    """The session's SQL settings changed for what runs inside, and restored after."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def _list_and_scan(spark: Any, directory: str) -> tuple[list[str], Any]:
+    """Every file under `directory` (Spark's listing: empty files included) and their (path, content) rows as an
+    RDD. Two of Spark's defaults are set for this job while the listing and the scan are planned: listing more
+    than 32 directories (rolling logs) is a Spark job of one task per directory, here one per core
+    (`parallelPartitionDiscovery.parallelism`); and every file counts as at least 4 MB when files are packed into
+    the scan's partitions (`openCostInBytes`), which makes a directory of small logs one scan task per two files,
+    each costing more than reading them: the scan only routes bytes to the analysis, so a file counts as
+    `SCAN_OPEN_COST` and the scan has about one partition per core."""
+    settings = {"spark.sql.sources.parallelPartitionDiscovery.parallelism": str(spark.sparkContext.defaultParallelism),
+                "spark.sql.files.openCostInBytes": str(SCAN_OPEN_COST)}
+    with _session_conf(spark, settings):
+        found = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(directory)
+        return found.inputFiles(), found.select("path", "content").rdd  # `.rdd` plans the scan
+
+
 def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True) -> FleetSummary:
     """Analyse every application log under `directory` on `spark`; write the tables (and report) under `out`.
 
@@ -221,10 +256,10 @@ def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True) -> F
     started = time.perf_counter()
     sc = spark.sparkContext
     out = out.rstrip("/")
-    found = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(directory)
-    # the names come from the file index (no job; empty files such as a status marker included); the scan below
-    # reads the non-empty files' bytes
-    apps, skipped = group_applications(canonical_path(p) for p in found.inputFiles())
+    # the names come from the file index (empty files such as a status marker included); the scan reads the
+    # non-empty files' bytes
+    listed, scan = _list_and_scan(spark, directory)
+    apps, skipped = group_applications(canonical_path(p) for p in listed)
     tasks = task_count(len(apps), sc.defaultParallelism)
     shared = sc.broadcast(apps)
     owner = sc.broadcast({path: app.index for app in apps for path in app.files})
@@ -240,7 +275,7 @@ def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True) -> F
 
     # applications dealt round-robin to tasks and sorted by index inside each (spilling to disk past the Python
     # worker's memory), so a task meets each application's files together
-    rdd = (found.select("path", "content").rdd.flatMap(owned)
+    rdd = (scan.flatMap(owned)
            .repartitionAndSortWithinPartitions(tasks, lambda index: index % tasks).mapPartitionsWithIndex(one_task))
     analysed = spark.createDataFrame(rdd, analysis_schema(), verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
     frames = {
@@ -347,12 +382,14 @@ def register(subparsers: Any) -> None:
 LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
-def build_session(master: str | None) -> Any:
+def build_session(master: str | None, conf: dict[str, str] | None = None) -> Any:
     """A SparkSession for the job: `master` if given; under spark-submit (which starts the gateway) whatever it
-    set; otherwise local[*]. A local JVM started here gets `LOCAL_JVM_OPTIONS`."""
+    set; otherwise local[*]. A local JVM started here gets `LOCAL_JVM_OPTIONS`; `conf` is set on the builder."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName("flowscope fleet")
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
     launching = "PYSPARK_GATEWAY_PORT" not in os.environ  # no JVM yet: this builder starts it
     if master:
         builder = builder.master(master)
