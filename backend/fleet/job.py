@@ -9,7 +9,8 @@ file's bytes to its application's task, sorted so the task meets each applicatio
 task copies them into a local temporary directory so the project's own readers (every layout and codec) read it
 as they read any log, and runs `analyze.analyze_log`: the Spark model and the tracker, once per application. A
 log that cannot be read comes back as an application row with its problem; the job itself never fails for a bad
-log. The analysis is one row per application (its rows, times and stages as arrays), built once and cached in the
+log. In local mode over local files the tasks skip the scan and read each log by path (`run_fleet(read_locally=)`).
+The analysis is one row per application (its rows, times and stages as arrays), built once and cached in the
 JVM; the tables are column selections of it, written without going back to Python.
 
 Tables under OUT: `applications/`, `times/`, `stages/` (one row per stage operator and epoch: the rows
