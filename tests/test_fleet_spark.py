@@ -98,3 +98,33 @@ def test_the_fleet_tables_are_the_per_application_analysis(session, tmp_path: Pa
     slowest = max(expected_times.values(), key=lambda t: t["latency_s"])
     log = next(a["log"] for a in apps.values() if a["app_id"] == slowest["app_id"])
     assert f"flowscope replay {log}" in page
+
+
+def test_bytes_read_through_sparks_scan_give_the_same_tables(session, tmp_path: Path) -> None:
+    """Logs on a filesystem only Spark reads (hdfs://, s3a://) reach the tasks as bytes from Spark's scan,
+    shuffled to each application's task; forced here on local files (`read_locally=False`): the same rows as the
+    analysis of each log, a broken log and a rolling directory holding only its status marker as problem rows."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    made = make_fleet(logs, 2)
+    (logs / "local-1000000000001.zstd").write_bytes(b"\x28\xb5\x2f\xfd but then garbage")
+    (logs / "eventlog_v2_local-1000000000003").mkdir()
+    (logs / "eventlog_v2_local-1000000000003" / "appstatus_local-1000000000003").write_bytes(b"")
+    out = tmp_path / "out"
+
+    summary = run_fleet(session, str(logs), str(out), report=False, read_locally=False)
+
+    assert summary.applications == len(made) + 2 and summary.unreadable == 2
+    read = session.read.parquet
+    apps = {r["app_id"]: r.asDict(recursive=True) for r in read(str(out / "applications")).collect()}
+    times = {_key(r.asDict()): r.asDict() for r in read(str(out / "times")).collect()}
+    expected_times = {}
+    for path, _, _ in made:
+        direct = analyze_log(path)
+        assert apps[direct.application["app_id"]] == direct.application
+        expected_times.update((_key(t), t) for t in direct.times)
+    assert times.keys() == expected_times.keys()
+    for key, t in expected_times.items():
+        assert {k: times[key][k] for k in t} == t, key
+    assert not apps["local-1000000000001"]["readable"] and not apps["local-1000000000003"]["readable"]
+    assert apps["local-1000000000003"]["problems"]

@@ -9,7 +9,8 @@ file's bytes to its application's task, sorted so the task meets each applicatio
 task copies them into a local temporary directory so the project's own readers (every layout and codec) read it
 as they read any log, and runs `analyze.analyze_log`: the Spark model and the tracker, once per application. A
 log that cannot be read comes back as an application row with its problem; the job itself never fails for a bad
-log. The analysis is one row per application (its rows, times and stages as arrays), built once and cached in the
+log. In local mode over local files the tasks skip the scan and read each log by path (`run_fleet(read_locally=)`).
+The analysis is one row per application (its rows, times and stages as arrays), built once and cached in the
 JVM; the tables are column selections of it, written without going back to Python.
 
 Tables under OUT: `applications/`, `times/`, `stages/` (one row per stage operator and epoch: the rows
@@ -188,21 +189,27 @@ def analysis_schema() -> Any:
 
 
 def analyze_task(apps: Sequence[FleetApp], task: int, tasks: int,
-                 items: Iterable[tuple[int, tuple[str, bytes]]]) -> Iterator[tuple]:
-    """Task `task` of `tasks`: the applications dealt to it (`apps[task::tasks]`), each from its files' bytes in
-    `items` ((application index, (path, bytes)), sorted by index) through `analyze_app`. An application none of
-    whose files has bytes (only empty files) is analysed as well: it becomes a row with its problem. Yields one
-    `analysis_schema` tuple per application (columns in the *_COLUMNS order)."""
+                 items: Iterable[tuple[int, tuple[str, bytes]]] | None) -> Iterator[tuple]:
+    """Task `task` of `tasks`: the applications dealt to it (`apps[task::tasks]`). With `items` ((application
+    index, (path, bytes)), sorted by index: what Spark read), each from its files' bytes through `analyze_app`;
+    an application none of whose files has bytes (only empty files) is analysed as well: it becomes a row with
+    its problem. Without (`items=None`: logs on the local filesystem, which the task reads itself), each from its
+    path, as one process would. Yields one `analysis_schema` tuple per application (columns in the *_COLUMNS
+    order)."""
     columns = {name: tuple(f.name for f in schema.fields) for name, schema in schemas().items()}
-    grouped = groupby(items, key=itemgetter(0))
+    grouped = groupby(items or (), key=itemgetter(0))
     current = next(grouped, None)
     for app in apps[task::tasks]:
-        files: Iterable[tuple[int, tuple[str, bytes]]] = ()
-        if current is not None and current[0] == app.index:
-            files, current = current[1], None
-        result = analyze_app(app, (item for _, item in files))
-        if current is None:
-            current = next(grouped, None)
+        if items is None:
+            rows = analyze_log(unquote(urlparse(app.path).path), log_name=_display(app.path))
+            result = {"applications": [rows.application], "times": rows.times, "stages": rows.stages}
+        else:
+            files: Iterable[tuple[int, tuple[str, bytes]]] = ()
+            if current is not None and current[0] == app.index:
+                files, current = current[1], None
+            result = analyze_app(app, (item for _, item in files))
+            if current is None:
+                current = next(grouped, None)
         (app_row,) = result["applications"]
         yield (tuple(app_row.get(c) for c in columns["applications"]),
                [tuple(r.get(c) for c in columns["times"]) for r in result["times"]],
@@ -243,8 +250,13 @@ def _list_and_scan(spark: Any, directory: str) -> tuple[list[str], Any]:
         return found.inputFiles(), found.select("path", "content").rdd  # `.rdd` plans the scan
 
 
-def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True) -> FleetSummary:
+def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True,
+              read_locally: bool | None = None) -> FleetSummary:
     """Analyse every application log under `directory` on `spark`; write the tables (and report) under `out`.
+
+    The tasks get each application's bytes from Spark's scan (any filesystem Spark reads), or with
+    `read_locally` read the files themselves by path: the default when Spark runs in local mode over local
+    files, where the scan and its shuffle would only copy bytes the task can read.
 
     Spark jobs, in order: the analysis (read every file once, shuffle each application's bytes to the task
     that analyses it, several applications per task, one row per application cached in the JVM) as part of the
@@ -259,7 +271,8 @@ def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True) -> F
     # the names come from the file index (empty files such as a status marker included); the scan reads the
     # non-empty files' bytes
     listed, scan = _list_and_scan(spark, directory)
-    apps, skipped = group_applications(canonical_path(p) for p in listed)
+    listed = [canonical_path(p) for p in listed]
+    apps, skipped = group_applications(listed)
     tasks = task_count(len(apps), sc.defaultParallelism)
     shared = sc.broadcast(apps)
     owner = sc.broadcast({path: app.index for app in apps for path in app.files})
@@ -275,8 +288,14 @@ def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True) -> F
 
     # applications dealt round-robin to tasks and sorted by index inside each (spilling to disk past the Python
     # worker's memory), so a task meets each application's files together
-    rdd = (scan.flatMap(owned)
-           .repartitionAndSortWithinPartitions(tasks, lambda index: index % tasks).mapPartitionsWithIndex(one_task))
+    if read_locally is None:  # local mode over local files: the tasks see the files the driver listed
+        read_locally = sc.master.startswith("local") and all(p.startswith("file:") for p in listed)
+    if read_locally:
+        rdd = sc.parallelize(range(tasks), tasks).mapPartitionsWithIndex(
+            lambda task, _: analyze_task(shared.value, task, tasks, None))
+    else:
+        rdd = (scan.flatMap(owned).repartitionAndSortWithinPartitions(tasks, lambda index: index % tasks)
+               .mapPartitionsWithIndex(one_task))
     analysed = spark.createDataFrame(rdd, analysis_schema(), verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
     frames = {
         "applications": analysed.select("application.*"),
