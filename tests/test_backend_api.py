@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 import httpx
@@ -270,6 +271,15 @@ def test_an_upload_without_length_is_cut_at_the_limit(client):
             yield b"y" * 10_000
     r = client.post("/api/sessions/upload", params={"filename": "stream.jsonl"}, content=chunks())
     assert r.status_code == 413 and "exceeds the limit of 200000 bytes" in r.json()["detail"]
+
+
+def test_every_module_of_the_page_is_preloaded():
+    """The page names every ES module it imports up front (modulepreload), so the browser fetches them at once
+    instead of discovering each level of imports one round trip after another."""
+    frontend = REPO / "frontend"
+    html = (frontend / "index.html").read_text()
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="/static/js/([\w.]+)">', html))
+    assert preloaded == {p.name for p in (frontend / "js").glob("*.js")}
 
 
 def test_frontend_plotly_and_openapi_are_served(client):
