@@ -273,15 +273,27 @@ class BlameTracker:
             # no input: the sinks' frontiers are exactly what the scope's own pointstamps could result in there,
             # which this tracker counts itself (so it needs no propagation after every batch)
             reach = [self._reach_to(scope, s) for s in sinks]
-            could: list = []  # the least times the live pointstamps could result in at a sink
+            reached: set = set()  # the times the live pointstamps could result in at a sink
             for (loc, time), c in sb.counts.items():
                 if c > 0:
                     for r in reach:
                         for s in r.get(loc, ()):
-                            could.append(results_in(s, time))
+                            reached.add(results_in(s, time))
+            reached.discard(None)
+            could: list = []  # their least elements: what holds a time is whether one of them is at or before it
+            for c in reached:
+                if not any(le(f, c) for f in could):
+                    could = [f for f in could if not le(c, f)]
+                    could.append(c)
 
             def held(t: Any) -> bool:
                 return any(le(f, t) for f in could)
+
+            if d.total:  # one least time at most: a time is held when it is at or after it
+                least = could[0] if could else None
+
+                def held(t: Any) -> bool:
+                    return least is not None and least <= t
 
         for t in list(sb.first_seen):
             if held(t):
