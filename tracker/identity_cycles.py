@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .reachability import IN, OUT, CycleError, Location, Source, Target
+from .reachability import IN, OUT, CycleError, Location, Source, Target, path_between
 from .subgraph import Subgraph
 from .timestamp import domain
 
@@ -85,21 +85,7 @@ class _Checker:
     def path(self, scope: Subgraph, start: Location, goal: Location, depth: int,
              edges: dict[Location, list[Location]], pairs: dict[int, Pairs]) -> list[Location] | None:
         """A path ``start`` .. ``goal`` in ``scope`` keeping times unchanged, with ``edges`` and ``pairs`` added."""
-        came_from = {start: start}
-        stack = [start]
-        while stack:
-            loc = stack.pop()
-            if loc == goal:
-                path = [loc]
-                while loc != start:
-                    loc = came_from[loc]
-                    path.append(loc)
-                return path[::-1]
-            for nxt in self._hops(scope, loc, depth, edges, pairs):
-                if nxt not in came_from:
-                    came_from[nxt] = loc
-                    stack.append(nxt)
-        return None
+        return path_between(start, goal, lambda loc: self._hops(scope, loc, depth, edges, pairs))
 
     def _hops(self, scope: Subgraph, loc: Location, depth: int, edges: dict[Location, list[Location]],
               pairs: dict[int, Pairs]) -> list[Location]:

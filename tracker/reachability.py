@@ -24,7 +24,7 @@ summaries, the changes to what the scope may still produce at its outputs (``out
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from heapq import heappop, heappush
 from typing import Any, NamedTuple
 
@@ -32,7 +32,7 @@ from .change_batch import ChangeBatch
 from .frontier import Antichain, MutableAntichain
 from .timestamp import TimeDomain
 
-__all__ = ["Location", "Target", "Source", "Builder", "Tracker", "CycleError", "IN", "OUT"]
+__all__ = ["Location", "Target", "Source", "Builder", "Tracker", "CycleError", "IN", "OUT", "path_between"]
 
 IN = 0
 OUT = 1
@@ -231,27 +231,15 @@ class Builder:
         path leads from ``t`` back to ``s``.
         """
         identity = self.domain.identity
-        came_from = {start: start}
-        stack = [start]
-        while stack:
-            loc = stack.pop()
-            if loc == goal:
-                path = [loc]
-                while loc != start:
-                    loc = came_from[loc]
-                    path.append(loc)
-                return path[::-1]
+
+        def hops(loc: Location) -> Iterable[Location]:
             if loc.kind == IN:
                 conn = self.nodes[loc.node]
                 ports = conn[loc.port] if loc.port < len(conn) else {}
-                following = [Source(loc.node, o) for o, ac in ports.items() if identity in ac]
-            else:
-                following = self.edges[loc.node][loc.port]
-            for nxt in following:
-                if nxt not in came_from:
-                    came_from[nxt] = loc
-                    stack.append(nxt)
-        return None
+                return [Source(loc.node, o) for o, ac in ports.items() if identity in ac]
+            return self.edges[loc.node][loc.port]
+
+        return path_between(start, goal, hops)
 
     def check_acyclic(self) -> None:
         cycle = self.find_identity_cycle()
@@ -656,3 +644,24 @@ def _rotated(cycle: list[Location]) -> list[Location]:
     """The cycle starting at its least port (how find_identity_cycle reports one)."""
     k = cycle.index(min(cycle))
     return cycle[k:] + cycle[:k]
+
+
+def path_between(start: Location, goal: Location,
+                 hops: Callable[[Location], Iterable[Location]]) -> list[Location] | None:
+    """A path ``start`` .. ``goal`` following ``hops`` (a depth-first search), or ``None``: how an identity cycle
+    is shown to the person whose edge would close it (here and in ``identity_cycles``)."""
+    came_from = {start: start}
+    stack = [start]
+    while stack:
+        loc = stack.pop()
+        if loc == goal:
+            path = [loc]
+            while loc != start:
+                loc = came_from[loc]
+                path.append(loc)
+            return path[::-1]
+        for nxt in hops(loc):
+            if nxt not in came_from:
+                came_from[nxt] = loc
+                stack.append(nxt)
+    return None
