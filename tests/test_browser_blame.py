@@ -4,34 +4,21 @@ the explain panel's late tasks and what-if. Screenshots go to test-artifacts/.""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import httpx
 import pytest
 
-from backend.app import Settings
-from backend.sources import find_logs
 from tests.e2e.browser import shot
-from tests.e2e.server import running_server
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "spark"
+from tests.e2e.view_fixtures import open_spark_fixture
 
 
 @pytest.fixture(scope="module")
-def server():
-    with running_server(Settings(allowed_dirs=[FIXTURES], checkpoint_every=16)) as srv:
-        yield srv
+def server(spark_server):
+    return spark_server
 
 
 @pytest.fixture(scope="module")
 def stall_sid(server):
-    (log,) = find_logs(FIXTURES / "streaming_stall")
-    with httpx.Client(base_url=server.url, timeout=20) as c:
-        r = c.post("/api/sessions", json={"path": str(log.path)})
-        assert r.status_code == 201, r.text
-        sid = r.json()["id"]
-        server.wait_for(sid, client=c)
-    return sid
+    return open_spark_fixture(server, "streaming_stall")
 
 
 @pytest.fixture

@@ -3,34 +3,22 @@ Blame tab lists its iterations as "job J, iteration i", and the waterfall opens 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import httpx
 import pytest
 
-from backend.app import Settings
-from backend.sources import find_logs
 from tests.e2e.browser import shot
-from tests.e2e.server import running_server
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "spark"
+from tests.e2e.view_fixtures import open_spark_fixture
 
 
 @pytest.fixture(scope="module")
-def server():
-    with running_server(Settings(allowed_dirs=[FIXTURES], checkpoint_every=16)) as srv:
-        yield srv
+def server(spark_server):
+    return spark_server
 
 
 @pytest.fixture(scope="module")
 def pagerank(server):
-    (log,) = find_logs(FIXTURES / "iterative_pagerank")
-    with httpx.Client(base_url=server.url, timeout=20) as c:
-        r = c.post("/api/sessions", json={"path": str(log.path)})
-        assert r.status_code == 201, r.text
-        sid = r.json()["id"]
-        server.wait_for(sid, client=c)
-        tree = c.get(f"/api/sessions/{sid}/scopes").json()
+    sid = open_spark_fixture(server, "iterative_pagerank")
+    tree = httpx.get(f"{server.url}/api/sessions/{sid}/scopes", timeout=20).json()
     (loop,) = [s for region in tree["scopes"] for s in region["scopes"] if s["depth"] == 2]
     assert loop["name"] == "loop: reduceByKey at make_fixtures.py:109" and loop["operators"] == 4
     return sid, loop["path"]

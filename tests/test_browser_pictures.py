@@ -6,24 +6,18 @@ streaming charts. Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import httpx
 import pytest
 
-from backend.app import Settings
-from backend.sources import find_logs
 from tests.e2e.browser import shot
-from tests.e2e.server import running_server
+from tests.e2e.view_fixtures import open_spark_fixture
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "spark"
 RENDERERS = ["svg", "canvas"]
 
 
 @pytest.fixture(scope="module")
-def server():
-    with running_server(Settings(allowed_dirs=[FIXTURES], checkpoint_every=16)) as srv:
-        yield srv
+def server(spark_server):
+    return spark_server
 
 
 @pytest.fixture(scope="module")
@@ -33,12 +27,7 @@ def sids(server):
 
     def open_(name: str) -> str:
         if name not in out:
-            (log,) = find_logs(FIXTURES / name)
-            with httpx.Client(base_url=server.url, timeout=20) as c:
-                r = c.post("/api/sessions", json={"path": str(log.path)})
-                assert r.status_code == 201, r.text
-                out[name] = r.json()["id"]
-                server.wait_for(out[name], client=c)
+            out[name] = open_spark_fixture(server, name)
         return out[name]
     return open_
 

@@ -5,23 +5,17 @@ watermarks; and GET .../marks passing a finding's details on for the graph's bad
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import httpx
 import pytest
 
-from backend.app import Settings
-from backend.sources import find_logs
 from backend.streaming_progress import infer_trigger_interval, streaming_queries
-from tests.e2e.server import running_server
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "spark"
+from tests.e2e.view_fixtures import SPARK_FIXTURES, open_spark_fixture
 
 
 @pytest.fixture(scope="module")
-def server():
-    with running_server(Settings(allowed_dirs=[FIXTURES], checkpoint_every=16)) as srv:
-        yield srv
+def server(spark_server):
+    return spark_server
 
 
 @pytest.fixture(scope="module")
@@ -30,23 +24,14 @@ def client(server):
         yield c
 
 
-def open_fixture(server, client, name: str) -> str:
-    (log,) = find_logs(FIXTURES / name)
-    r = client.post("/api/sessions", json={"path": str(log.path)})
-    assert r.status_code == 201, r.text
-    sid = r.json()["id"]
-    server.wait_for(sid, client=client)
-    return sid
-
-
 def spark_batches(name: str) -> dict[int, dict]:
     """What Spark itself reported per batch for the fixture while it ran (spark-status.json)."""
-    status = json.loads((FIXTURES / name / "spark-status.json").read_text())
+    status = json.loads((SPARK_FIXTURES / name / "spark-status.json").read_text())
     return {b["batchId"]: b for b in status["query"]["batches"]}
 
 
 def test_streaming_stall_infers_the_one_second_trigger_and_marks_the_stalled_batch_late(server, client):
-    sid = open_fixture(server, client, "streaming_stall")
+    sid = open_spark_fixture(server, "streaming_stall")
     (q,) = client.get(f"/api/sessions/{sid}/streaming").json()["queries"]
     assert q["name"] == "query slow_udf (streaming)" and q["scope"] == [2]
     assert q["trigger"]["interval_s"] == 1.0 and q["trigger"]["source"] == "inferred"  # make_fixtures: "1 second"
@@ -66,7 +51,7 @@ def test_streaming_stall_infers_the_one_second_trigger_and_marks_the_stalled_bat
 
 
 def test_streaming_stateful_watermark_follows_the_progress_events(server, client):
-    sid = open_fixture(server, client, "streaming_stateful")
+    sid = open_spark_fixture(server, "streaming_stateful")
     (q,) = client.get(f"/api/sessions/{sid}/streaming").json()["queries"]
     assert q["name"] == "query rate_windows (streaming)"
     # every batch started right after its predecessor: no interval can be told, and none is invented
@@ -86,7 +71,7 @@ def test_streaming_stateful_watermark_follows_the_progress_events(server, client
 
 
 def test_driver_stall_batch_three_is_the_slow_one(server, client):
-    sid = open_fixture(server, client, "driver_stall")
+    sid = open_spark_fixture(server, "driver_stall")
     (q,) = client.get(f"/api/sessions/{sid}/streaming").json()["queries"]
     assert q["trigger"]["source"] == "unknown" and "only 1 batch waited" in q["trigger"]["how"]
     (q2,) = client.get(f"/api/sessions/{sid}/streaming", params={"trigger_s": 5}).json()["queries"]
@@ -97,7 +82,7 @@ def test_driver_stall_batch_three_is_the_slow_one(server, client):
 
 
 def test_batch_logs_have_no_streaming_queries(server, client):
-    sid = open_fixture(server, client, "batch_shuffle")
+    sid = open_spark_fixture(server, "batch_shuffle")
     assert client.get(f"/api/sessions/{sid}/streaming").json() == {"queries": []}
 
 
@@ -119,7 +104,7 @@ def test_inference_rule_on_made_up_starts():
 
 
 def test_finding_marks_carry_their_details(server, client):
-    sid = open_fixture(server, client, "skewed_straggler")
+    sid = open_spark_fixture(server, "skewed_straggler")
     marks = client.get(f"/api/sessions/{sid}/marks").json()["marks"]
     slow = [m for m in marks if m.get("finding") == "straggler"]
     skew = [m for m in marks if m.get("finding") == "skew"]

@@ -1,5 +1,6 @@
 """Fixtures the browser-view tests share (registered by tests/conftest.py): a server with the loop log open, an
-HTTP client to it, one chromium per module and a fresh page per test that fails the test on any page error.
+HTTP client to it, one chromium per module and a fresh page per test that fails the test on any page error; and
+for the Spark views, a server over the shipped Spark fixtures (``spark_server``) with :func:`open_spark_fixture`.
 
 A test module that needs another server or page shape defines a fixture of the same name, which takes precedence.
 """
@@ -13,7 +14,8 @@ import httpx
 import pytest
 
 from backend.app import Settings
-from tests.conftest import LOOP_LOG
+from backend.sources import find_logs
+from tests.conftest import LOOP_LOG, REPO
 from tests.e2e.browser import chromium
 from tests.e2e.server import running_server
 
@@ -22,6 +24,27 @@ from tests.e2e.server import running_server
 def server() -> Iterator[Any]:
     with running_server(Settings(allowed_dirs=[LOOP_LOG.parent], checkpoint_every=32)) as srv:
         yield srv
+
+
+SPARK_FIXTURES = REPO / "fixtures" / "spark"
+
+
+@pytest.fixture(scope="module")
+def spark_server() -> Iterator[Any]:
+    """A server that may open the shipped Spark fixtures (a module names it ``server`` to use it throughout)."""
+    with running_server(Settings(allowed_dirs=[SPARK_FIXTURES], checkpoint_every=16)) as srv:
+        yield srv
+
+
+def open_spark_fixture(server: Any, name: str) -> str:
+    """Open the shipped Spark fixture ``name`` (fixtures/spark/NAME) as a session and wait until it is loaded."""
+    (log,) = find_logs(SPARK_FIXTURES / name)
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        r = c.post("/api/sessions", json={"path": str(log.path)})
+        assert r.status_code == 201, r.text
+        sid = r.json()["id"]
+        server.wait_for(sid, client=c)
+    return sid
 
 
 @pytest.fixture(scope="module")
