@@ -32,6 +32,7 @@ import httpx  # noqa: E402
 
 from backend.app import Settings  # noqa: E402
 from backend.feeds import PushFeed  # noqa: E402
+from benchmarks.bench_browser import Pusher  # noqa: E402  (the same pusher as the browser benchmark's)
 from tests.e2e.logs import pipeline_records  # noqa: E402
 from tests.e2e.server import running_server  # noqa: E402
 
@@ -88,38 +89,6 @@ def read_clients(url: str, clients: int, seconds: float, out: multiprocessing.Qu
     out.put((latencies, counts[0], counts[1], time.process_time() - started))
 
 
-class Pusher:
-    """Pushes the pipeline's batches into the live feed at ``rate`` batches per second, on a thread."""
-
-    def __init__(self, feed: PushFeed, records, rate: float):
-        import threading
-
-        self.feed, self.records, self.rate = feed, records, rate
-        self.stop = False
-        self.pushed = 0
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
-
-    def run(self) -> None:
-        start = time.perf_counter()
-        while not self.stop:
-            want = int((time.perf_counter() - start) * self.rate) - self.pushed
-            if want <= 0:
-                time.sleep(0.001)
-                continue
-            chunk = []
-            while want > 0:
-                r = next(self.records, None)
-                if r is None:
-                    self.stop = True
-                    break
-                chunk.append(r)
-                if r["type"] == "progress":
-                    want -= 1
-                    self.pushed += 1
-            self.feed.push_many(chunk)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clients", type=int, default=100)
@@ -137,6 +106,7 @@ def main() -> None:
         while api.get(f"/api/sessions/{sid}").json()["operators"] < args.operators:
             time.sleep(0.05)
         pusher = Pusher(feed, records, args.rate)
+        pusher.start()
         time.sleep(1.0)  # the pipeline fills
 
         b0, c0, w0 = api.get(f"/api/sessions/{sid}").json()["batches"], time.process_time(), time.perf_counter()
@@ -154,7 +124,7 @@ def main() -> None:
         b1, c1, w1 = api.get(f"/api/sessions/{sid}").json()["batches"], time.process_time(), time.perf_counter()
         child.join(30)
         pusher.stop = True
-        pusher.thread.join()
+        pusher.join()
     with_clients = ((c1 - c0) / (w1 - w0), (b1 - b0) / (w1 - w0))
     print(f"{args.clients} clients, {args.operators} operators, {args.rate:.0f} batches/s pushed, {args.seconds:.0f} s"
           f" (load: {os.getloadavg()[0]:.1f})")
