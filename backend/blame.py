@@ -286,14 +286,14 @@ class BlameTracker:
                     could = [f for f in could if not le(c, f)]
                     could.append(c)
 
-            def held(t: Any) -> bool:
-                return any(le(f, t) for f in could)
-
             if d.total:  # one least time at most: a time is held when it is at or after it
                 least = could[0] if could else None
 
                 def held(t: Any) -> bool:
                     return least is not None and least <= t
+            else:
+                def held(t: Any) -> bool:
+                    return any(le(f, t) for f in could)
 
         for t in list(sb.first_seen):
             if held(t):
