@@ -1,5 +1,10 @@
 """The executor timeline's data: every task attempt as a bar (launch, end, executor, stage, partition, outcome).
 
+A bar's ``partition`` is the partition the task computes (the detail's ``partition``: Spark's ``Partition ID``);
+``index`` is its position in its stage attempt's task set, which differs from the partition in a resubmitted
+attempt (it recomputes only the lost partitions, indexed 0, 1, ...). A user reads the partition; the index is kept
+for whoever needs Spark's own numbering.
+
 Fed the same records as the session's replay: a ``detail`` entry of kind ``task`` opens a bar, its clear (a
 ``detail`` with value null, or a progress batch's ``clears``) closes it; a clear that names an ``end`` reason other
 than success (the Spark model writes the task end's reason for failed and killed attempts) marks the bar: killed
@@ -32,6 +37,7 @@ class TaskTimeline:
         self.executor = array("i")
         self.stage = array("i")
         self.index = array("i")
+        self.partition = array("i")
         self.task = array("q")
         self.outcome = array("b")
         self.speculative = array("b")
@@ -82,6 +88,7 @@ class TaskTimeline:
         self.executor.append(self._executor(str(v.get("executor"))))
         self.stage.append(_int(v.get("stage")))
         self.index.append(_int(v.get("index")))
+        self.partition.append(_int(v.get("partition", v.get("index"))))
         self.task.append(_int(v.get("task")))
         self.outcome.append(_RUNNING)
         self.speculative.append(1 if v.get("speculative") else 0)
@@ -128,6 +135,7 @@ class TaskTimeline:
             "executor": col(self.executor),
             "stage": col(self.stage),
             "index": col(self.index),
+            "partition": col(self.partition),
             "task": col(self.task),
             "outcome": [_OUTCOMES[o] for o in col(self.outcome)],
             "reasons": reasons,

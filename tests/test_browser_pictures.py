@@ -375,3 +375,36 @@ def test_root_shows_which_job_holds_the_findings(page, server, sids):
     page.wait_for_function("([b, s]) => +document.querySelector('#batch-input').value === b"
                            " && String(window.__flowscope.scope) === s", arg=[slow["after"], str(scope[0])])
     page.wait_for_selector(f'#graph g.finding-badge[data-finding-box="{slow["node"]}"]')  # the stage's own badge
+
+
+def test_a_resubmitted_stages_tasks_show_their_partition_everywhere(page, server, sids):
+    """executor_lost: the re-run of the reduce stage holds only the lost partitions, so a task's index in its task
+    set is not its partition. The waterfall, the explain panel's late tasks and the executor bars name the
+    partition (the bar keeps the index, labelled as one)."""
+    sid = sids("executor_lost")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        times = c.get(f"/api/sessions/{sid}/blame").json()["times"]
+        tasks = c.get(f"/api/sessions/{sid}/tasks").json()
+    (t, k, seg) = next((t, k, s) for t in times for k, s in enumerate(t["blame"]) if s["kind"] == "recompute"
+                       and s["holder"].get("task") is not None and s["holder"]["partition"] != s["holder"]["index"])
+    h = seg["holder"]
+    row = tasks["task"].index(h["task"])
+    assert (tasks["partition"][row], tasks["index"][row]) == (h["partition"], h["index"])
+    page.goto(f"{server.url}/#/s/{sid}?scope={','.join(map(str, t['scope']))}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="blame"]')
+    page.wait_for_selector("#blame-waterfall .main-svg", timeout=15000)
+    labels = page.eval_on_selector_all("#blame-waterfall .ytick text", "ts => ts.map((t) => t.textContent)")
+    said = f"task {h['task']} · stage {h['stage']} · partition {h['partition']} "
+    assert any(said in x for x in labels), labels
+    bar = page.query_selector_all("#blame-waterfall .bars .point")[k].query_selector("path").bounding_box()
+    page.mouse.click(bar["x"] + bar["width"] / 2, bar["y"] + bar["height"] / 2)
+    cells = page.wait_for_selector(f'#why .late-holder tr[data-task="{h["task"]}"]', timeout=15000)
+    assert cells.query_selector_all("td")[1].inner_text() == str(h["partition"])
+    shot(page, "resubmitted-partition-late")
+    page.click('#tabs button[data-tab="executors"]')
+    page.wait_for_selector("#executor-chart .main-svg", timeout=15000)
+    texts = [x for tr in _chart_traces(page) if tr["name"].startswith("stage ") for x in tr["text"]]
+    assert any(x.startswith(f"{said}(index {h['index']} in the re-run)") for x in texts), texts
+    first = next(x for x in texts if x.startswith(f"task {tasks['task'][0]} "))
+    assert "in the re-run" not in first  # a first attempt's index is its partition: said once

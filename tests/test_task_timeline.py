@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend.sources import find_logs
+from backend.sources import EventLogReader, find_logs
 from backend.spark.convert import SparkLogConversion
 from backend.task_timeline import TaskTimeline
 
@@ -53,3 +53,24 @@ def test_task_retries_fixture_marks_every_failed_attempt():
     assert len(failed) == 5 and "running" not in out["outcome"]
     assert sorted(int(k) for k in out["reasons"]) == failed
     assert set(out["reasons"].values()) == {"ExceptionFailure"}
+
+
+def test_a_resubmitted_attempts_bars_carry_the_partition_not_the_index():
+    """executor_lost: the re-run attempts hold only the lost partitions, indexed 0, 1, ... in their task sets; a bar
+    names the partition the task computed (Spark's Partition ID) and keeps the index apart."""
+    (log,) = find_logs(FIXTURES / "executor_lost")
+    started = {}
+    for ev in EventLogReader(log):
+        e = ev.event
+        if e["Event"] == "SparkListenerTaskStart":
+            info = e["Task Info"]
+            started[info["Task ID"]] = (e["Stage Attempt ID"], info["Partition ID"], info["Index"])
+    tl = TaskTimeline()
+    for rec in SparkLogConversion(log.path):
+        tl.record(rec)
+    out = tl.to_json()
+    assert sorted(out["task"]) == sorted(started)
+    for task, partition, index in zip(out["task"], out["partition"], out["index"], strict=True):
+        assert (partition, index) == started[task][1:], task
+    rerun = [(p, i) for t, p, i in zip(out["task"], out["partition"], out["index"], strict=True) if started[t][0] > 0]
+    assert rerun and any(p != i for p, i in rerun), rerun  # a re-run's index is not its partition

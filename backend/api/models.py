@@ -137,8 +137,8 @@ class Explanation(BaseModel):
     held: bool
     late: list[dict[str, Any]] = Field(default_factory=list, description=(
         "the pointstamps that are actually late, first those with running work (a driver holder waits on them), "
-        "each with `running` tasks (id, partition index, attempt, executor, host, launched, running_s, "
-        "speculative) and `pending` {count, since}"))
+        "each with `running` tasks (id, partition, index in the task set, attempt, executor, host, launched, "
+        "running_s, speculative) and `pending` {count, since}"))
 
 
 class Strata(BaseModel):
@@ -168,14 +168,16 @@ class Mark(BaseModel):
     after: int = Field(description="batches applied before the mark")
     scope: list[int] | None = None
     finding: str | None = Field(None, description="a Spark finding: straggler or skew; then node, time, stage, "
-                                                  "attempt, and task, index, executor, duration_s, median_task_s "
-                                                  "(a straggler) or summary (a skewed stage's aggregate)")
+                                                  "attempt, and task, partition, index, executor, duration_s, "
+                                                  "median_task_s (a straggler) or summary (a skewed stage's "
+                                                  "aggregate)")
     node: int | None = None
     time: Any = None
     stage: int | None = None
     attempt: int | None = None
     task: int | None = None
     index: int | None = None
+    partition: int | None = None
     executor: str | None = None
     duration_s: float | None = None
     median_task_s: float | None = None

@@ -15,7 +15,8 @@ router = APIRouter(prefix="/api/sessions/{sid}", tags=["blame"])
             summary="Task attempts as bars: launched, ended (null while running), executor, stage, partition, outcome",
             description="Columns of equal length; `executor` indexes `executors`; `cores` per executor when known; "
                         "`outcome` ok, failed, killed or running; `reasons` maps a failed or killed bar's position to "
-                        "why it ended (Spark's task end reason).")
+                        "why it ended (Spark's task end reason). `partition` is the partition a task computes, `index` "
+                        "its position in its stage attempt's task set (they differ in a resubmitted attempt).")
 async def tasks(
     session: Session = Depends(deps.session),
     start: float | None = Query(None, description="only bars overlapping [start, end] (wall-clock seconds)"),

@@ -153,7 +153,8 @@ def blame_columns(entry: dict) -> dict:
         seconds = float(worst.get("seconds") or 0.0)
         what = f"{worst.get('kind')}: {holder.get('operator', '?')}"
         if holder.get("index") is not None:  # a task: which partition, on which executor
-            what += f", task {holder.get('task')} partition {holder['index']} on executor {holder.get('executor')}"
+            partition = holder.get("partition", holder["index"])  # the index is not it in a re-run
+            what += f", task {holder.get('task')} partition {partition} on executor {holder.get('executor')}"
         cols["culprit"] = f"{what} ({seconds:.2f} s)"
     return cols
 

@@ -20,7 +20,9 @@ function what(t) {
 export function segmentLabel(s) {
   const h = s.holder;
   if (s.kind === "task" || (s.kind === "recompute" && h.task !== undefined)) {
-    return `task ${h.task} · stage ${h.stage} · partition ${h.index} · ${h.executor}`;
+    // the partition the task computed (a re-run's index in its task set is not it)
+    const part = h.partition !== undefined && h.partition !== null ? h.partition : h.index;
+    return `task ${h.task} · stage ${h.stage} · partition ${part} · ${h.executor}`;
   }
   if (s.kind === "waiting-for-slots") return `task ${h.task} waits for a slot (stage ${h.stage})`;
   if (h.doing) return `${h.operator}: ${h.doing}`;

@@ -141,9 +141,13 @@ export class ExecutorView {
     return { d, n, now, lane, base, height, order, y, end, dur, bins, group, colourOf };
   }
 
+  // A bar's words: the partition the task computes; in a resubmitted stage attempt (its task set holds only the
+  // lost partitions) also the task's index in that task set, labelled as such.
   _label(m, i) {
     const d = m.d;
-    return `task ${d.task[i]} · stage ${d.stage[i]} · partition ${d.index[i]} · ${m.dur[i].toFixed(3)} s${d.ended[i] === null ? " (running)" : ""}`;
+    const part = d.partition ? d.partition[i] : d.index[i];
+    const index = d.partition && d.index[i] !== part ? ` (index ${d.index[i]} in the re-run)` : "";
+    return `task ${d.task[i]} · stage ${d.stage[i]} · partition ${part}${index} · ${m.dur[i].toFixed(3)} s${d.ended[i] === null ? " (running)" : ""}`;
   }
 
   // The bars overlapping [lo, hi] (seconds; all when null), one trace per colour group. Level of detail: with more

@@ -55,7 +55,7 @@ export function findingsHtml(list, where) {
     const d = s.duration_s || {};
     html += `<div class="finding ${esc(f.finding)}" data-i="${i}">
       <div class="what">${esc(f.finding)}</div><div>${esc(f.label)}</div>
-      <div class="kv">${row("stage", f.attempt ? `${f.stage} (attempt ${f.attempt})` : f.stage)}${row("task", f.task)}${row("partition", f.index)}
+      <div class="kv">${row("stage", f.attempt ? `${f.stage} (attempt ${f.attempt})` : f.stage)}${row("task", f.task)}${row("partition", f.partition ?? f.index)}
       ${row("executor", f.executor)}${row("ran", f.duration_s !== undefined ? `${f.duration_s.toFixed(3)} s` : null)}
       ${row("median of others", f.median_task_s !== undefined ? `${f.median_task_s.toFixed(3)} s` : null)}
       ${row("tasks", s.tasks)}${row("skew score", s.skew)}${row("records skew", s.records_skew)}

@@ -32,7 +32,7 @@ export function lateHtml(ans) {
       <div class="t">${running.length} running${esc(pend)}</div>`;
     html += `<table class="tasks"><tr><th>task</th><th>partition</th><th>attempt</th><th>executor</th><th>running</th><th>launched</th></tr>`;
     for (const t of running.slice(0, MAX_TASKS)) {
-      html += `<tr data-task="${esc(t.task)}"><td>${esc(t.task)}${t.speculative ? " (spec.)" : ""}</td><td>${esc(t.index)}</td><td>${esc(t.attempt)}</td>
+      html += `<tr data-task="${esc(t.task)}"><td>${esc(t.task)}${t.speculative ? " (spec.)" : ""}</td><td>${esc(t.partition ?? t.index)}</td><td>${esc(t.attempt)}</td>
         <td>${esc(t.executor)} <span class="muted">${esc(t.host || "")}</span></td><td>${secs(t.running_s)}</td><td>${clock(t.launched)}</td></tr>`;
     }
     html += `</table>`;
