@@ -34,11 +34,14 @@ times. It works live (a session keeps one) and on a whole log (``blame_log``).
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracker.jsonl import IGNORED_FIELD
+from tracker.log_records import short_repr
 from tracker.reachability import IN, OUT, Location
 from tracker.replay import Replay
 from tracker.subgraph import Subgraph
@@ -116,6 +119,81 @@ def _median(values: list[float]) -> float | None:
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
+# --- what blame reads from records, checked ------------------------------------------------------------------
+# The replay checks a record's shape (a cause is an object, a mark's `at` a number); the fields blame reads inside
+# them are conventions (the Spark model's), free metadata to the replay. Each is checked once, where blame takes
+# the record in: a field of the wrong type is reported (with the record's line, beside the replay's problems) and
+# left out, so a hostile log gets a blame without it, never a failed session or a failed GET .../blame.
+
+
+def _seconds(v: Any) -> bool:
+    """Epoch seconds: a finite number (not a bool)."""
+    return type(v) in (int, float) and math.isfinite(v)
+
+
+def _id(v: Any) -> bool:
+    """An id blame keys and sorts by (a stage, a job): an integer or a string."""
+    return type(v) in (int, str)
+
+
+def _without(rec: dict, where: str, bad: dict[str, str], report: Any) -> dict:
+    """``rec`` without the fields ``bad`` names (field -> why), reported."""
+    if not bad:
+        return rec
+    report("; ".join(f"{where}.{k} {short_repr(rec[k])}: {why}" for k, why in bad.items()))
+    return {k: v for k, v in rec.items() if k not in bad}
+
+
+def _checked_cause(cause: dict, at: float, report: Any) -> dict:
+    """A progress batch's cause: ``launched`` (a task's launch, epoch seconds, not after the batch that ended it)
+    and ``attempt`` (a stage attempt, a count) as blame reads them, else left out."""
+    bad = {}
+    launched = cause.get("launched")
+    if launched is not None and not (_seconds(launched) and launched <= at):
+        bad["launched"] = "is not a launch time in seconds at or before the batch's at"
+    attempt = cause.get("attempt")
+    if attempt is not None and not (type(attempt) is int and attempt >= 0):
+        bad["attempt"] = "is not a stage attempt number (an integer >= 0)"
+    return _without(cause, "cause", bad, report) if bad else cause
+
+
+def _checked_detail(rec: dict, report: Any) -> dict:
+    """A detail's value: a stage's ``stage`` and ``job``, a task's ``stage``, ``launched`` and ``host``."""
+    value = rec.get("value")
+    if type(value) is not dict or value.get("kind") not in ("task", "stage"):
+        return rec
+    bad = {k: "is not an id (an integer or a string)" for k in ("stage", "job") if k in value and
+           value[k] is not None and not _id(value[k])}
+    if value.get("launched") is not None and not _seconds(value["launched"]):
+        bad["launched"] = "is not a time in seconds"
+    if value.get("host") is not None and type(value["host"]) is not str:
+        bad["host"] = "is not a string"
+    return {**rec, "value": _without(value, "detail value", bad, report)} if bad else rec
+
+
+def _checked_mark(rec: dict, report: Any) -> dict:
+    """A mark's job (``job``, ``epoch``, a loop's ``loop`` and ``iteration``) or micro-batch (``batch``,
+    ``trigger_start``, ``phases_ms``) fields."""
+    bad = {}
+    if "job" in rec and type(rec["job"]) is not int:
+        bad["job"] = "is not a job id (an integer)"
+    if "epoch" in rec and type(rec["epoch"]) is not int:
+        bad["epoch"] = "is not an epoch (an integer)"
+    loop = rec.get("loop")
+    if loop is not None and not (type(loop) is list and all(type(k) is int for k in loop)):
+        bad["loop"] = "is not a scope path"
+    if rec.get("iteration") is not None and type(rec["iteration"]) is not int:
+        bad["iteration"] = "is not an integer"
+    if "batch" in rec and type(rec["batch"]) is not int:
+        bad["batch"] = "is not a batch id (an integer)"
+    if rec.get("trigger_start") is not None and not _seconds(rec["trigger_start"]):
+        bad["trigger_start"] = "is not a time in seconds"
+    phases = rec.get("phases_ms")
+    if phases is not None and not (type(phases) is dict and all(_seconds(v) for v in phases.values())):
+        bad["phases_ms"] = "is not an object of durations in milliseconds"
+    return _without(rec, "mark", bad, report) if bad else rec
+
+
 class BlameTracker:
     """Blames every time that completes at a sink (see the module docstring); fed records after ``replay``."""
 
@@ -157,16 +235,17 @@ class BlameTracker:
 
     # --- feeding -------------------------------------------------------------------------------------------
 
-    def record(self, rec: dict) -> None:
+    def record(self, rec: dict, line: int | None = None) -> None:
+        """Follow one record the replay applied (``line``: where it is, for reporting a field blame cannot use)."""
         kind = rec.get("type")
         if kind == "progress":
             if self._pending and (not self.lazy or len(self._pending) >= LAZY_PENDING):
                 self.flush()
-            self._progress(rec)
+            self._progress(rec, line=line)
         elif kind == "mark":
-            self._mark(rec)
+            self._mark(_checked_mark(rec, self._reporter(line)))
         elif kind == "detail":
-            self._detail(rec)
+            self._detail(_checked_detail(rec, self._reporter(line)))
         elif kind in ("scope", "operator", "edge"):
             self._reach.clear()
             self._sinks.clear()
@@ -180,6 +259,10 @@ class BlameTracker:
         updates = [[["out", node, o], t, 1] for o, times in enumerate(rec["capabilities"]) for t in times]
         self._progress({"scope": rec.get("scope", []), "at": self._last_at, "updates": updates}, advance=False)
 
+    def _reporter(self, line: int | None) -> Any:
+        """A function reporting a field blame leaves out, at ``line``, with the replay's own problems."""
+        return lambda reason: self.replay.report(line, f"blame ignores {reason}", IGNORED_FIELD)
+
     def times(self) -> list[TimeBlame]:
         """Every blamed time still kept, in completion order (pending completions are blamed first)."""
         self.flush()
@@ -192,7 +275,7 @@ class BlameTracker:
             sb = self.scopes[key] = _Scope(key)
         return sb
 
-    def _progress(self, rec: dict, advance: bool = True) -> None:
+    def _progress(self, rec: dict, advance: bool = True, line: int | None = None) -> None:
         path = rec.get("scope", [])
         at = rec.get("at")
         if type(at) is not float and not isinstance(at, (int, float)) or type(path) is not list:
@@ -200,7 +283,7 @@ class BlameTracker:
         self._last_at = at
         self.seq = seq = self.seq + 1
         sb = self.scopes.get(tuple(path)) or self._scope(path)
-        cause = rec.get("cause") or {}
+        cause = _checked_cause(rec.get("cause") or {}, at, self._reporter(line))
         task = cause.get("task") if cause.get("event") == "TaskEnd" else None
         ended = (at, task, cause.get("launched")) if task is not None else None  # a task's end, for its holder
         ports = self._ports
@@ -637,14 +720,16 @@ class BlameTracker:
                 s["holder"]["doing"] = "between jobs (addBatch, driver-side)" if mark is not None else "driver"
 
 
-def blame_log(records: Any) -> list[TimeBlame]:
-    """Replay ``records`` (an iterable of records or ``(line, record)`` pairs) and blame every completed time."""
-    replay = Replay("<blame>")
+def blame_log(records: Any, on_error: Any = None, source: str = "<blame>") -> list[TimeBlame]:
+    """Replay ``records`` (an iterable of records or ``(line, record)`` pairs) and blame every completed time;
+    ``on_error`` is told of each problem (a rejected record, a field blame leaves out) as a ``LineError`` naming
+    ``source`` and the line."""
+    replay = Replay(source, on_error=on_error)
     tracker = BlameTracker(replay)
     for item in records:
         line, rec = item if isinstance(item, tuple) else (None, item)
         if replay.apply(rec, line):
-            tracker.record(rec)
+            tracker.record(rec, line)
     replay.finish()
     return tracker.times()
 

@@ -186,7 +186,7 @@ class Session:
             self._slice_first = time.time()
         self.history.record(record)
         if self.replay.apply(record, line):
-            self.blame.record(record)
+            self.blame.record(record, line)
             self.task_timeline.record(record)
 
     def _folding(self, scope: Subgraph) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -259,3 +260,86 @@ def test_memory_stays_bounded_over_many_times():
     # without pruning every epoch's ~10 intervals would stay; with it, at most about a prune period's worth
     assert largest < 12 * (_PRUNE_EVERY + 10)
     assert sum(len(sb.closed) for sb in tracker.scopes.values()) < largest
+
+
+def hostile_records() -> list[dict]:
+    """A Spark-shaped progress log (driver, one stage, results) whose metadata blame reads has the wrong types: a
+    task's cause with a launch that is no time and one after its end, a stage attempt that is a list, a stage
+    detail's job that is a list (once failed GET .../blame), a task detail's stage that is a list and marks whose
+    epoch and batch are lists (once failed the whole session)."""
+    def progress(seq: int, at: float, updates: list, cause: dict | None = None) -> dict:
+        rec = {"type": "progress", "scope": [], "worker": 0, "seq": seq, "at": at, "updates": updates}
+        return {**rec, "cause": cause} if cause is not None else rec
+
+    def task_end(task: int, launched: Any, attempt: Any = 0) -> dict:
+        return {"event": "TaskEnd", "task": task, "stage": 1, "attempt": attempt, "launched": launched}
+
+    def detail(key: str, value: dict, at: float) -> dict:
+        return {"type": "detail", "scope": [], "port": ["out", 2, 0], "time": 0, "key": key, "at": at,
+                "value": value}
+
+    return [
+        {"type": "header", "format": "flowscope-progress", "version": 1},
+        {"type": "operator", "scope": [], "node": 1, "name": "driver (new work)", "inputs": 0, "outputs": 1,
+         "capabilities": [[0]], "attrs": {"role": "source"}},
+        {"type": "operator", "scope": [], "node": 2, "name": "stage: count", "inputs": 1, "outputs": 1,
+         "attrs": {"stage_ids": [1]}},
+        {"type": "operator", "scope": [], "node": 3, "name": "driver (results)", "inputs": 1, "outputs": 0,
+         "attrs": {"role": "sink"}},
+        {"type": "edge", "scope": [], "from": ["out", 1, 0], "to": ["in", 2, 0]},
+        {"type": "edge", "scope": [], "from": ["out", 2, 0], "to": ["in", 3, 0]},
+        {"type": "mark", "at": 0.5, "label": "executor 1 added (1 cores)", "executor": "1", "cores": 1,
+         "executor_event": "added"},
+        {"type": "mark", "scope": [], "at": 1.0, "label": "job 0 started (epoch 0)", "job": 0, "epoch": 0},
+        {"type": "mark", "scope": [], "at": 1.0, "label": "job 1 started (epoch 0)", "job": 1, "epoch": [0]},
+        {"type": "mark", "scope": [], "at": 1.0, "label": "batch 0 done", "batch": [0], "trigger_start": 0.5},
+        progress(0, 1.0, [[["out", 1, 0], 0, -1], [["out", 1, 0], 1, 1], [["out", 2, 0], 0, 3]]),
+        detail("stage 1.0", {"kind": "stage", "stage": 1, "attempt": 0, "job": [2], "tasks": 3}, 1.0),
+        detail("task 4", {"kind": "task", "task": 4, "stage": 1, "launched": 1.1, "host": "h"}, 1.1),
+        detail("task 5", {"kind": "task", "task": 5, "stage": [1], "launched": 1.5, "host": "h"}, 1.5),
+        progress(1, 2.0, [[["out", 2, 0], 0, -1], [["in", 3, 0], 0, 1]], task_end(4, 1.1, [1])),
+        progress(2, 2.5, [[["out", 2, 0], 0, -1], [["in", 3, 0], 0, 1]], task_end(6, 9.0)),
+        progress(3, 3.0, [[["out", 2, 0], 0, -1], [["in", 3, 0], 0, 1]], task_end(5, 1.5)),
+        progress(4, 4.0, [[["in", 3, 0], 0, -1]], task_end(7, "x")),
+        progress(5, 4.5, [[["in", 3, 0], 0, -2]]),
+    ]
+
+
+def test_a_hostile_logs_blame_fields_are_reported_and_left_out(tmp_path, capsys):
+    """Over a real server: the session loads, GET .../blame answers (tiled, the fields left out) and GET .../errors
+    names each bad field with its line; the CLI prints the same problems."""
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in hostile_records()))
+    settings = Settings(allowed_dirs=[tmp_path], data_dir=tmp_path / "data")
+    with running_server(settings) as srv, httpx.Client(base_url=srv.url, timeout=20) as c:
+        r = c.post("/api/sessions", json={"path": str(path)})
+        assert r.status_code == 201, r.text
+        sid = r.json()["id"]
+        info = srv.wait_for(sid, status=("done", "failed"), client=c)
+        assert info["status"] == "done", info
+        r = c.get(f"/api/sessions/{sid}/blame")
+        assert r.status_code == 200, r.text
+        (t,) = r.json()["times"]
+        assert t["job_ids"] == [0] and t["batch_id"] is None and t["latency_s"] == pytest.approx(3.5)
+        segs = t["blame"]
+        assert sum(s["seconds"] for s in segs) == pytest.approx(3.5) and all(s["seconds"] > 0 for s in segs)
+        # task 5's launch is a time: it ran from 1.5, waiting before that on the slot task 4 held, whose job
+        # (a list in its stage's detail) is left out
+        (run,) = [s for s in segs if s["holder"].get("task") == 5 and s["kind"] == "task"]
+        assert run["from"] == pytest.approx(1.5) and run["holder"]["launched"] == 1.5
+        wait = segs[segs.index(run) - 1]
+        assert wait["kind"] == "waiting-for-slots" and wait["holder"]["held_by"] == [
+            {"stage": 1, "job": None, "tasks": 1}], wait
+        errors = c.get(f"/api/sessions/{sid}/errors").json()["errors"]
+    lines = {i + 1: r for i, r in enumerate(hostile_records())}  # the header is line 1
+    said = {(e["line"], e["reason"].split(" ", 3)[2]) for e in errors}
+    expected = {(9, "mark.epoch"), (10, "mark.batch"), (12, "detail"), (14, "detail"), (15, "cause.attempt"),
+                (16, "cause.launched"), (18, "cause.launched")}
+    assert said == expected, errors
+    assert all(e["reason"].startswith("blame ignores ") for e in errors)
+    assert lines[16]["cause"]["launched"] > lines[16]["at"]  # after the batch that ended the task: not its launch
+    capsys.readouterr()
+    assert cli(["blame", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert f"{path}:16: ignored-field: blame ignores cause.launched 9.0" in err, err
+    assert len(err.splitlines()) == len(expected)

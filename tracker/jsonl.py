@@ -45,6 +45,7 @@ __all__ = [
     "ReadLimits",
     "REJECTED_RECORD",
     "DAMAGED_EVENT",
+    "IGNORED_FIELD",
     "STREAM_TOO_LARGE",
     "TRUNCATED_LINE",
     "TRUNCATED_STREAM",
@@ -66,6 +67,7 @@ STREAM_TOO_LARGE = "stream-too-large"  # decompressed past ReadLimits.max_stream
 FILE_VANISHED = "file-vanished"  # a file disappeared before it was read to its end
 REJECTED_RECORD = "rejected-record"  # a well-formed line whose record was rejected (by the replay)
 DAMAGED_EVENT = "damaged-event"  # a Spark event whose fields have the wrong types: skipped by the model
+IGNORED_FIELD = "ignored-field"  # an applied record's field a reader uses (blame) has the wrong type: left out
 
 _EXCERPT = 120
 OUT_CHUNK = 1 << 20  # decompressed bytes handed on at a time: a decompression bomb never sits in memory whole

@@ -167,7 +167,13 @@ class Replay:
         return True
 
     def _error(self, line: int | None, reason: str) -> None:
-        err = LineError(self.source, line or 0, REJECTED_RECORD, reason)
+        self.report(line, reason)
+
+    def report(self, line: int | None, reason: str, kind: str = REJECTED_RECORD) -> None:
+        """Report a problem with the record at ``line`` as the replay reports its own (``errors``, ``on_error``):
+        a reader of fields the replay does not check (blame) reports a bad one here, so a log's problems are in one
+        list."""
+        err = LineError(self.source, line or 0, kind, reason)
         self.errors.append(err)
         if self.on_error is not None:
             self.on_error(err)

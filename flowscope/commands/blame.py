@@ -80,8 +80,9 @@ def cmd_blame(args: argparse.Namespace) -> int:
                 return
             yield from chunk
 
-    times = select(blame_log(records()), scope, time, args.top)
-    for err in feed.errors:
+    problems: list = []  # the log's rejected records and the fields blame left out, after the feed's own
+    times = select(blame_log(records(), problems.append, str(args.log)), scope, time, args.top)
+    for err in feed.errors + problems:
         print(f"flowscope: {err}", file=sys.stderr)
     if args.json:
         sys.stdout.write(json.dumps({"times": [b.to_json() for b in times]}) + "\n")
