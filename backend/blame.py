@@ -734,9 +734,15 @@ def blame_log(records: Any, on_error: Any = None, source: str = "<blame>") -> li
     return tracker.times()
 
 
-def select(times: list[TimeBlame], scope: list | None = None, time: Any = None, top: int | None = None) -> list:
-    """The times a query asks for: one scope, one time, the ``top`` slowest (slowest first), else all in order."""
-    out = [b for b in times if (scope is None or b.scope == scope) and (time is None or b.time == time)]
+def select(times: list[TimeBlame], scope: list | None = None, time: Any = None, top: int | None = None,
+           nested: bool = False) -> list:
+    """The times a query asks for: one scope (``nested``: with the scopes inside it, such as a region's loop, whose
+    times name their iteration), one time, the ``top`` slowest (slowest first), else all in order."""
+    if scope is not None and nested:
+        n = len(scope)
+        out = [b for b in times if b.scope[:n] == scope and (time is None or b.time == time)]
+    else:
+        out = [b for b in times if (scope is None or b.scope == scope) and (time is None or b.time == time)]
     if top is not None:
         out = sorted(out, key=lambda b: -b.latency_s)[:max(0, top)]
     return out

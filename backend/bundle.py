@@ -125,8 +125,11 @@ def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_
         blamed: list[tuple[int, str, str, str]] = []
         for path in scopes:
             scope = ",".join(map(str, path))
-            blame = rec.get(f"{base}/blame", top=50, scope=scope or None) or {}
-            rec.get(f"{base}/blame", top=1, scope=scope or None)  # the executor timeline's overlay
+            # as the Blame tab asks: a nested scope's list holds the times of the scopes inside it ("true" as the
+            # page's String(true) writes it in the key)
+            nested = "true" if scope else None
+            blame = rec.get(f"{base}/blame", top=50, scope=scope or None, nested=nested) or {}
+            rec.get(f"{base}/blame", top=1, scope=scope or None, nested=nested)  # the executor timeline's overlay
             for t in blame.get("times", []):
                 for seg in t.get("blame", []):
                     port = (seg.get("holder") or {}).get("port")

@@ -57,3 +57,36 @@ def test_the_loops_blame_tab_names_each_iteration(page, server, pagerank):
     job = int(first.split("job ", 1)[1].split(",")[0])
     assert f"job {job}, iteration {job}" in late.inner_text(), late.inner_text()
     shot(page, "blame-loop-late")
+
+
+def test_the_regions_blame_list_holds_its_loops_iterations(page, server, pagerank):
+    """The region's "slowest times" list holds the times of the loop nested in it, each named by its iteration,
+    over REST (`nested`) and in the Blame tab; picking an iteration's row draws that iteration's waterfall, and a
+    bar opens the loop's scope at its moment."""
+    sid, loop_path = pagerank
+    region = ",".join(map(str, loop_path[:1]))
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        own = c.get(f"/api/sessions/{sid}/blame", params={"scope": region}).json()["times"]
+        times = c.get(f"/api/sessions/{sid}/blame", params={"scope": region, "nested": "true"}).json()["times"]
+    assert sorted(t["time"] for t in own) == [0, 4]  # the exact scope: the jobs outside the loop
+    assert sorted((t["scope"] == loop_path, t["iteration"], t["job_ids"]) for t in times) == [
+        (False, None, [0]), (False, None, [4]), (True, 1, [1]), (True, 2, [2]), (True, 3, [3])]
+    page.goto(f"{server.url}/#/s/{sid}?scope={region}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="blame"]')
+    page.wait_for_selector("#tab-blame .blame-time.active", timeout=15000)
+    rows = [r.inner_text() for r in page.query_selector_all("#tab-blame .blame-time")]
+    assert len(rows) == 5, rows
+    for j in (1, 2, 3):
+        assert sum(f"job {j}, iteration {j}" in r and "loop: " in r for r in rows) == 1, rows
+    k = next(i for i, r in enumerate(rows) if "job 2, iteration 2" in r)
+    page.query_selector_all("#tab-blame .blame-time")[k].click()
+    page.wait_for_function("(k) => document.querySelector('#tab-blame .blame-time.active').dataset.i === String(k)",
+                           arg=k)
+    page.wait_for_function("() => (document.querySelector('#blame-waterfall .gtitle') || {}).textContent"
+                           "?.includes('job 2, iteration 2')")
+    shot(page, "blame-region-with-iterations")
+    bars = page.query_selector_all("#blame-waterfall .bars .point")
+    box = bars[0].query_selector("path").bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_function("(p) => String(window.__flowscope.scope) === p", arg=",".join(map(str, loop_path)))

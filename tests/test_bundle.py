@@ -162,7 +162,8 @@ def test_offline_spark_blame_lists_times(offline, stall_bundle):
     page.wait_for_selector("#graph circle.port")
     page.click('#tabs button[data-tab="blame"]')
     page.wait_for_selector("#tab-blame .blame-time", timeout=15000)
-    stored_blame = data["answers"][answer_key(f"/api/sessions/{data['sid']}/blame", {"top": 50, "scope": "2"})]
+    stored_blame = data["answers"][answer_key(f"/api/sessions/{data['sid']}/blame",
+                                              {"top": 50, "scope": "2", "nested": "true"})]
     assert page.locator("#tab-blame .blame-time").count() == len(stored_blame["times"]) > 0
     page.wait_for_selector("#blame-waterfall .main-svg")  # plotly, inlined, draws offline
     assert len(page.query_selector_all("#blame-waterfall .bars .point")) >= 2

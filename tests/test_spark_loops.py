@@ -367,3 +367,16 @@ def test_two_shuffles_of_one_rdd_are_two_outputs():
     assert replay.findings == [] and replay.errors == [] and model.uncertain == []
     assert model.summary().stages[(4, 0)] == "SKIPPED" and model.summary().stages[(2, 0)] == "COMPLETE"
     assert all(j.iteration is None for j in model.jobs.values())
+
+
+def test_cli_blame_of_a_region_with_nested_lists_its_loops_iterations(capsys):
+    p = pagerank()
+    loop_path = next(r["path"] for r in p.records if r["type"] == "scope" and r["depth"] == 2)
+    log = str(pagerank_log().path)
+    assert cli(["blame", log, "--scope", json.dumps(loop_path[:1]), "--json"]) == 0
+    assert sorted(e["time"] for e in json.loads(capsys.readouterr().out)["times"]) == [0, 4]
+    assert cli(["blame", log, "--scope", json.dumps(loop_path[:1]), "--nested", "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)["times"]
+    assert sorted((e["scope"], e["iteration"]) for e in entries if e["iteration"] is not None) == [
+        (loop_path, 1), (loop_path, 2), (loop_path, 3)]
+    assert len(entries) == 5

@@ -29,11 +29,13 @@ async def blame(
     scope: str | None = Query(None, description="only this scope, e.g. 2"),
     time: str | None = Query(None, description="only this time, as JSON"),
     top: int | None = Query(None, ge=1, le=10_000, description="only the N slowest times, slowest first"),
+    nested: bool = Query(False, description="with `scope`: also the times of the scopes nested in it (a region's "
+                                            "loop: its iterations, each with its `iteration`)"),
 ):
     try:
         path = list(parse_scope(scope)) if scope is not None else None
         t = orjson.loads(time) if time else None
     except (ValueError, orjson.JSONDecodeError) as e:
         raise HTTPException(400, f"scope/time: {e}") from None
-    times = select(session.blame.times(), path, t, top)
+    times = select(session.blame.times(), path, t, top, nested)
     return deps.JSON({"times": [b.to_json() for b in times]})

@@ -24,6 +24,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--scope", help="only this scope, as a JSON path such as [2]")
     p.add_argument("--time", help="only this time, as JSON (a job's epoch, a micro-batch id)")
     p.add_argument("--top", type=int, metavar="N", help="only the N slowest times")
+    p.add_argument("--nested", action="store_true",
+                   help="with --scope: also the times of the scopes inside it (a region's loop iterations)")
     p.set_defaults(func=cmd_blame)
 
 
@@ -81,7 +83,7 @@ def cmd_blame(args: argparse.Namespace) -> int:
             yield from chunk
 
     problems: list = []  # the log's rejected records and the fields blame left out, after the feed's own
-    times = select(blame_log(records(), problems.append, str(args.log)), scope, time, args.top)
+    times = select(blame_log(records(), problems.append, str(args.log)), scope, time, args.top, args.nested)
     for err in feed.errors + problems:
         print(f"flowscope: {err}", file=sys.stderr)
     if args.json:

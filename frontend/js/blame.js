@@ -50,8 +50,9 @@ export class BlameView {
 
   async show(sid, scope) {
     this.sid = sid;
+    // a region's list holds its nested scopes' times too (its loop's iterations, labelled with their iteration)
     const params = { top: 50 };
-    if (scope.length) params.scope = scope.join(",");
+    if (scope.length) { params.scope = scope.join(","); params.nested = true; }
     const data = await api.get(`/api/sessions/${sid}/blame`, params);
     this.times = data.times;
     if (!this.times.length) {

@@ -113,7 +113,7 @@ export class ExecutorView {
   async _time(sid, picked, scope) {
     if (picked) return picked;
     try {
-      const ans = await api.get(`/api/sessions/${sid}/blame`, { top: 1, scope: scope.length ? scope.join(",") : undefined });
+      const ans = await api.get(`/api/sessions/${sid}/blame`, scope.length ? { top: 1, scope: scope.join(","), nested: true } : { top: 1 });
       return ans.times[0] || null;
     } catch (e) { return null; }
   }
