@@ -67,10 +67,11 @@ def infer_trigger_interval(batches: list[dict]) -> tuple[float | None, str]:
 
 
 def streaming_queries(marks: list[dict], scope_names: dict[tuple, str] | None = None,
-                      trigger_s: float | None = None) -> list[dict]:
+                      trigger_s: float | None = None, triggers: dict[str, float] | None = None) -> list[dict]:
     """Every streaming query with batch marks, in order of first appearance: ``{query, scope, name, trigger:
     {interval_s, source, how}, batches: [{batch, start, end, duration_s, late, watermark, input_rows}]}``.
-    ``trigger_s`` (the user's setting) replaces the inferred interval of every query."""
+    The user's settings replace the inferred interval: ``triggers`` per query id (queries of one application may
+    run on different triggers), ``trigger_s`` for every query ``triggers`` does not name."""
     queries: dict[str, dict] = {}
     for m in marks:
         qid = m.get("query")
@@ -93,9 +94,10 @@ def streaming_queries(marks: list[dict], scope_names: dict[tuple, str] | None = 
     out = []
     for q in queries.values():
         batches = sorted(q["batches"], key=lambda b: (b["start"] is None, b["start"] or 0.0))
-        if trigger_s is not None:
-            interval: float | None = trigger_s
-            source, how = "setting", f"set by the user: {trigger_s:g} s"
+        setting = (triggers or {}).get(q["query"], trigger_s)
+        if setting is not None:
+            interval: float | None = setting
+            source, how = "setting", f"set by the user: {setting:g} s"
         else:
             interval, how = infer_trigger_interval(batches)
             source = "inferred" if interval is not None else "unknown"

@@ -6,6 +6,9 @@ streaming charts. Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
+import json
+from urllib.parse import parse_qs, urlparse
+
 import httpx
 import pytest
 
@@ -167,12 +170,75 @@ def test_streaming_watermark_chart_and_the_users_trigger_setting(page, server, s
     assert int(wm) >= 5
     points = page.query_selector_all("#tab-streaming .stream-watermark .scatterlayer .trace:first-child .points path")
     assert len(points) == int(wm)
-    page.fill("#trigger-s", "1")
-    page.click("#trigger-apply")
+    page.fill("#tab-streaming .stream-query .trigger-s", "1")
+    page.click("#tab-streaming .stream-query .trigger-apply")
     page.wait_for_selector("#tab-streaming .trigger-note[data-source=setting]")
     assert "set by the user: 1 s" in page.inner_text("#tab-streaming .trigger-note")
     assert page.inner_text("#tab-streaming .late-count").endswith("late")
     shot(page, "streaming-watermark")
+
+
+def _cursor_x(page, chart: str) -> float | None:
+    return page.evaluate("""(sel) => { const el = document.querySelector(sel);
+        const c = ((el && el.layout && el.layout.shapes) || []).find((s) => s.name === 'cursor');
+        return c ? c.x0 : null; }""", f"#tab-streaming .{chart}")
+
+
+def test_streaming_charts_follow_the_timeline_cursor(page, server, sids):
+    """The Streaming tab's charts draw the timeline's moment: on the watermark chart at that time, on the
+    durations chart across the slot of the batch running then; scrubbing moves both lines without a redraw."""
+    sid = sids("streaming_stall")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        (q,) = c.get(f"/api/sessions/{sid}/streaming").json()["queries"]
+        head = c.get(f"/api/sessions/{sid}/state", params={"scope": ""}).json()["head"]
+    starts = [b["start"] for b in q["batches"]]
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="streaming"]')
+    page.wait_for_selector("#tab-streaming .stream-watermark .main-svg", timeout=15000)
+    draws = [page.get_attribute(f"#tab-streaming .{c}", "data-draws") for c in ("stream-durations", "stream-watermark")]
+    seen = set()
+    for batch in (head // 3, (2 * head) // 3, head):
+        page.fill("#batch-input", str(batch))
+        page.press("#batch-input", "Enter")
+        page.wait_for_function("""(b) => { if (window.__flowscope.batch !== b) return false;
+            const el = document.querySelector('#tab-streaming .stream-watermark');
+            const c = ((el.layout && el.layout.shapes) || []).find((s) => s.name === 'cursor');
+            return c && Math.abs(c.x0 - window.__flowscope.lastAt * 1000) < 1; }""", arg=batch)
+        at = page.evaluate("() => window.__flowscope.lastAt")
+        x = _cursor_x(page, "stream-durations")
+        # the batch whose slot holds the moment: the last one started at or before it
+        k = max((i for i, s in enumerate(starts) if s <= at), default=None)
+        if k is None:
+            assert x == -0.5
+        else:
+            assert k - 0.5 <= x <= k + 0.5, (batch, at, x, k)
+        seen.add(round(x, 3))
+    assert len(seen) == 3  # it moved as the timeline did
+    assert [page.get_attribute(f"#tab-streaming .{c}", "data-draws")
+            for c in ("stream-durations", "stream-watermark")] == draws  # the lines moved, the charts stayed
+    shot(page, "streaming-cursor")
+
+
+def test_each_streaming_query_has_its_own_trigger_setting(page, server, sids):
+    """The interval a user sets is the query's own: the request names the query (`triggers`), the note of that
+    query says so, and clearing the input returns it to what the starts say."""
+    sid = sids("streaming_stall")
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="streaming"]')
+    page.wait_for_selector("#tab-streaming .stream-durations .main-svg", timeout=15000)
+    query = page.get_attribute("#tab-streaming .stream-query", "data-query")
+    with page.expect_request(lambda r: "/streaming?" in r.url and "triggers=" in r.url) as asked:
+        page.fill("#tab-streaming .stream-query .trigger-s", "5")
+        page.click("#tab-streaming .stream-query .trigger-apply")
+    assert json.loads(parse_qs(urlparse(asked.value.url).query)["triggers"][0]) == {query: 5}
+    page.wait_for_selector("#tab-streaming .trigger-note[data-source=setting]")
+    assert "set by the user: 5 s" in page.inner_text("#tab-streaming .trigger-note")
+    assert page.inner_text("#tab-streaming .late-count") == "0 late"  # no batch ran 5 s
+    page.fill("#tab-streaming .stream-query .trigger-s", "")
+    page.click("#tab-streaming .stream-query .trigger-apply")
+    page.wait_for_selector("#tab-streaming .trigger-note[data-source=inferred]")
 
 
 def _chart_traces(page) -> list[dict]:

@@ -129,3 +129,31 @@ def test_mark_json_is_what_rest_and_the_stream_send():
     out = mark_json(found)
     assert out["finding"] == "straggler" and out["node"] == 4 and out["median_task_s"] == 0.26
     assert "host" not in out and "type" not in out
+
+
+def test_each_query_takes_its_own_trigger_setting(server, client):
+    """Two queries on different triggers: a setting names its query (`triggers`); `trigger_s` covers the others.
+    Over REST on a real log: the query's id in `triggers` sets it, another id leaves it inferred, bad input is 400."""
+    def marks(query: str, durations: list[float]) -> list[dict]:
+        return [{"query": query, "scope": [1 if query == "a" else 2], "batch": i, "trigger_start": 10.0 * i,
+                 "duration_ms": d * 1000} for i, d in enumerate(durations)]
+    both = marks("a", [1.0, 3.0, 1.0]) + marks("b", [1.0, 3.0, 6.0])
+    qa, qb = streaming_queries(both, triggers={"a": 2.0})
+    assert (qa["trigger"]["interval_s"], qa["trigger"]["source"]) == (2.0, "setting")
+    assert [b["late"] for b in qa["batches"]] == [False, True, False]
+    assert qb["trigger"]["source"] != "setting" and not any(b["late"] for b in qb["batches"])
+    qa, qb = streaming_queries(both, trigger_s=5.0, triggers={"a": 2.0})
+    assert (qa["trigger"]["interval_s"], qb["trigger"]["interval_s"]) == (2.0, 5.0)
+    assert [b["late"] for b in qb["batches"]] == [False, False, True]
+
+    sid = open_spark_fixture(server, "driver_stall")
+    (q,) = client.get(f"/api/sessions/{sid}/streaming").json()["queries"]
+    (mine,) = client.get(f"/api/sessions/{sid}/streaming",
+                         params={"triggers": json.dumps({q["query"]: 5})}).json()["queries"]
+    assert mine["trigger"]["how"] == "set by the user: 5 s" and 3 in [b["batch"] for b in mine["batches"] if b["late"]]
+    (other,) = client.get(f"/api/sessions/{sid}/streaming",
+                          params={"triggers": json.dumps({"another query": 5})}).json()["queries"]
+    assert other["trigger"]["source"] == "unknown"
+    for bad in ("{", "[5]", json.dumps({q["query"]: 0}), json.dumps({q["query"]: "5"})):
+        r = client.get(f"/api/sessions/{sid}/streaming", params={"triggers": bad})
+        assert r.status_code == 400 and "triggers" in r.json()["detail"], (bad, r.text)

@@ -3,7 +3,10 @@ event-time watermark against processing time (``backend/streaming_progress.py``)
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query
+import math
+
+import orjson
+from fastapi import APIRouter, Depends, HTTPException, Query
 
 from ..session import Session
 from ..streaming_progress import streaming_queries
@@ -17,12 +20,15 @@ router = APIRouter(prefix="/api/sessions/{sid}", tags=["blame"])
             summary="Streaming queries: batch durations against the trigger interval, watermark against time",
             description="`{\"queries\": [{query, scope, name, trigger: {interval_s, source: inferred|setting|unknown, "
                         "how}, batches: [{batch, start, end, duration_s, late, watermark, input_rows}]}]}`; times "
-                        "are epoch seconds; the interval is inferred from the trigger starts unless `trigger_s` "
-                        "gives it (the rule: docs/spark-model.md).")
+                        "are epoch seconds; the interval is inferred from the trigger starts unless the user gives "
+                        "it: `triggers` per query, `trigger_s` for the others (the rule: docs/spark-model.md).")
 async def streaming(
     session: Session = Depends(deps.session),
-    trigger_s: float | None = Query(None, gt=0, le=86_400, description="the trigger interval, when the user knows it"),
+    trigger_s: float | None = Query(None, gt=0, le=86_400, description="the trigger interval of every query, when "
+                                                                       "the user knows it"),
+    triggers: str | None = Query(None, description='per query: a JSON object {"<query id>": seconds}'),
 ):
+    per_query = _triggers(triggers)
     root = session.replay.root
     names: dict[tuple, str] = {}
     marks = session.replay.marks
@@ -33,4 +39,18 @@ async def streaming(
                 names[tuple(scope)] = root.find(tuple(scope)).name or ""
             except KeyError:
                 names[tuple(scope)] = ""
-    return deps.JSON({"queries": streaming_queries(marks, names, trigger_s)})
+    return deps.JSON({"queries": streaming_queries(marks, names, trigger_s, per_query)})
+
+
+def _triggers(text: str | None) -> dict[str, float] | None:
+    """``triggers`` read: query ids to intervals in seconds (as ``trigger_s``: above 0, at most a day), else 400."""
+    if not text:
+        return None
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as e:
+        raise HTTPException(400, f"triggers: not JSON: {e}") from None
+    if type(value) is not dict or not all(
+            type(s) in (int, float) and math.isfinite(s) and 0 < s <= 86_400 for s in value.values()):
+        raise HTTPException(400, 'triggers must be a JSON object {"<query id>": seconds above 0, at most 86400}')
+    return {q: float(s) for q, s in value.items()}

@@ -70,9 +70,13 @@ export class Drawer {
     for (const b of this.root.querySelectorAll("#tabs button[data-tab]")) b.classList.toggle("active", b.dataset.tab === tab);
     for (const t of this.root.querySelectorAll(".tab")) t.hidden = t.id !== `tab-${tab}`;
     this.root.classList.remove("collapsed");
-    const s = !this.sid && this.h.session ? this.h.session() : null;  // a scope without ports never opened it
-    if (s) this.open(s.sid, s.scope, s.info);
-    else this.refresh(true);
+    // a scope without ports never opened it (nothing drawn to open it after): open it on the page's session and
+    // moment, and have the frames refresh it from now on, so its cursor follows the timeline
+    const s = this.h.session ? this.h.session() : null;
+    if (s && (!this.sid || !s.opened)) {
+      this.open(s.sid, s.scope, s.info, s.at ?? null);
+      if (this.h.opened) this.h.opened();
+    } else this.refresh(true);
   }
 
   counts(info) {
@@ -100,7 +104,7 @@ export class Drawer {
       else if (this.tab === "errors") await this.errors();
       else if (this.tab === "blame") await this.blame.show(this.sid, this.scope);
       else if (this.tab === "executors") await this.executors.show(this.sid, this._cursor, this.blame.sid === this.sid ? this.blame.picked : null, this.scope, this._version());
-      else if (this.tab === "streaming") await this.streaming.show(this.sid);
+      else if (this.tab === "streaming") await this.streaming.show(this.sid, this._cursor);
     } catch (e) {
       if (this.h.toast) this.h.toast(e.message);
     }
@@ -154,6 +158,7 @@ export class Drawer {
 
   _moveCursor() {
     if (this.tab === "executors") { this.executors.moveCursor(this._cursor); return; }
+    if (this.tab === "streaming") { this.streaming.moveCursor(this._cursor); return; }
     if (this.tab !== "charts" || !window.Plotly || !this._shapes) return;
     for (const id of ["#chart-frontier", "#chart-counts"]) {
       const el = this.root.querySelector(id);

@@ -64,7 +64,8 @@ function createComponents() {
     seek: (batch) => seek(batch),
     goto: (scope, batch, port) => gotoFinding(scope, batch, port),
     openSegment: (t, seg) => openBlameSegment(t, seg),
-    session: () => (S.sid ? { sid: S.sid, scope: S.scope, info: S.info } : null),
+    session: () => (S.sid ? { sid: S.sid, scope: S.scope, info: S.info, at: S.lastAt, opened: S.drawerOpened } : null),
+    opened: () => { S.drawerOpened = true; }, // from now on every frame refreshes the drawer (its cursor moves)
     pinned: () => pinnedNodes(),
     operators: () => (S.layout ? S.layout.nodes.filter((n) => n.kind === "operator" || n.kind === "scope").map((n) => n.id) : []),
     toast,
