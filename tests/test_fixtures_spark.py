@@ -26,7 +26,7 @@ from .conftest import REPO
 
 FIXTURES = REPO / "fixtures" / "spark"
 NAMES = ["batch_shuffle", "streaming_stateful", "iterative_pagerank", "skewed_straggler", "task_retries",
-         "streaming_stall", "slot_starvation", "driver_stall", "executor_lost"]
+         "streaming_stall", "slot_starvation", "driver_stall", "executor_lost", "iterative_kmeans"]
 STREAMING = {"streaming_stateful": "rate_windows", "streaming_stall": "slow_udf"}
 # a foreachBatch sink runs its own jobs (a count) inside a batch: its plan shapes share stage operators
 FOREACH_BATCH = {"driver_stall": "driver_stall"}

@@ -13,7 +13,7 @@ from backend.blame import blame_log
 from backend.fleet.analyze import analyze_log
 from backend.sources import EventLogReader, find_logs
 from backend.spark.convert import SparkLogConversion
-from backend.spark.loops import chain_positions, loop_key, plan_iteration, shuffle_writes
+from backend.spark.loops import JobCode, chain_positions, loop_key, plan_iteration, repeats, shuffle_writes
 from backend.spark.model import SparkModel
 from flowscope.cli import main as cli
 from tracker.reachability import IN, OUT, Location
@@ -380,3 +380,107 @@ def test_cli_blame_of_a_region_with_nested_lists_its_loops_iterations(capsys):
     assert sorted((e["scope"], e["iteration"]) for e in entries if e["iteration"] is not None) == [
         (loop_path, 1), (loop_path, 2), (loop_path, 3)]
     assert len(entries) == 5
+
+
+# --- loops that do not chain: iterations by repetition (k-means) -------------------------------------------------
+
+
+def kmeans_loop(iterations: int, overlap: bool = False, same_data: bool = False) -> list[dict]:
+    """A k-means-shaped driver loop in one job group: job 0 caches the points (RDD 0); job k (1 <= k <= iterations)
+    maps them with the driver's centers and reduces (new RDDs each time, none read from another iteration), then
+    collects. ``overlap``: each job starts before the previous one ends; ``same_data``: every job computes the same
+    RDDs (the same action on the same data again: from the second on, the map stage's shuffle is there, skipped)."""
+    events: list[dict] = [{"Event": "SparkListenerApplicationStart", "Timestamp": 1}]
+    at = 1000
+    events.append(job_start(0, at, [stage(0, "count at km.py:3", rdds=((1, "count at km.py:3"), (0, "parallelize")))]))
+    events += run_stage(0, at, task=0)
+    at += 10
+    events.append(job_end(0, at))
+    pending_end = None
+    for k in range(1, iterations + 1):
+        r = 10 if same_data else 10 * k
+        infos = [stage(2 * k, "reduceByKey at km.py:8", rdds=((r + 2, "reduceByKey at km.py:8"),
+                                                               (r + 1, "map at km.py:7"), (0, "parallelize"))),
+                 stage(2 * k + 1, "collectAsMap at km.py:9", (2 * k,),
+                       ((r + 5, "collectAsMap at km.py:9"), (r + 4, "partitionBy at km.py:8")))]
+        at += 10
+        events.append(job_start(k, at, infos))
+        if pending_end is not None:
+            events.append(pending_end)
+        for s in (2 * k, 2 * k + 1) if not (same_data and k > 1) else (2 * k + 1,):  # Spark skips a shuffle
+            events += run_stage(s, at, task=s)                                         # it has already written
+            at += 10
+        pending_end = job_end(k, at)
+        if not overlap:
+            events.append(pending_end)
+            pending_end = None
+    if pending_end is not None:
+        events.append(pending_end)
+    events.append({"Event": "SparkListenerApplicationEnd", "Timestamp": at + 10})
+    return events
+
+
+def test_a_loop_whose_iterations_do_not_chain_is_a_loop_by_repetition():
+    model, replay, records = replayed(kmeans_loop(4))
+    assert replay.errors == [] and replay.findings == [], [str(f) for f in replay.findings]
+    (loop,) = [r for r in records if r["type"] == "scope" and r["depth"] == 2]
+    assert loop["name"] == "loop: reduceByKey at km.py:8"
+    # job 0 caches, job 1 is the first iteration (nothing repeats yet: it stays in the region), 2-4 repeat it
+    assert [model.jobs[k].iteration for k in range(5)] == [None, None, 1, 2, 3]
+    assert sorted(r["name"] for r in records if r["type"] == "operator" and r["scope"] == loop["path"]) == [
+        "collectAsMap at km.py:9", "driver (next iteration)", "feedback (next iteration)", "reduceByKey at km.py:8"]
+    times = {tuple(r["updates"][0][1]) for r in records
+             if r["type"] == "progress" and r["scope"] == loop["path"] and (r.get("cause") or {}).get("task")}
+    assert times == {(2, 1), (3, 2), (4, 3)}
+    for scope in replay.state()["scopes"]:
+        assert all(p["frontier"] == [] and p["pointstamps"] == [] for p in scope["ports"]), scope["name"]
+    blamed = {b.time: b for b in blame_log(records) if b.scope == loop["path"]}
+    assert sorted(blamed) == [(2, 1), (3, 2), (4, 3)] and all(b.job_ids == [b.time[0]] for b in blamed.values())
+
+
+@pytest.mark.parametrize("shape", [{"overlap": True}, {"same_data": True}])
+def test_concurrent_jobs_and_the_same_data_again_are_not_a_loop(shape):
+    """Jobs that overlap (threads) are not a driver's sequence; the same RDDs computed again are a re-run, not an
+    iteration (adaptive SQL's jobs list their earlier query stage again, writing the same RDD)."""
+    model, replay, records = replayed(kmeans_loop(4, **shape))
+    assert replay.errors == [] and replay.findings == []
+    assert not [r for r in records if r["type"] == "scope" and r["depth"] == 2]
+    assert all(job.iteration is None for job in model.jobs.values())
+
+
+def test_a_repetition_needs_the_same_code_new_data_and_something_shared():
+    base = JobCode(frozenset({"k1", "k2"}), frozenset({3, 6}), frozenset({0, 1, 2, 3, 4, 5, 6}))
+    assert repeats(base, JobCode(base.keys, frozenset({8, 11}), frozenset({0, 7, 8, 9, 10, 11})))
+    assert not repeats(None, base)
+    assert not repeats(base, JobCode(frozenset({"k1"}), frozenset({8}), frozenset({0, 8})))  # other code
+    assert not repeats(base, JobCode(base.keys, frozenset({6, 11}), frozenset({0, 6, 11})))  # an output again
+    assert not repeats(base, JobCode(base.keys, frozenset({8, 11}), frozenset({7, 8, 9, 10, 11})))  # nothing shared
+
+
+def test_the_real_kmeans_run_iterates_by_repetition(capsys):
+    """fixtures/spark/iterative_kmeans (make_fixtures.py): job 0 caches the points, jobs 1-4 are the 4 iterations
+    (each reads the cached points; the driver carries the centers), job 5 counts the centers. Jobs 2-4 are
+    iterations 1-3 of the loop; the contract checker finds nothing; blame names each iteration in the loop."""
+    (log,) = find_logs(FIXTURES / "iterative_kmeans")
+    events = [ev.event for ev in EventLogReader(log)]
+    starts = [e for e in events if e["Event"] == "SparkListenerJobStart"]
+    said = int(re.search(r"(\d+) iterations", starts[0]["Properties"]["spark.job.description"]).group(1))
+    runs = [e["Job ID"] for e in starts if any(i["Stage Name"].startswith("reduceByKey") for i in e["Stage Infos"])]
+    assert runs == [1, 2, 3, 4] and len(runs) == said
+    records = list(SparkLogConversion(log))
+    model_jobs = {}
+    replay = Replay("kmeans", check_contracts=True)
+    for rec in records:
+        assert replay.apply(rec), replay.errors
+        if rec["type"] == "mark" and "job" in rec and " started " in rec["label"]:
+            model_jobs[rec["job"]] = rec.get("iteration")
+    replay.finish()
+    assert replay.findings == []
+    assert model_jobs == {0: None, 1: None, 2: 1, 3: 2, 4: 3, 5: None}
+    (loop,) = [r for r in records if r["type"] == "scope" and r["depth"] == 2]
+    assert loop["name"] == "loop: reduceByKey at make_fixtures.py:138"
+    blamed = blame_log(records)
+    in_loop = sorted((b.time, b.iteration, b.job_ids) for b in blamed if b.scope == loop["path"])
+    assert in_loop == [((2, 1), 1, [2]), ((3, 2), 2, [3]), ((4, 3), 3, [4])]
+    assert cli(["blame", str(log.path), "--scope", json.dumps(loop["path"][:1]), "--nested"]) == 0
+    assert "(job 3, iteration 2) took" in capsys.readouterr().out

@@ -15,7 +15,13 @@ lines). ``docs/spark-model.md`` ("Loops") states the rule this module implements
 * a stage is a *loop step* of iteration ``i >= 1`` when one of its parents runs the same code (``loop_key``) at
   iteration ``i - 1`` (a chain of such stages counts 0, 1, 2, ... from its first stage);
 * a job is an *iteration* of the loop of key K when one of the stages it runs (not skipped) is a step of K, or runs
-  K's code once the region has that loop. Its iteration number is the highest position of such a stage.
+  K's code once the region has that loop. Its iteration number is the highest position of such a stage;
+* a job whose iterations do not chain (k-means: every iteration reads the same cached input, the driver carries the
+  centers) is an iteration by *repetition* (:func:`repeats`): it started after the region's previous job ended, its
+  running stages run the same code as that job's (:class:`JobCode`), on new data (none of the RDDs its running
+  stages write is one the previous job's wrote: adaptive SQL's jobs list their earlier query stages again, which
+  write the same RDD) built from common data (they share an RDD). Its iteration is the
+  previous job's plus one (:func:`plan_repeat`), the loop's key that of its first running stage.
 
 Everything here is a pure function of one job's ``Stage Infos`` and what completed before; ``model.py`` decides
 where the stages go (see ``SparkModel`` and the docs).
@@ -28,8 +34,8 @@ from dataclasses import dataclass
 
 import orjson
 
-__all__ = ["LoopPlan", "chain_positions", "loop_key", "output_rdd", "plan_iteration", "rdd_scope_name",
-           "shuffle_writes"]
+__all__ = ["JobCode", "LoopPlan", "chain_positions", "job_code", "loop_key", "output_rdd", "plan_iteration",
+           "plan_repeat", "rdd_scope_name", "repeats", "shuffle_writes"]
 
 
 def rdd_scope_name(rdd: dict) -> str | None:
@@ -117,20 +123,7 @@ def plan_iteration(keys: Mapping[int, tuple], pos: Mapping[int, int], parents: M
     key = keys[lead]
     members = {s for s in keys if keys[s] == key}
     in_loop = {s: pos[s] for s in members}
-    children: dict[int, list[int]] = {s: [] for s in keys}
-    for s, ps in parents.items():
-        for p in ps:
-            children[p].append(s)
-    # downstream of a running member, in this job: the iteration's own work (its action's result stage)
-    frontier = [s for s in members if s not in skipped]
-    seen = set(frontier)
-    while frontier:
-        s = frontier.pop()
-        for c in children[s]:
-            if c not in seen and c not in skipped:
-                seen.add(c)
-                frontier.append(c)
-    order = sorted(seen - members)
+    order = _downstream(members, keys, parents, skipped)
     for _ in range(len(order) + 1):  # parents before children, whatever the ids' order
         changed = False
         for s in order:
@@ -141,3 +134,60 @@ def plan_iteration(keys: Mapping[int, tuple], pos: Mapping[int, int], parents: M
         if not changed:
             break
     return LoopPlan(key, pos[lead], in_loop, members)
+
+
+def _downstream(members: set[int], keys: Mapping[int, tuple], parents: Mapping[int, list[int]],
+                skipped: Collection[int]) -> list[int]:
+    """The stages the job runs downstream of its running ``members`` (the iteration's own work: its action's result
+    stage), not members themselves, by id."""
+    children: dict[int, list[int]] = {s: [] for s in keys}
+    for s, ps in parents.items():
+        for p in ps:
+            children[p].append(s)
+    frontier = [s for s in members if s not in skipped]
+    seen = set(frontier)
+    while frontier:
+        s = frontier.pop()
+        for c in children[s]:
+            if c not in seen and c not in skipped:
+                seen.add(c)
+                frontier.append(c)
+    return sorted(seen - members)
+
+
+@dataclass(frozen=True)
+class JobCode:
+    """What a job of a batch region ran, to tell a repetition: the loop keys of its running stages, the RDDs they
+    write (each stage's output RDD), and every RDD they compute or read."""
+
+    keys: frozenset
+    outputs: frozenset
+    rdds: frozenset
+
+
+def job_code(keys: Mapping[int, tuple], infos: Mapping[int, dict], skipped: Collection[int]) -> JobCode:
+    """A job's :class:`JobCode` from its stages' loop keys, stage infos and skipped set."""
+    running = [s for s in keys if s not in skipped]
+    outputs = {output_rdd(infos[s]) for s in running}
+    rdds = {r.get("RDD ID") for s in running for r in infos[s].get("RDD Info") or []}
+    return JobCode(frozenset(keys[s] for s in running), frozenset(o for o in outputs if o is not None),
+                   frozenset(r for r in rdds if type(r) is int))
+
+
+def repeats(previous: JobCode | None, job: JobCode) -> bool:
+    """Whether ``job`` runs ``previous``'s code again on a new dataset from a common one (see the module docstring;
+    that it started after ``previous`` ended is the caller's to check)."""
+    return (previous is not None and bool(job.keys) and job.keys == previous.keys and bool(job.outputs)
+            and job.outputs.isdisjoint(previous.outputs) and not job.rdds.isdisjoint(previous.rdds))
+
+
+def plan_repeat(keys: Mapping[int, tuple], parents: Mapping[int, list[int]], skipped: Collection[int],
+                iteration: int) -> LoopPlan:
+    """Where a repeating job's stages go: its first running stage's code is the loop's step, it and what the job
+    runs downstream of it at ``iteration`` (nothing chains: every stage of the iteration is at it)."""
+    running = [s for s in sorted(keys) if s not in skipped]
+    lead = next(s for s in running if all(p in skipped for p in parents[s]))  # a job's stages form a DAG
+    members = {s for s in keys if keys[s] == keys[lead]}
+    in_loop = {s: iteration for s in members}
+    in_loop.update((s, iteration) for s in _downstream(members, keys, parents, skipped))
+    return LoopPlan(keys[lead], iteration, in_loop, members)

@@ -37,7 +37,17 @@ from typing import Any
 from tracker import log_records
 
 from .event_shape import event_problem
-from .loops import chain_positions, loop_key, plan_iteration, rdd_scope_name, shuffle_writes
+from .loops import (
+    JobCode,
+    chain_positions,
+    job_code,
+    loop_key,
+    plan_iteration,
+    plan_repeat,
+    rdd_scope_name,
+    repeats,
+    shuffle_writes,
+)
 from .tasks import TaskLedger, partition_of
 
 __all__ = ["HANDLED_EVENTS", "SparkModel", "SparkSummary"]
@@ -102,6 +112,8 @@ class Region:
     retired: bool = False
     parent: Region | None = None  # a loop's region (a loop is a nested scope of its region, see loops.py)
     loops: dict[Any, Region] = field(default_factory=dict)  # loop key -> its loop scope
+    last_code: JobCode | None = None  # what its latest job ran (a repeat of it is the next iteration, loops.py)
+    last_iteration: int = 0  # that job's iteration (0: not in a loop)
 
     @property
     def path(self) -> list[int]:
@@ -419,6 +431,11 @@ class SparkModel:
         keys = {sid: loop_key(info) for sid, info in by_id.items()}
         pos = chain_positions(keys, parents)
         plan = plan_iteration(keys, pos, parents, skipped, region.loops)
+        # no chain (or a known loop at position 0): the previous job's code again, once it ended, on a new dataset
+        code, previous = job_code(keys, by_id, skipped), region.last_code
+        if (plan is None or plan.iteration == 0) and not region.running and repeats(previous, code):
+            plan = plan_repeat(keys, parents, skipped, region.last_iteration + 1)
+        region.last_code, region.last_iteration = code, plan.iteration if plan is not None else 0
         for sid in skipped:  # a known loop's code, not run: its step, should Spark run it after all
             known = region.loops.get(keys[sid])
             if known is not None and (plan is None or sid not in plan.in_loop):
