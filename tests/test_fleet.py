@@ -261,17 +261,19 @@ def test_a_task_analyses_a_local_copy_of_the_bytes_it_was_sent(tmp_path: Path) -
 
 
 def test_a_task_analyses_the_applications_dealt_to_it_each_from_its_own_files(tmp_path: Path) -> None:
-    """Task 1 of 2 gets applications 1, 3, 5...: each from its own (sorted) files, one whose only file is empty
-    (no bytes were shuffled for it) as a row with its problem, in the tables' column order."""
+    """Task k of 2 gets applications k, k + 2, ...: each from its own (sorted) files, one whose only file is empty
+    (no bytes were shuffled for it) as a row with its problem, in the tables' column order (k: the task the empty
+    one is dealt to, whatever the number of fixtures)."""
     make_fleet(tmp_path, 1)
     (tmp_path / "eventlog_v2_local-7").mkdir()
     (tmp_path / "eventlog_v2_local-7" / "appstatus_local-7").write_bytes(b"")
     listing = [f"file://{f}" for f in sorted(tmp_path.rglob("*")) if f.is_file()]
     apps, _ = group_applications(listing)
-    mine = apps[1::2]
+    task = next(i for i, app in enumerate(apps) if app.path.endswith("local-7")) % 2  # the task the empty one is in
+    mine = apps[task::2]
     items = sorted((app.index, (path, Path(path.removeprefix("file://")).read_bytes())) for app in mine
                    for path in app.files if Path(path.removeprefix("file://")).stat().st_size)
-    rows = list(analyze_task(apps, 1, 2, iter(items)))
+    rows = list(analyze_task(apps, task, 2, iter(items)))
     assert len(rows) == len(mine) >= 3
     columns = {name: [f.name for f in schema.fields] for name, schema in schemas().items()}
     for app, (application, times, stages) in zip(mine, rows, strict=True):
