@@ -484,3 +484,35 @@ def test_the_real_kmeans_run_iterates_by_repetition(capsys):
     assert in_loop == [((2, 1), 1, [2]), ((3, 2), 2, [3]), ((4, 3), 3, [4])]
     assert cli(["blame", str(log.path), "--scope", json.dumps(loop["path"][:1]), "--nested"]) == 0
     assert "(job 3, iteration 2) took" in capsys.readouterr().out
+
+
+def test_a_nested_loop_is_its_inner_loop_restarting_each_outer_step():
+    """A loop in a loop (for each of 2 outer steps: 3 k-means iterations, then an evaluation job): the events are a
+    flat sequence of jobs, so the inner loop is the loop scope and each outer step starts it again at iteration 0
+    (docs/spark-model.md, "Loops", limits); the outer steps are the region's epochs in between."""
+    events: list[dict] = [{"Event": "SparkListenerApplicationStart", "Timestamp": 1}]
+    at, job, sid, rdd = 1000, 0, 0, 10
+
+    def run(infos: list[dict]) -> None:
+        nonlocal at, job, sid
+        events.append(job_start(job, at, infos))
+        for info in infos:
+            events.extend(run_stage(info["Stage ID"], at, task=info["Stage ID"]))
+            at += 10
+        events.append(job_end(job, at))
+        job, sid, at = job + 1, sid + len(infos), at + 10
+
+    run([stage(0, "count at km.py:3", rdds=((1, "count at km.py:3"), (0, "parallelize")))])
+    for _outer in range(2):
+        for _inner in range(3):
+            run([stage(sid, "reduceByKey at km.py:8", rdds=((rdd + 2, "reduceByKey at km.py:8"),
+                                                            (rdd + 1, "map at km.py:7"), (0, "parallelize"))),
+                 stage(sid + 1, "collectAsMap at km.py:9", (sid,), ((rdd + 5, "collectAsMap at km.py:9"),))])
+            rdd += 10
+        run([stage(sid, "count at km.py:12", rdds=((rdd + 1, "count at km.py:12"), (0, "parallelize")))])
+        rdd += 10
+    events.append({"Event": "SparkListenerApplicationEnd", "Timestamp": at})
+    model, replay, records = replayed(events)
+    assert replay.errors == [] and replay.findings == []
+    assert [model.jobs[j].iteration for j in range(job)] == [None, None, 1, 2, None, 0, 1, 2, None]
+    assert len([r for r in records if r["type"] == "scope" and r["depth"] == 2]) == 1  # one loop, not nested
