@@ -76,8 +76,10 @@ export class BlameView {
     const t = this.times[i];
     if (!t) return;
     this.picked = t;
+    const seq = this.drawing = (this.drawing || 0) + 1; // a row picked while the previous one is still drawing
     for (const r of this.box.querySelectorAll(".blame-time")) r.classList.toggle("active", +r.dataset.i === i);
     const Plotly = await this.loadPlotly();
+    if (seq !== this.drawing) return; // wins: the chart and its click handler are the last pick's
     const el = this.box.querySelector("#blame-waterfall");
     const segs = t.blame;
     const y = segs.map((s, k) => `${k + 1}. ${segmentLabel(s)}`.slice(0, 70));
@@ -94,6 +96,7 @@ export class BlameView {
       paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "#fbfcfd", font: { size: 11 },
     };
     await Plotly.react(el, [trace], layout, { displayModeBar: false, responsive: true });
+    if (seq !== this.drawing) return;
     el.removeAllListeners && el.removeAllListeners("plotly_click");
     el.on("plotly_click", (ev) => {
       const s = segs[ev.points[0].pointIndex];
