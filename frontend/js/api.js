@@ -115,7 +115,9 @@ export const scopeParam = (path) => path.join(",");
 // A scope's laid-out graph. It is fetched column by column (a third of the bytes of a list of objects: see
 // layout_columns in backend/graph_layout.py) and rebuilt here into the objects every view uses.
 export async function graph(sid, scope) {
-  return expandGraph(await get(`/api/sessions/${sid}/graph`, { scope: scopeParam(scope), compact: 1 }));
+  const g = await get(`/api/sessions/${sid}/graph`, { scope: scopeParam(scope), compact: 1 });
+  performance.mark("fs:graph-received");
+  return expandGraph(g);
 }
 
 export function expandGraph(g) {

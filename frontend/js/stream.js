@@ -62,6 +62,7 @@ export class Stream {
     if (String(msg.scope) !== String(this.scope)) return; // a message for the scope we just left
     let keys = null;
     if (msg.type === "snapshot") {
+      performance.mark("fs:snapshot");
       this.rows = new Map();
       for (const r of msg.ports) this.rows.set(`${r[0]},${r[1]},${r[2]}`, r);
     } else {
