@@ -133,6 +133,7 @@ class Session:
                         if self.status == "loading":
                             self.status = "live"
                             self._notify_all()
+                        self._settle()  # nothing more to read for now: the structure may be whole, lay it out
                         await feed.wait(opts.idle_wait)
                         continue
                     chunk, pos = polled, 0
@@ -274,8 +275,9 @@ class Session:
         return chain
 
     def _settle(self) -> None:
-        """Once the structure stops changing (a slice without structure records), build the trackers and lay
-        out the root scope in the background, so the first view of a loaded session does not wait for either."""
+        """Once the structure stops changing (a slice without structure records, or the feed has nothing more for
+        now), build the trackers and lay out the root scope in the background, so the first view of a loaded
+        session does not wait for either: its graph request finds the layout made, or being made."""
         v = self.structure_version
         quiet = v == self._slice_version
         self._slice_version = v
@@ -304,6 +306,11 @@ class Session:
 
             fut = self.cache[key] = asyncio.ensure_future(encode())
         return fut
+
+    def graph_ready(self, path: tuple, columns: bool = True) -> bool:
+        """Whether the graph of ``path`` for the current structure is laid out and encoded (no request waits)."""
+        fut = self.cache.get(("graph", path, self.structure_version, columns))
+        return fut is not None and fut.done()
 
     def _layout(self, path: tuple) -> asyncio.Future[dict]:
         key = ("layout", path, self.structure_version)

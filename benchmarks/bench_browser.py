@@ -92,9 +92,9 @@ class Pusher(threading.Thread):
 
 
 # Where the first render's time goes, read from the page's Performance timeline (ms from navigation start): the
-# HTML, the last module or stylesheet, the page's start() (modules evaluated), the graph request sent / its answer's
-# first byte / received, the layout drawn (no state yet), the stream's snapshot, the first frame with state drawn,
-# and the paint after it (what `firstRender` is).
+# HTML, the last module or stylesheet fetched (none when the page inlines them: backend/page.py), the page's start()
+# (modules evaluated), the graph request sent / its answer's first byte / received, the layout drawn (no state
+# yet), the stream's snapshot, the first frame with state drawn, and the paint after it (what `firstRender` is).
 BREAKDOWN = """() => {
   const mark = (n) => { const m = performance.getEntriesByName(n, "mark")[0]; return m ? m.startTime : NaN; };
   const res = performance.getEntriesByType("resource");
@@ -102,7 +102,7 @@ BREAKDOWN = """() => {
   const graph = res.find((e) => e.name.includes("/graph?")) || {};
   return {
     html: performance.getEntriesByType("navigation")[0].responseEnd,
-    modules: Math.max(...statics.map((e) => e.responseEnd)), files: statics.length,
+    modules: statics.length ? Math.max(...statics.map((e) => e.responseEnd)) : NaN, files: statics.length,
     start: mark("fs:start"),
     graph_sent: graph.startTime, graph_first_byte: graph.responseStart, graph_received: mark("fs:graph-received"),
     layout_drawn: mark("fs:layout-drawn"), snapshot: mark("fs:snapshot"),
