@@ -127,6 +127,7 @@ export class CanvasGraphView {
     this.feedbackPath = new Path2D(feedback.join(" "));
     this.headPath = new Path2D(heads.join(" "));
     this.timing.edges = performance.now() - t0;
+    this.timing.edgesAt = performance.now();
   }
 
   // --- state -------------------------------------------------------------------------------------------------
@@ -155,7 +156,9 @@ export class CanvasGraphView {
     if (all) this.fullPending = true;
     else for (const box of touched) this.dirty.add(box);
     this.draw();
-    if (this.edgesPending && rows.size) setTimeout(() => this._buildPendingEdges(), 0);
+    // The channels of a large scope: once this first picture with state is on screen (two frames on: the frame
+    // that shows it is painted first), not in a task that would hold that frame back.
+    if (this.edgesPending && rows.size) requestAnimationFrame(() => requestAnimationFrame(() => this._buildPendingEdges()));
   }
 
   _buildPendingEdges() {
