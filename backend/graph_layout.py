@@ -54,8 +54,8 @@ def _box(loc_node: int, kind: int) -> Any:
 
 def scope_graph(scope: Subgraph) -> nx.DiGraph:
     """The scope as boxes and box-to-box edges; everything the layout needs is copied into the graph, so
-    :func:`layout_graph` can run without touching the scope (off the event loop)."""
-    scope.ensure_built()
+    :func:`layout_graph` can run without touching the scope (off the event loop). Reads the declared structure
+    only: the scope's tracker need not be built (that is the stream's work, not the picture's)."""
     g = nx.DiGraph(scope=list(scope.path), name=scope.name, depth=scope.domain.depth)
     if scope.inputs:
         g.add_node(ENTER, kind="enter", name="scope inputs", inputs=0, outputs=scope.inputs, attrs={})

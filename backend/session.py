@@ -284,12 +284,20 @@ class Session:
         if v == self._settled_version or not quiet:
             return
         self._settled_version = v
-        self.replay.root.schedule()
         try:
-            asyncio.get_running_loop()
+            loop = asyncio.get_running_loop()
         except RuntimeError:
+            self.replay.root.schedule()
             return
+        # The layout first (the page asks for it first; a copy of the structure is taken now, the rest runs in a
+        # worker thread), then the trackers, in a later turn of the loop: requests waiting meanwhile (the page
+        # itself, the graph) are answered in between instead of after both.
         self.graph_json((), columns=True)  # the form the browser asks for
+        loop.call_soon(self._build_trackers, v)
+
+    def _build_trackers(self, version: int) -> None:
+        if version == self.structure_version and not self._stop:  # else grown since: its own settle builds
+            self.replay.root.schedule()
 
     def graph_json(self, path: tuple, columns: bool = False) -> asyncio.Future[bytes]:
         """The laid-out graph of a scope as JSON bytes (as objects, or column by column: ``layout_columns``),

@@ -104,6 +104,9 @@ def test_a_live_session_is_laid_out_as_soon_as_its_feed_goes_quiet(monkeypatch):
             assert time.monotonic() < deadline, "the quiet session was not laid out"
             time.sleep(0.02)
         assert made == [50] and session.records == len(structure)  # no request asked for it
+        while srv.call(lambda: session.replay.root.needs_build):  # and the trackers are built after it, unasked
+            assert time.monotonic() < deadline, "the quiet session's trackers were not built"
+            time.sleep(0.02)
         graph = api.get(f"/api/sessions/{session.id}/graph", params={"scope": "", "compact": 1})
         assert graph.status_code == 200 and len(graph.json()["nodes"]["id"]) == 50
         assert made == [50], "the request laid the scope out again"

@@ -388,11 +388,17 @@ export class CanvasGraphView {
     this.baseStale = false;
   }
 
-  // the boxes whose regions meet the visible part of the world
+  // the boxes whose regions meet the visible part of the world (all of them, without a look at the grid, when
+  // the whole scope is in view: the first picture of a large scope, fitted to the window)
   _visible() {
     const { x, y, s } = this.view;
     const w = this.canvas.clientWidth, h = this.canvas.clientHeight;
-    return this._inRect([-x / s, -y / s, (w - x) / s, (h - y) / s]);
+    const r = [-x / s, -y / s, (w - x) / s, (h - y) / s];
+    const L = this.layout;
+    if (r[0] <= -MARGIN_X && r[1] <= -MARGIN_Y && r[2] >= L.width + MARGIN_X && r[3] >= L.height + 6) {
+      return [...this.boxes.values()];
+    }
+    return this._inRect(r);
   }
 
   _inRect([x0, y0, x1, y1]) {
