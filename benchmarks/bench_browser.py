@@ -105,13 +105,14 @@ BREAKDOWN = """() => {
     modules: statics.length ? Math.max(...statics.map((e) => e.responseEnd)) : NaN, files: statics.length,
     start: mark("fs:start"),
     graph_sent: graph.startTime, graph_first_byte: graph.responseStart, graph_received: mark("fs:graph-received"),
-    layout_drawn: mark("fs:layout-drawn"), snapshot: mark("fs:snapshot"),
+    layout_drawn: mark("fs:layout-drawn"), ws_open: mark("fs:ws-open"), ws_message: mark("fs:ws-message"),
+    snapshot: mark("fs:snapshot"),
     first_frame: mark("fs:first-frame"), first_paint: window.__flowscope.firstRender,
     plotly: res.some((e) => e.name.includes("plotly")),
   };
 }"""
-STEPS = ("html", "modules", "start", "graph_sent", "graph_first_byte", "graph_received", "layout_drawn", "snapshot",
-         "first_frame", "first_paint")
+STEPS = ("html", "modules", "start", "graph_sent", "graph_first_byte", "graph_received", "layout_drawn", "ws_open",
+         "ws_message", "snapshot", "first_frame", "first_paint")
 
 
 def first_render(browser, url: str) -> tuple[float, dict]:
