@@ -36,7 +36,7 @@ export class CanvasGraphView {
     this.layout = null;
     this.ports = new Map(); // key -> {box, kind, x, y, status, badgeValue}
     this.boxes = new Map(); // box -> {node, inputs, outputs, status, sel, match, hl, diff}
-    this.grid = new Map(); // "cx,cy" -> [box entries]
+    this.grid = null; // cell key -> [box entries], built when first needed (hit tests, partial repaints, zoom)
     this.edges = []; // {key: "from>to", d: svg path, feedback}
     this.time = null;
     this.selectedPort = null;
@@ -60,7 +60,7 @@ export class CanvasGraphView {
     this.layout = layout;
     this.ports.clear();
     this.boxes.clear();
-    this.grid.clear();
+    this.grid = null;
     this.hl = null;
     this.selectedPort = null;
     const gap = layout.port_gap;
@@ -80,14 +80,6 @@ export class CanvasGraphView {
         b.outputs.push(key);
       }
       this.boxes.set(n.box, b);
-      const x0 = n.x - MARGIN_X, y0 = n.y - MARGIN_Y, x1 = n.x + n.w + MARGIN_X, y1 = n.y + n.h + 6;
-      for (let cx = Math.floor(x0 / CELL); cx <= Math.floor(x1 / CELL); cx++) {
-        for (let cy = Math.floor(y0 / CELL); cy <= Math.floor(y1 / CELL); cy++) {
-          const k = cellKey(cx, cy);
-          const cell = this.grid.get(k);
-          if (cell) cell.push(b); else this.grid.set(k, [b]);
-        }
-      }
     }
     timing.boxes = performance.now() - t0;
     // Channels: at once for a small scope; for a large one after the first picture with state (far out they are
@@ -401,11 +393,31 @@ export class CanvasGraphView {
     return this._inRect(r);
   }
 
+  // The spatial grid: each box in the cells its region meets. Not needed for the first picture of a fitted
+  // scope (every box is drawn), so it is built at the first hit test, partial repaint or view of a part.
+  _cells() {
+    if (this.grid) return this.grid;
+    const grid = (this.grid = new Map());
+    for (const b of this.boxes.values()) {
+      const n = b.node;
+      const x0 = n.x - MARGIN_X, y0 = n.y - MARGIN_Y, x1 = n.x + n.w + MARGIN_X, y1 = n.y + n.h + 6;
+      for (let cx = Math.floor(x0 / CELL); cx <= Math.floor(x1 / CELL); cx++) {
+        for (let cy = Math.floor(y0 / CELL); cy <= Math.floor(y1 / CELL); cy++) {
+          const k = cellKey(cx, cy);
+          const cell = grid.get(k);
+          if (cell) cell.push(b); else grid.set(k, [b]);
+        }
+      }
+    }
+    return grid;
+  }
+
   _inRect([x0, y0, x1, y1]) {
+    const grid = this._cells();
     const out = new Set();
     for (let cx = Math.floor(x0 / CELL); cx <= Math.floor(x1 / CELL); cx++) {
       for (let cy = Math.floor(y0 / CELL); cy <= Math.floor(y1 / CELL); cy++) {
-        const cell = this.grid.get(cellKey(cx, cy));
+        const cell = grid.get(cellKey(cx, cy));
         if (!cell) continue;
         for (const b of cell) {
           const n = b.node;
