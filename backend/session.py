@@ -285,15 +285,15 @@ class Session:
             return
         self._settled_version = v
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             self.replay.root.schedule()
             return
         # The layout first (the page asks for it first; a copy of the structure is taken now, the rest runs in a
-        # worker thread), then the trackers, in a later turn of the loop: requests waiting meanwhile (the page
-        # itself, the graph) are answered in between instead of after both.
-        self.graph_json((), columns=True)  # the form the browser asks for
-        loop.call_soon(self._build_trackers, v)
+        # worker thread while the loop answers requests: the page itself, its graph), then the trackers, once the
+        # layout is done (a build holds the loop, and would share the interpreter with the layout meanwhile).
+        layout = self.graph_json((), columns=True)  # the form the browser asks for
+        layout.add_done_callback(lambda _: self._build_trackers(v))
 
     def _build_trackers(self, version: int) -> None:
         if version == self.structure_version and not self._stop:  # else grown since: its own settle builds

@@ -162,9 +162,9 @@ def test_a_large_live_scope_is_drawn_on_canvas_and_updates_repaint_only_what_cha
 
 
 def test_a_very_large_scope_shows_its_boxes_first_and_its_channels_right_after(page, server, api):
-    """Above 3,000 boxes the channels are built after the first picture with state is painted (far out they are
+    """Above 1,000 boxes the channels are built after the first picture with state is painted (far out they are
     hairlines under the blocks), not in a task that holds that picture back; then every channel is drawn."""
-    n = 3200
+    n = 1500
     feed = PushFeed("very large")
     records = pipeline_records(n, 12, in_flight=4, header=False)
     feed.push_many([next(records) for _ in range(2 * n - 1)] + [next(records) for _ in range(20)])

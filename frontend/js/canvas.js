@@ -15,7 +15,7 @@ const VERY_FAR = 0.16; // below this scale: blocks only
 const CELL = 256; // spatial grid cell (world units) for hit tests and dirty regions
 const MARGIN_X = 80, MARGIN_Y = 22; // a box's dirty region: its badges reach out of it
 const FULL_REDRAW_OVER = 1500; // more changed boxes than this in one frame: repaint everything
-const EDGES_LATER_FROM = 3000; // boxes in a scope from which channels are built after the first picture
+const EDGES_LATER_FROM = 1000; // boxes in a scope from which channels are built after the first picture
 
 const INK = "#1f2733", MUTED = "#6b7686", ACCENT = "#3a6ff7", HL = "#ff5a1f", MATCH = "#ff9d00";
 const STRONG = { behind: "#d64545", at: "#f0a500", passed: "#2e9e5b", done: "#9aa5b1", none: "#ffffff" };
