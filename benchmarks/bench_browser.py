@@ -108,7 +108,7 @@ BREAKDOWN = """() => {
     layout_drawn: mark("fs:layout-drawn"), ws_open: mark("fs:ws-open"), ws_message: mark("fs:ws-message"),
     snapshot: mark("fs:snapshot"),
     first_frame: mark("fs:first-frame"), first_paint: window.__flowscope.firstRender,
-    plotly: res.some((e) => e.name.includes("plotly")),
+    plotly: res.some((e) => e.name.includes("plotly") && e.startTime < window.__flowscope.firstRender),
   };
 }"""
 STEPS = ("html", "modules", "start", "graph_sent", "graph_first_byte", "graph_received", "layout_drawn", "ws_open",
