@@ -2,7 +2,8 @@
 
 ``create_app(settings)`` builds the session manager (with its feed registry), the routers (sessions, scopes,
 timeline, stream), the same-origin guard, the token middleware when a token is set, and the frontend (found by
-:func:`locate_frontend`): ``/`` serves its ``index.html``, ``/static/`` the ES modules and CSS,
+:func:`locate_frontend`): ``/`` serves its ``index.html`` with the modules and CSS inlined (``backend/page.py``),
+``/static/`` every file of it (``/static/index.html``: the page with its modules as files),
 ``/vendor/plotly.min.js`` the file shipped inside the installed ``plotly`` package (no CDN, no build step). Nothing
 lives in module globals: two apps in one process (tests do this) share nothing.
 """
@@ -17,13 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import FileResponse, Response
+from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
 from .api import blame, diff, scopes, sessions, stream, streaming, tasks, timeline, whatif
 from .feeds import FeedRegistry, default_registry
 from .manager import SessionManager
+from .page import InlinePage
 from .scratch_dir import ScratchDir
 from .security import SameOriginMiddleware, TokenMiddleware, is_loopback
 
@@ -149,9 +151,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     frontend = Path(settings.frontend_dir)
     no_cache = {"Cache-Control": "no-cache"}
 
+    page = InlinePage(frontend)
+
     @app.get("/", include_in_schema=False)
-    async def index():
-        return FileResponse(frontend / "index.html", headers=no_cache)
+    async def index(request: Request):
+        """The page with its modules and stylesheets inlined (backend/page.py): one response instead of 33."""
+        raw, gz, etag = page.get()
+        headers = {**no_cache, "ETag": etag, "Vary": "Accept-Encoding"}
+        if etag in request.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers=headers)
+        if "gzip" in request.headers.get("accept-encoding", ""):
+            headers["Content-Encoding"] = "gzip"
+            return Response(gz, media_type="text/html; charset=utf-8", headers=headers)
+        return Response(raw, media_type="text/html; charset=utf-8", headers=headers)
 
     plotly_path = plotly_js()
     plotly_cache: dict[str, bytes] = {}

@@ -3,22 +3,23 @@
 The log is opened in an in-process server (``create_app`` behind FastAPI's TestClient, so every answer is exactly
 what the routes serve) and run to completion; then the GET routes the page asks are answered for a set of moments
 (the head, every mark's batch, every finding's batch, and up to ``spaced`` evenly spaced batches) and stored as one
-JSON object keyed by path and parameters (``answer_key``; frontend/js/api.js computes the same key). The page's
-modules, its CSS and plotly.min.js are inlined: modules as data: URLs behind an import map (a page opened from
-file:// cannot import modules from files beside it). The browser still never computes progress: in bundle mode
-api.js answers from the stored object, choosing the nearest stored moment for a seek and saying so.
+JSON object keyed by path and parameters (``answer_key``; frontend/js/api.js computes the same key). The page is
+the one the server serves (``backend/page.py``: modules as data: URLs behind an import map, which a page opened from
+file:// needs anyway, and the CSS inlined) with plotly.min.js inlined too. The browser still never computes
+progress: in bundle mode api.js answers from the stored object, choosing the nearest stored moment for a seek and
+saying so.
 """
 
 from __future__ import annotations
 
-import base64
 import json
-import re
 import time
 from collections.abc import Callable, Iterable
 from html import escape
 from pathlib import Path
 from typing import Any
+
+from .page import inline_page, script_json
 
 __all__ = ["answer_key", "build_bundle", "BundleError"]
 
@@ -35,11 +36,6 @@ def answer_key(path: str, params: dict[str, Any]) -> str:
     match ``answerKey`` in frontend/js/api.js."""
     pairs = sorted([k, str(v)] for k, v in params.items() if v is not None)
     return path + "\n" + json.dumps(pairs, separators=(",", ":"), ensure_ascii=False)
-
-
-def _script_json(value: Any) -> str:
-    """JSON safe inside a <script> element: no ``</`` can close it."""
-    return json.dumps(value, separators=(",", ":")).replace("</", "<\\/")
 
 
 def _moments(head: int, marks: list[dict], findings: list[dict], spaced: int) -> list[int]:
@@ -175,32 +171,16 @@ def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_
         }
 
 
-def _module_map(js_dir: Path) -> dict[str, str]:
-    """Every module of the page as a data: URL, its relative imports rewritten to bare ``flowscope/NAME.js``
-    specifiers the import map resolves (a data: URL is no base for ``./NAME.js``)."""
-    out = {}
-    for f in sorted(js_dir.glob("*.js")):
-        src = re.sub(r'(from\s+|import\s+)"\./([\w-]+\.js)"', r'\1"flowscope/\2"', f.read_text(encoding="utf-8"))
-        out[f"flowscope/{f.name}"] = "data:text/javascript;base64," + base64.b64encode(src.encode()).decode()
-    return out
-
-
 def render_html(data: dict, frontend: Path, plotly: Path) -> str:
-    """The page: index.html with its stylesheets, plotly, the modules and the answers inlined."""
-    html = (frontend / "index.html").read_text(encoding="utf-8")
-    html = re.sub(r'<link rel="modulepreload"[^>]*>\n?', "", html)
-    css = "\n".join((frontend / "css" / name).read_text(encoding="utf-8")
-                    for name in ("app.css", "diagnosis.css") if (frontend / "css" / name).is_file())
-    html = re.sub(r'<link rel="stylesheet"[^>]*>\n?', "", html)
-    html = html.replace("</head>", f"<style>\n{css}\n</style>\n</head>", 1)
+    """The page (``backend/page.py``: stylesheets and modules inlined) with plotly and the answers inlined too."""
+    html = inline_page(frontend)
     plotly_src = plotly.read_text(encoding="utf-8").replace("</script", "<\\/script")
-    imports = _script_json({"imports": _module_map(frontend / "js")})
-    head = (f'<script type="application/json" id="flowscope-bundle">{_script_json(data)}</script>\n'
+    head = (f'<script type="application/json" id="flowscope-bundle">{script_json(data)}</script>\n'
             '<script>window.__FLOWSCOPE_BUNDLE__ = '
             'JSON.parse(document.getElementById("flowscope-bundle").textContent);</script>\n'
-            f"<script>{plotly_src}</script>\n"
-            f'<script type="importmap">{imports}</script>\n')
-    html = html.replace("</head>", head + "</head>", 1)
+            f"<script>{plotly_src}</script>\n")
+    # before the import map: the answers and plotly are there when the first module runs
+    html = html.replace('<script type="importmap">', head + '<script type="importmap">', 1)
     made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(data["made_at"]))
     about = (f"Made {made} by flowscope bundle. Stored: the head, every mark, finding and blame segment, and "
              f"{data['spaced']} evenly spaced batches ({len(data['moments'])} moments); a seek elsewhere shows the "
@@ -210,8 +190,6 @@ def render_html(data: dict, frontend: Path, plotly: Path) -> str:
                         f'<span id="postmortem" class="pill" title="{escape(about)}">post-mortem of '
                         f'{escape(data["log"])} · {len(data["moments"])} stored moments</span>\n    '
                         '<span id="session-status"', 1)
-    html = re.sub(r'<script type="module" src="[^"]*app\.js"></script>',
-                  '<script type="module">import "flowscope/app.js";</script>', html)
     return html
 
 

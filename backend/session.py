@@ -133,6 +133,7 @@ class Session:
                         if self.status == "loading":
                             self.status = "live"
                             self._notify_all()
+                        self._settle()  # nothing more to read for now: the structure may be whole, lay it out
                         await feed.wait(opts.idle_wait)
                         continue
                     chunk, pos = polled, 0
@@ -274,20 +275,29 @@ class Session:
         return chain
 
     def _settle(self) -> None:
-        """Once the structure stops changing (a slice without structure records), build the trackers and lay
-        out the root scope in the background, so the first view of a loaded session does not wait for either."""
+        """Once the structure stops changing (a slice without structure records, or the feed has nothing more for
+        now), build the trackers and lay out the root scope in the background, so the first view of a loaded
+        session does not wait for either: its graph request finds the layout made, or being made."""
         v = self.structure_version
         quiet = v == self._slice_version
         self._slice_version = v
         if v == self._settled_version or not quiet:
             return
         self._settled_version = v
-        self.replay.root.schedule()
         try:
             asyncio.get_running_loop()
         except RuntimeError:
+            self.replay.root.schedule()
             return
-        self.graph_json((), columns=True)  # the form the browser asks for
+        # The layout first (the page asks for it first; a copy of the structure is taken now, the rest runs in a
+        # worker thread while the loop answers requests: the page itself, its graph), then the trackers, once the
+        # layout is done (a build holds the loop, and would share the interpreter with the layout meanwhile).
+        layout = self.graph_json((), columns=True)  # the form the browser asks for
+        layout.add_done_callback(lambda _: self._build_trackers(v))
+
+    def _build_trackers(self, version: int) -> None:
+        if version == self.structure_version and not self._stop:  # else grown since: its own settle builds
+            self.replay.root.schedule()
 
     def graph_json(self, path: tuple, columns: bool = False) -> asyncio.Future[bytes]:
         """The laid-out graph of a scope as JSON bytes (as objects, or column by column: ``layout_columns``),
@@ -304,6 +314,11 @@ class Session:
 
             fut = self.cache[key] = asyncio.ensure_future(encode())
         return fut
+
+    def graph_ready(self, path: tuple, columns: bool = True) -> bool:
+        """Whether the graph of ``path`` for the current structure is laid out and encoded (no request waits)."""
+        fut = self.cache.get(("graph", path, self.structure_version, columns))
+        return fut is not None and fut.done()
 
     def _layout(self, path: tuple) -> asyncio.Future[dict]:
         key = ("layout", path, self.structure_version)

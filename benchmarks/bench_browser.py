@@ -91,27 +91,107 @@ class Pusher(threading.Thread):
             self.feed.push_many(chunk)
 
 
-def first_render(browser, url: str) -> float:
+# Where the first render's time goes, read from the page's Performance timeline (ms from navigation start): the
+# HTML, the last module or stylesheet fetched (none when the page inlines them: backend/page.py), the page's start()
+# (modules evaluated), the graph request sent / its answer's first byte / received, the layout drawn (no state
+# yet), the stream's snapshot, the first frame with state drawn, and the paint after it (what `firstRender` is).
+BREAKDOWN = """() => {
+  const mark = (n) => { const m = performance.getEntriesByName(n, "mark")[0]; return m ? m.startTime : NaN; };
+  const res = performance.getEntriesByType("resource");
+  const statics = res.filter((e) => e.name.includes("/static/"));
+  const graph = res.find((e) => e.name.includes("/graph?")) || {};
+  return {
+    html: performance.getEntriesByType("navigation")[0].responseEnd,
+    modules: statics.length ? Math.max(...statics.map((e) => e.responseEnd)) : NaN, files: statics.length,
+    start: mark("fs:start"),
+    graph_sent: graph.startTime, graph_first_byte: graph.responseStart, graph_received: mark("fs:graph-received"),
+    layout_drawn: mark("fs:layout-drawn"), ws_open: mark("fs:ws-open"), ws_message: mark("fs:ws-message"),
+    snapshot: mark("fs:snapshot"),
+    first_frame: mark("fs:first-frame"), first_paint: window.__flowscope.firstRender,
+    plotly: res.some((e) => e.name.includes("plotly") && e.startTime < window.__flowscope.firstRender),
+  };
+}"""
+STEPS = ("html", "modules", "start", "graph_sent", "graph_first_byte", "graph_received", "layout_drawn", "ws_open",
+         "ws_message", "snapshot", "first_frame", "first_paint")
+
+
+def first_render(browser, url: str) -> tuple[float, dict]:
+    """Seconds from navigation start to the paint after the first frame with every port coloured, and the
+    breakdown (BREAKDOWN)."""
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     page.goto(url)
     page.wait_for_function("window.__flowscope && typeof window.__flowscope.firstRender === 'number'", timeout=120000)
-    t = page.evaluate("window.__flowscope.firstRender")
+    parts = page.evaluate(BREAKDOWN)
     page.close()
-    return t / 1000
+    return parts["first_paint"] / 1000, parts
 
 
-def bench_render_and_fps(browser, srv, api, sizes, seconds, renderer=""):
+def show_breakdown(label: str, parts: list[dict]) -> None:
+    med = {k: pct([p[k] for p in parts if p.get(k) == p.get(k) and p.get(k) is not None], 50) for k in STEPS}
+    print(f"         {label} (median ms from navigation start): "
+          + ", ".join(f"{k} {med[k]:.0f}" for k in STEPS)
+          + f"; {parts[0]['files']} static files; plotly fetched before the first paint: "
+          + str(any(p["plotly"] for p in parts)), flush=True)
+
+
+def browser_cpu() -> float:
+    """CPU seconds used so far by this process's descendants (Playwright's driver, chromium and its renderers;
+    exited ones through their parents' reaped-children times). Linux /proc; NaN elsewhere."""
+    try:
+        parent, times = {}, {}
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    with open(f"/proc/{d}/stat") as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                parent[int(d)] = int(fields[1])
+                times[int(d)] = sum(int(x) for x in fields[11:15])
+    except OSError:
+        return float("nan")
+    mine, total = {os.getpid()}, 0
+    grew = True
+    while grew:
+        grew = False
+        for pid, pp in parent.items():
+            if pp in mine and pid not in mine:
+                mine.add(pid)
+                total += times[pid]
+                grew = True
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def add_session(srv, api, n: int, structure: list) -> tuple[str, PushFeed]:
+    """A live session holding ``structure``, once the server has applied all of it (not only the operators: a
+    page opened before the channels are in would be timed on a partial layout)."""
+    feed = PushFeed(f"bench {n}")
+    feed.push_many(structure)
+    sid = srv.call(srv.manager.add, feed, f"bench {n}", False).id
+    while api.get(f"/api/sessions/{sid}").json()["records"] < len(structure):
+        time.sleep(0.02)
+    return sid, feed
+
+
+def bench_render_and_fps(browser, srv, api, sizes, seconds, renderer="", repeat=1):
     rows = []
     for n in sizes:
-        structure, batches = structure_and_batches(n, max(12, 100_000 // n), max(4, n // 25))
-        feed = PushFeed(f"bench {n}")
-        feed.push_many(structure)
-        sid = srv.call(srv.manager.add, feed, f"bench {n}", False).id
-        while api.get(f"/api/sessions/{sid}").json()["operators"] < n:
-            time.sleep(0.05)
-        url = f"{srv.url}/{'?renderer=' + renderer if renderer else ''}#/s/{sid}"
-        cold = first_render(browser, url)
-        warm = first_render(browser, url)
+        colds, warms, cold_parts, warm_parts = [], [], [], []
+        c0, b0 = time.process_time(), browser_cpu()
+        for rep in range(repeat):  # a new session each time: the first visit lays it out afresh
+            structure, batches = structure_and_batches(n, max(12, 100_000 // n), max(4, n // 25))
+            sid, feed = add_session(srv, api, n, structure)
+            url = f"{srv.url}/{'?renderer=' + renderer if renderer else ''}#/s/{sid}"
+            cold, parts = first_render(browser, url)
+            colds.append(cold)
+            cold_parts.append(parts)
+            warm, parts = first_render(browser, url)
+            warms.append(warm)
+            warm_parts.append(parts)
+            if rep < repeat - 1:
+                api.delete(f"/api/sessions/{sid}")
+        cpu, bcpu = time.process_time() - c0, browser_cpu() - b0
+        cold, warm = pct(colds, 50), pct(warms, 50)
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         page.goto(url)
         page.wait_for_function("window.__flowscope && typeof window.__flowscope.firstRender === 'number'",
@@ -120,7 +200,7 @@ def bench_render_and_fps(browser, srv, api, sizes, seconds, renderer=""):
         pusher = Pusher(feed, batches, 0)
         pusher.start()
         time.sleep(0.5)
-        streaming = first_render(browser, url)  # a new page opened while the server streams at full speed
+        streaming, _ = first_render(browser, url)  # a new page opened while the server streams at full speed
         page.evaluate("""() => { const S = window.__flowscope; S.benchFrames = 0; S.benchStart = S.frame;
             S.benchRunning = true; if (S.drawLag) S.drawLag.length = 0;
             const tick = () => { if (!S.benchRunning) return; S.benchFrames++; requestAnimationFrame(tick); };
@@ -135,21 +215,21 @@ def bench_render_and_fps(browser, srv, api, sizes, seconds, renderer=""):
         page.close()
         api.delete(f"/api/sessions/{sid}")
         rows.append((n, cold, warm, streaming, frames / seconds, drawn / seconds, (b1 - b0) / seconds))
-        print(f"{n:>6} operators ({view}): first render {cold:.2f} s cold, {warm:.2f} s warm, "
+        print(f"{n:>6} operators ({view}): first render {cold:.2f} s cold, {warm:.2f} s warm (medians of {repeat}: "
+              f"cold {' '.join(f'{x:.2f}' for x in colds)}, warm {' '.join(f'{x:.2f}' for x in warms)}; "
+              f"CPU over them: {cpu:.1f} s server process, {bcpu:.1f} s chromium; load {os.getloadavg()[0]:.1f}), "
               f"{streaming:.2f} s while streaming; {frames / seconds:.0f} fps, {drawn / seconds:.0f} updates drawn/s "
               f"while {(b1 - b0) / seconds:,.0f} batches/s stream; message -> drawn p50 {pct(lag, 50):.0f} ms, "
               f"p95 {pct(lag, 95):.0f} ms", flush=True)
+        show_breakdown("cold", cold_parts)
+        show_breakdown("warm", warm_parts)
     return rows
 
 
 def bench_latency(browser, srv, api, rate, seconds, operators=200):
     need = int(rate * (seconds + 4))
     structure, batches = structure_and_batches(operators, need // operators + 20, 40)
-    feed = PushFeed("latency")
-    feed.push_many(structure)
-    sid = srv.call(srv.manager.add, feed, "latency", False).id
-    while api.get(f"/api/sessions/{sid}").json()["operators"] < operators:
-        time.sleep(0.05)
+    sid, feed = add_session(srv, api, operators, structure)
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     page.goto(f"{srv.url}/#/s/{sid}")
     page.wait_for_function("window.__flowscope && typeof window.__flowscope.firstRender === 'number'", timeout=60000)
@@ -182,13 +262,14 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--skip-render", action="store_true")
     ap.add_argument("--skip-latency", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3, help="first renders (cold and warm) per size; medians shown")
     ap.add_argument("--renderer", default="", help="force the graph view: svg or canvas (default: by size)")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     with running_server(Settings(check_contracts=False)) as srv, httpx.Client(base_url=srv.url, timeout=120) as api, \
             chromium() as browser:
         if not args.skip_render:
-            bench_render_and_fps(browser, srv, api, sizes, args.seconds, args.renderer)
+            bench_render_and_fps(browser, srv, api, sizes, args.seconds, args.renderer, args.repeat)
         if not args.skip_latency:
             bench_latency(browser, srv, api, args.rate, args.seconds)
     return 0

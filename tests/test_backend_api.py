@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
+import json
 import re
+import shutil
 from pathlib import Path
 
 import httpx
@@ -11,6 +14,7 @@ import pytest
 import zstandard
 
 from backend.app import Settings
+from backend.page import InlinePage
 from backend.sources.encoders import encode
 from tests.conftest import LOOP_LOG, REPO
 from tests.e2e.logs import bad_log, growing_records, write_pipeline, write_records
@@ -283,7 +287,7 @@ def test_every_module_of_the_page_is_preloaded():
 
 
 def test_frontend_plotly_and_openapi_are_served(client):
-    page = client.get("/")
+    page = client.get("/static/index.html")  # the page with its modules as files
     assert page.status_code == 200 and '<script type="module" src="/static/js/app.js">' in page.text
     js = client.get("/static/js/graph.js")
     assert js.status_code == 200 and "export class GraphView" in js.text
@@ -294,6 +298,42 @@ def test_frontend_plotly_and_openapi_are_served(client):
                  "/api/sessions/{sid}/graph", "/api/sessions/{sid}/findings", "/api/sessions/{sid}/marks"):
         assert path in spec["paths"], path
     assert "ScopeState" in spec["components"]["schemas"] and "Explanation" in spec["components"]["schemas"]
+
+
+def test_the_page_is_one_response_holding_every_module_and_stylesheet(client):
+    """``/`` inlines what index.html loads (backend/page.py): every module of frontend/js as a data: URL in the
+    import map, its relative imports named through the map, the stylesheets in a <style>; nothing left to fetch
+    from /static/ before the first picture. An unchanged page revalidates to a 304."""
+    frontend = REPO / "frontend"
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["cache-control"] == "no-cache"
+    assert not re.search(r'(src|href)="/static/', page.text), "the page still fetches a file of its own"
+    imports = json.loads(re.search(r'<script type="importmap">(.*?)</script>', page.text, re.S).group(1))["imports"]
+    assert set(imports) == {f"flowscope/{p.name}" for p in (frontend / "js").glob("*.js")}
+    for name, url in imports.items():
+        src = base64.b64decode(url.split(",", 1)[1]).decode()
+        original = (frontend / "js" / name.split("/")[1]).read_text()
+        assert src == re.sub(r'"\./([\w-]+\.js)"', r'"flowscope/\1"', original), name
+        assert '"./' not in src, name
+    assert '<script type="module">import "flowscope/app.js";</script>' in page.text
+    assert ".pill" in page.text and "#graph-canvas" in page.text  # app.css inlined
+    again = client.get("/", headers={"if-none-match": page.headers["etag"]})
+    assert again.status_code == 304 and not again.content
+
+
+def test_an_edited_module_is_in_the_next_page(tmp_path):
+    """The inlined page is made from the files as they are: an edit shows at the next request (a new ETag)."""
+    frontend = tmp_path / "frontend"
+    shutil.copytree(REPO / "frontend", frontend)
+    page = InlinePage(frontend)
+    raw, gz, etag = page.get()
+    assert gzip.decompress(gz) == raw and page.get()[2] == etag
+    js = frontend / "js" / "dom.js"
+    js.write_text(js.read_text() + "\nexport const EDITED = 1;\n")
+    raw2, _, etag2 = page.get()
+    assert etag2 != etag and raw2 != raw
+    imports = json.loads(re.search(rb'<script type="importmap">(.*?)</script>', raw2, re.S).group(1))["imports"]
+    assert "export const EDITED = 1;" in base64.b64decode(imports["flowscope/dom.js"].split(",", 1)[1]).decode()
 
 
 def test_strata_of_the_loop(client, loop_sid):

@@ -5,6 +5,8 @@ updates repaint only the boxes they touch. `?renderer=canvas` forces the canvas 
 
 from __future__ import annotations
 
+import time
+
 from backend.feeds import PushFeed
 from tests.e2e.browser import shot
 from tests.e2e.logs import pipeline_records
@@ -156,4 +158,26 @@ def test_a_large_live_scope_is_drawn_on_canvas_and_updates_repaint_only_what_cha
           const total = r ? r[4].reduce((a, pc) => a + pc[1], 0) : 0;
           if (total !== p.badgeValue) bad++; }} return bad; }}""")
     assert mismatches == 0
+    api.delete(f"/api/sessions/{sid}")
+
+
+def test_a_very_large_scope_shows_its_boxes_first_and_its_channels_right_after(page, server, api):
+    """Above 1,000 boxes the channels are built after the first picture with state is painted (far out they are
+    hairlines under the blocks), not in a task that holds that picture back; then every channel is drawn."""
+    n = 1500
+    feed = PushFeed("very large")
+    records = pipeline_records(n, 12, in_flight=4, header=False)
+    feed.push_many([next(records) for _ in range(2 * n - 1)] + [next(records) for _ in range(20)])
+    session = server.call(server.manager.add, feed, "very large", True)
+    sid = session.id
+    while session.records < 2 * n - 1 + 20:  # the whole structure first: one layout, one set of channels
+        time.sleep(0.02)
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_function("typeof window.__flowscope.firstRender === 'number'", timeout=60000)
+    page.wait_for_function(f"{G}.timing.edgesAt !== undefined", timeout=30000)
+    got = page.evaluate(f"""() => ({{ first: window.__flowscope.firstRender, edgesAt: {G}.timing.edgesAt,
+        edges: {G}.edges.length, painted: {G}.draws.full }})""")
+    assert got["first"] < got["edgesAt"], got
+    assert got["edges"] == n - 1, got
+    page.wait_for_function(f"{G}.draws.full > {got['painted']} || !{G}.baseStale", timeout=10000)
     api.delete(f"/api/sessions/{sid}")

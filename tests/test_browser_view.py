@@ -123,6 +123,25 @@ def test_open_a_nested_scope_and_come_back(page, server, api, loop_sid):
     assert page.locator("#graph .node.operator, #graph .node.scope").count() == 4
 
 
+def test_the_first_graph_is_asked_for_before_the_modules_run_and_only_once(page, server, loop_sid):
+    """index.html asks for the scope in the address's graph while the modules load; the page takes that answer
+    (one request, sent before start()), and a scope opened later is asked for as usual."""
+    page.goto(f"{server.url}/#/s/{loop_sid}?scope=3")
+    page.wait_for_selector("#graph .node.enter")
+    got = page.evaluate("""() => ({
+        graphs: performance.getEntriesByType("resource").filter((e) => e.name.includes("/graph?")).map((e) =>
+            [e.name.slice(location.origin.length), e.startTime]),
+        start: performance.getEntriesByName("fs:start", "mark")[0].startTime,
+        left: window.__flowscopeFirstGraph })""")
+    assert [g[0] for g in got["graphs"]] == [f"/api/sessions/{loop_sid}/graph?scope=3&compact=1"], got
+    assert got["graphs"][0][1] < got["start"] and got["left"] is None, got
+    page.click("#crumbs a[data-path='']")
+    page.wait_for_selector("#graph .node.scope")
+    names = page.evaluate("""performance.getEntriesByType("resource").filter((e) => e.name.includes("/graph?"))
+        .map((e) => e.name.slice(location.origin.length))""")
+    assert names[-1] == f"/api/sessions/{loop_sid}/graph?scope=&compact=1" and len(names) == 2, names
+
+
 def test_why_is_this_stuck_shows_the_holder_and_follows_it_inside(page, server, loop_sid):
     page.goto(f"{server.url}/#/s/{loop_sid}?batch=20")
     page.wait_for_selector('#graph circle[data-port="in,4,0"]')

@@ -15,7 +15,7 @@ const VERY_FAR = 0.16; // below this scale: blocks only
 const CELL = 256; // spatial grid cell (world units) for hit tests and dirty regions
 const MARGIN_X = 80, MARGIN_Y = 22; // a box's dirty region: its badges reach out of it
 const FULL_REDRAW_OVER = 1500; // more changed boxes than this in one frame: repaint everything
-const EDGES_LATER_FROM = 3000; // boxes in a scope from which channels are built after the first picture
+const EDGES_LATER_FROM = 1000; // boxes in a scope from which channels are built after the first picture
 
 const INK = "#1f2733", MUTED = "#6b7686", ACCENT = "#3a6ff7", HL = "#ff5a1f", MATCH = "#ff9d00";
 const STRONG = { behind: "#d64545", at: "#f0a500", passed: "#2e9e5b", done: "#9aa5b1", none: "#ffffff" };
@@ -36,7 +36,7 @@ export class CanvasGraphView {
     this.layout = null;
     this.ports = new Map(); // key -> {box, kind, x, y, status, badgeValue}
     this.boxes = new Map(); // box -> {node, inputs, outputs, status, sel, match, hl, diff}
-    this.grid = new Map(); // "cx,cy" -> [box entries]
+    this.grid = null; // cell key -> [box entries], built when first needed (hit tests, partial repaints, zoom)
     this.edges = []; // {key: "from>to", d: svg path, feedback}
     this.time = null;
     this.selectedPort = null;
@@ -60,7 +60,7 @@ export class CanvasGraphView {
     this.layout = layout;
     this.ports.clear();
     this.boxes.clear();
-    this.grid.clear();
+    this.grid = null;
     this.hl = null;
     this.selectedPort = null;
     const gap = layout.port_gap;
@@ -80,14 +80,6 @@ export class CanvasGraphView {
         b.outputs.push(key);
       }
       this.boxes.set(n.box, b);
-      const x0 = n.x - MARGIN_X, y0 = n.y - MARGIN_Y, x1 = n.x + n.w + MARGIN_X, y1 = n.y + n.h + 6;
-      for (let cx = Math.floor(x0 / CELL); cx <= Math.floor(x1 / CELL); cx++) {
-        for (let cy = Math.floor(y0 / CELL); cy <= Math.floor(y1 / CELL); cy++) {
-          const k = cellKey(cx, cy);
-          const cell = this.grid.get(k);
-          if (cell) cell.push(b); else this.grid.set(k, [b]);
-        }
-      }
     }
     timing.boxes = performance.now() - t0;
     // Channels: at once for a small scope; for a large one after the first picture with state (far out they are
@@ -127,6 +119,7 @@ export class CanvasGraphView {
     this.feedbackPath = new Path2D(feedback.join(" "));
     this.headPath = new Path2D(heads.join(" "));
     this.timing.edges = performance.now() - t0;
+    this.timing.edgesAt = performance.now();
   }
 
   // --- state -------------------------------------------------------------------------------------------------
@@ -155,7 +148,9 @@ export class CanvasGraphView {
     if (all) this.fullPending = true;
     else for (const box of touched) this.dirty.add(box);
     this.draw();
-    if (this.edgesPending && rows.size) setTimeout(() => this._buildPendingEdges(), 0);
+    // The channels of a large scope: once this first picture with state is on screen (two frames on: the frame
+    // that shows it is painted first), not in a task that would hold that frame back.
+    if (this.edgesPending && rows.size) requestAnimationFrame(() => requestAnimationFrame(() => this._buildPendingEdges()));
   }
 
   _buildPendingEdges() {
@@ -385,18 +380,44 @@ export class CanvasGraphView {
     this.baseStale = false;
   }
 
-  // the boxes whose regions meet the visible part of the world
+  // the boxes whose regions meet the visible part of the world (all of them, without a look at the grid, when
+  // the whole scope is in view: the first picture of a large scope, fitted to the window)
   _visible() {
     const { x, y, s } = this.view;
     const w = this.canvas.clientWidth, h = this.canvas.clientHeight;
-    return this._inRect([-x / s, -y / s, (w - x) / s, (h - y) / s]);
+    const r = [-x / s, -y / s, (w - x) / s, (h - y) / s];
+    const L = this.layout;
+    if (r[0] <= -MARGIN_X && r[1] <= -MARGIN_Y && r[2] >= L.width + MARGIN_X && r[3] >= L.height + 6) {
+      return [...this.boxes.values()];
+    }
+    return this._inRect(r);
+  }
+
+  // The spatial grid: each box in the cells its region meets. Not needed for the first picture of a fitted
+  // scope (every box is drawn), so it is built at the first hit test, partial repaint or view of a part.
+  _cells() {
+    if (this.grid) return this.grid;
+    const grid = (this.grid = new Map());
+    for (const b of this.boxes.values()) {
+      const n = b.node;
+      const x0 = n.x - MARGIN_X, y0 = n.y - MARGIN_Y, x1 = n.x + n.w + MARGIN_X, y1 = n.y + n.h + 6;
+      for (let cx = Math.floor(x0 / CELL); cx <= Math.floor(x1 / CELL); cx++) {
+        for (let cy = Math.floor(y0 / CELL); cy <= Math.floor(y1 / CELL); cy++) {
+          const k = cellKey(cx, cy);
+          const cell = grid.get(k);
+          if (cell) cell.push(b); else grid.set(k, [b]);
+        }
+      }
+    }
+    return grid;
   }
 
   _inRect([x0, y0, x1, y1]) {
+    const grid = this._cells();
     const out = new Set();
     for (let cx = Math.floor(x0 / CELL); cx <= Math.floor(x1 / CELL); cx++) {
       for (let cy = Math.floor(y0 / CELL); cy <= Math.floor(y1 / CELL); cy++) {
-        const cell = this.grid.get(cellKey(cx, cy));
+        const cell = grid.get(cellKey(cx, cy));
         if (!cell) continue;
         for (const b of cell) {
           const n = b.node;

@@ -88,8 +88,10 @@ function render() {
   S.pendingLatency = null;
   if (S.firstRender === undefined && rows.size) {
     S.firstRender = null;
+    performance.mark("fs:first-frame");
     requestAnimationFrame(() => setTimeout(() => {
       S.firstRender = performance.now();
+      performance.mark("fs:first-paint");
       for (const resolve of S.firstPictureWaiters.splice(0)) resolve();
       if (!S.drawerOpened) { S.drawerOpened = true; setTimeout(() => drawer.open(S.sid, S.scope, S.info, S.lastAt), 50); }
     }, 0));

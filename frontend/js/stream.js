@@ -41,8 +41,8 @@ export class Stream {
     if (this.batch !== null) q.set("since", this.batch);
     const ws = new WebSocket(`${proto}//${location.host}/api/sessions/${this.sid}/stream?${q}`);
     this.ws = ws;
-    ws.onopen = () => { this.retry = 250; this.connected = true; this.h.onStatus && this.h.onStatus("connected"); };
-    ws.onmessage = (ev) => this._message(JSON.parse(ev.data));
+    ws.onopen = () => { performance.mark("fs:ws-open"); this.retry = 250; this.connected = true; this.h.onStatus && this.h.onStatus("connected"); };
+    ws.onmessage = (ev) => { if (!this.h.received) { this.h.received = true; performance.mark("fs:ws-message"); } this._message(JSON.parse(ev.data)); };
     ws.onclose = (ev) => {
       this.connected = false;
       if (this.closed || ev.code === 4404) { this.h.onStatus && this.h.onStatus("closed", ev.reason); return; }
@@ -62,6 +62,7 @@ export class Stream {
     if (String(msg.scope) !== String(this.scope)) return; // a message for the scope we just left
     let keys = null;
     if (msg.type === "snapshot") {
+      performance.mark("fs:snapshot");
       this.rows = new Map();
       for (const r of msg.ports) this.rows.set(`${r[0]},${r[1]},${r[2]}`, r);
     } else {

@@ -110,6 +110,7 @@ export async function openScope(path, prefetched = null) {
   S.firstRender = undefined; // set once this scope's state is on screen (benchmarks)
   S.drawerOpened = false;
   showLayout(layout);
+  performance.mark("fs:layout-drawn");
   if (String(S.stream.scope) !== String(path)) S.stream.watch(path);
   S.rows = S.stream.rows;
   S.pendingFull = true;
