@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from backend.sources import EventLogReader, find_logs
-from backend.sources.decode import EventDecoder
+from backend.sources.decode import EventDecoder, WholeEvent
 from backend.spark.convert import SparkLogConversion
 from backend.spark.event_fields import model_decoder
 from backend.spark.model import SparkModel
@@ -77,8 +77,12 @@ def test_damaged_lines_fail_as_a_whole_decode_does():
     with pytest.raises(orjson.JSONDecodeError):
         decode(b'{"Event":"SparkListenerTaskEnd","Stage ID":1,')
     # a field of an unexpected type: the whole event, as it is, for the model to judge
-    odd = b'{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task Info":null,"Task Metrics":{"x":1}}'
-    assert decode(odd) == orjson.loads(odd)
+    odd = b'{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task Info":"x","Task Metrics":{"x":1}}'
+    assert decode(odd) == orjson.loads(odd) and type(decode(odd)) is WholeEvent
+    for wide in (b'9223372036854775808', b'-9223372036854775809', b'true', b'1.5'):  # not a Java long
+        assert type(decode(b'{"Event":"SparkListenerTaskEnd","Stage ID":' + wide + b'}')) is WholeEvent
+    # a null the shape allows is decoded as such, checked
+    assert type(decode(b'{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task Info":null}')) is dict
     end = (b'{"Event":"SparkListenerTaskEnd","Stage ID":3,'
            b'"Task Info":{"Task ID":7,"Index":2,"Accumulables":[{"ID":1}]},'
            b'"Task Metrics":{"Executor Run Time":5,"Input Metrics":{"Records Read":4}},"Task Executor Metrics":{}}')

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["event_problem"]
+__all__ = ["EVENTS", "INT_MAX", "INT_MIN", "STREAMING_PREFIX", "Spec", "event_problem"]
 
 INT = (int,)
-# what a JSON line of Spark's can hold and a progress-log record can carry (orjson's range, as Spark's longs)
-_INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1
+# what Spark writes (its ids and times are Java longs) and a progress-log record can carry (64-bit signed)
+INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
 NUM = (int, float)
 STR = (str,)
 BOOL = (bool,)
@@ -126,8 +126,8 @@ def _check(obj: dict, spec: Spec, where: str) -> str | None:
             return f"{where}{key!r} is null"
         if type(value) not in types or (bool in types) != (type(value) is bool):
             return f"{where}{key!r} is {_type_name(value)}, not {_want(types)}"
-        if type(value) is int and not _INT_MIN <= value <= _INT_MAX:
-            return f"{where}{key!r} is an integer beyond 64 bits"
+        if type(value) is int and not INT_MIN <= value <= INT_MAX:
+            return f"{where}{key!r} is an integer beyond 64 signed bits"
         if nested is None:
             continue
         if type(value) is dict:
@@ -139,8 +139,8 @@ def _check(obj: dict, spec: Spec, where: str) -> str | None:
                 if type(nested) is tuple:  # a list of scalars
                     if type(item) not in nested or type(item) is bool:
                         return f"{where}{key!r}[{i}] is {_type_name(item)}, not {_want(nested)}"
-                    if type(item) is int and not _INT_MIN <= item <= _INT_MAX:
-                        return f"{where}{key!r}[{i}] is an integer beyond 64 bits"
+                    if type(item) is int and not INT_MIN <= item <= INT_MAX:
+                        return f"{where}{key!r}[{i}] is an integer beyond 64 signed bits"
                 elif type(item) is not dict:
                     return f"{where}{key!r}[{i}] is {_type_name(item)}, not an object"
                 else:

@@ -159,12 +159,14 @@ class SparkModel:
 
     # --- driving -----------------------------------------------------------------------------------------
 
-    def feed(self, event: dict, line: int | None = None) -> list[dict]:
-        """The progress-log records this event produces (possibly none)."""
+    def feed(self, event: dict, line: int | None = None, checked: bool = False) -> list[dict]:
+        """The progress-log records this event produces (possibly none). ``checked``: the fields the model reads
+        already have the types ``event_shape`` requires (a typed decode, ``event_fields.model_decoder``), so they
+        are not checked again."""
         self._out = []
         self._line = line
         kind = event.get("Event")
-        problem = event_problem(event)
+        problem = None if checked else event_problem(event)
         if problem is not None:  # skipped whole: half an event would leave the model inconsistent
             self.damaged_events += 1
             if self.on_damaged is not None:
