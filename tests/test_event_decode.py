@@ -99,3 +99,19 @@ def test_a_truncated_skipped_line_is_reported(tmp_path):
     list(conversion)
     s = conversion.summary()
     assert s.corrupt_lines == 1 and s.events == 2 and "app-1:2" in str(s.errors[0])
+
+
+@pytest.mark.parametrize("batch", ["x1", "--1", "1" * 30, "\u00b2"])
+def test_a_batch_id_that_is_no_long_is_a_damaged_event_decoded_typed_or_whole(tmp_path, batch):
+    """Types say a batch id may be a string; only a Java long in decimal is one. A typed decode checks the types,
+    and the model still checks what they cannot say."""
+    start = {"Event": "SparkListenerJobStart", "Job ID": 0, "Stage Infos": [],
+             "Properties": {"sql.streaming.queryId": "q", "streaming.sql.batchId": batch}}
+    log = tmp_path / "app-2"
+    log.write_bytes(b'{"Event":"SparkListenerLogStart","Spark Version":"4.0.0"}\n' + orjson.dumps(start) + b"\n")
+    conversion = SparkLogConversion(log)
+    list(conversion)
+    s = conversion.summary()
+    assert s.damaged_events == 1 and "streaming.sql.batchId" in str(s.errors[0]) and s.uncertain
+    model = SparkModel()
+    assert model.feed(start, 2) and model.damaged_events == 1

@@ -150,18 +150,28 @@ def _check(obj: dict, spec: Spec, where: str) -> str | None:
     return None
 
 
-def event_problem(event: dict) -> str | None:
+def event_problem(event: dict, types_checked: bool = False) -> str | None:
     """None if the fields the model reads have the types Spark writes (or the event is not one the model reads),
-    else what is wrong, e.g. ``'Task Info' is a string, not an object``."""
+    else what is wrong, e.g. ``'Task Info' is a string, not an object``. ``types_checked``: a typed decode checked
+    the types already (``event_fields``); only what types cannot say is checked (a batch id written as a string)."""
     kind = event.get("Event")
     if type(kind) is not str:
         return None
-    spec = EVENTS.get(kind.removeprefix(STREAMING_PREFIX))
-    if spec is None:
-        return None
-    problem = _check(event, spec, "")
+    if types_checked:
+        problem = None
+    else:
+        spec = EVENTS.get(kind.removeprefix(STREAMING_PREFIX))
+        if spec is None:
+            return None
+        problem = _check(event, spec, "")
     if problem is None and kind == "SparkListenerJobStart":
         batch = (event.get("Properties") or {}).get("streaming.sql.batchId")
-        if type(batch) is str and not batch.lstrip("-").isdigit():
-            problem = f"'Properties': 'streaming.sql.batchId' is {batch[:20]!r}, not an integer"
+        if type(batch) is str and not _long(batch):
+            problem = f"'Properties': 'streaming.sql.batchId' is {batch[:20]!r}, not a 64-bit integer"
     return problem
+
+
+def _long(text: str) -> bool:
+    """Is ``text`` a Java long written in decimal?"""
+    digits = text[1:] if text.startswith("-") else text
+    return 0 < len(digits) <= 19 and digits.isascii() and digits.isdigit() and INT_MIN <= int(text) <= INT_MAX

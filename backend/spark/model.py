@@ -166,7 +166,7 @@ class SparkModel:
         self._out = []
         self._line = line
         kind = event.get("Event")
-        problem = None if checked else event_problem(event)
+        problem = event_problem(event, checked)
         if problem is not None:  # skipped whole: half an event would leave the model inconsistent
             self.damaged_events += 1
             if self.on_damaged is not None:
