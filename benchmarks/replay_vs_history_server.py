@@ -203,7 +203,7 @@ t0 = time.perf_counter()
 from backend.spark.convert import SparkLogConversion
 from tracker.replay import Replay
 conversion = SparkLogConversion(sys.argv[1])
-replay = Replay(sys.argv[1])
+replay = Replay(sys.argv[1], checked_records=True)  # the model's own records, as a session's replay takes them
 apply = replay.apply
 for rec in conversion:
     apply(rec)

@@ -12,6 +12,7 @@ from backend.sources.decode import EventDecoder, WholeEvent
 from backend.spark.convert import SparkLogConversion
 from backend.spark.event_fields import model_decoder
 from backend.spark.model import SparkModel
+from tracker.replay import Replay
 
 from .conftest import REPO, spark_event_cases
 
@@ -49,6 +50,36 @@ def _same_records_slim_or_whole(log) -> None:
 @pytest.mark.parametrize("log", FIXTURE_LOGS, ids=lambda log: log.path.name)
 def test_the_model_sees_the_same_events_decoded_slim_or_whole(log):
     _same_records_slim_or_whole(log)
+
+
+@pytest.mark.parametrize("log", FIXTURE_LOGS, ids=lambda log: log.path.name)
+def test_the_models_records_replay_alike_checked_again_or_not(log):
+    """A replay that takes the model's records as checked (no second shape check) ends in the same state, with the
+    same marks and details, as one that checks every record."""
+    records = list(SparkLogConversion(log))
+    replays = [Replay(str(log.path), check_contracts=True, checked_records=checked) for checked in (False, True)]
+    for replay in replays:
+        for rec in records:
+            assert replay.apply(rec), replay.errors
+        replay.finish()
+    checked, trusted = replays
+    assert trusted.state() == checked.state() and trusted.marks == checked.marks
+    assert trusted.findings == checked.findings
+    assert trusted.details.snapshot() == checked.details.snapshot()
+
+
+def test_marks_are_checked_even_when_records_are_taken_as_checked():
+    replay = Replay("<model>", checked_records=True)
+    assert not replay.apply({"type": "mark", "at": 1.0, "label": "x", "rows": 1 << 70})
+    assert not replay.apply({"type": "mark", "at": 1.0, "label": "x", "deep": json_nested(100)})
+    assert len(replay.errors) == 2 and "64 bits" in str(replay.errors[0])
+
+
+def json_nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
 
 
 @pytest.mark.spark_events

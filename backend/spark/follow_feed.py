@@ -42,6 +42,7 @@ class SparkLogFeed(Feed):
     """One application's Spark event log as progress records (see the module docstring)."""
 
     kind = "spark-event-log"
+    checked_records = True  # the Spark model's records, from events event_shape checked
 
     def __init__(self, path: str | os.PathLike[str], follow: bool = True, label: str | None = None,
                  poll_interval: float = 0.25) -> None:
