@@ -162,6 +162,7 @@ class SparkLogConversion:
         self.model = SparkModel()
         self.model.on_damaged = self._damaged
         self._path = str(self.log.path)  # the file of the event being modelled
+        self.line: int | None = None  # and its line
         self.progress = progress  # called with (bytes read, total bytes) as the log is read
         self.total_bytes = sum(_size(p) for p in self.log.files)
         self._events = iter(self.reader)
@@ -209,7 +210,7 @@ class SparkLogConversion:
         ahead, self._ahead = self._ahead, []
         events = _chain(ahead, self._events)
         for ev in events:
-            self._path = ev.path
+            self._path, self.line = ev.path, ev.line
             event = ev.event
             if redactor is not None and event_problem(event) is None:  # a damaged event is only reported
                 event = redactor.event(event)
