@@ -30,7 +30,7 @@ started) marks the session *uncertain* from that point instead of inventing prog
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +43,7 @@ from .tasks import TaskLedger, partition_of
 __all__ = ["HANDLED_EVENTS", "SparkModel", "SparkSummary"]
 
 STREAMING_PREFIX = "org.apache.spark.sql.streaming.StreamingQueryListener$"
+_NOTHING: frozenset = frozenset()  # one empty set for every stage that writes no shuffle (each frozenset() is new)
 KEEP_WRITTEN = 100_000  # shuffle outputs remembered for recognising skipped stages (a few MB at most)
 _STEP = ("loop step",)  # the signature of a loop's step operator, in its loop scope
 _FEEDBACK = 2  # a loop scope's feedback operator (node 1 is its driver)
@@ -72,27 +73,25 @@ class StageState:
     node: int
     job_id: int
     epoch: int
-    parents: list[int]
-    children: list[int] = field(default_factory=list)
+    parents: Sequence[int]
+    children: Sequence[int] = ()
     attempts: dict[int, Attempt] = field(default_factory=dict)
     succeeded: set | None = None  # (attempt, partition) of each first success (made at the first; gone at job end)
     completed_ok: bool = False
     # (node, input port, time) each task's output goes to; node 0: out of a loop, to its region's sink
-    targets: list[tuple[int, int, Any]] = field(default_factory=list)
+    targets: Sequence[tuple[int, int, Any]] = ()
     num_tasks: int = 0
     iteration: int | None = None  # in a loop: the iteration (its time is (epoch, iteration))
-    writes: frozenset = frozenset()  # the shuffles it writes (loops.shuffle_writes), from the job's start
+    writes: frozenset = _NOTHING  # the shuffles it writes (loops.shuffle_writes), from the job's start
 
     def job_ended(self) -> None:
         """Its job released everything: keep what names the stage (id, region, node, epoch, status), drop what only
         a running stage needs (its lineage, where its tasks' output goes, its attempts' capabilities, its first
         successes), so a long application costs a small record per stage."""
         self.succeeded = None
-        self.parents.clear()
-        self.children.clear()
-        self.targets.clear()
+        self.parents = self.children = self.targets = ()
         self.attempts.clear()  # what a late task or stage event finds: nothing held
-        self.writes = frozenset()
+        self.writes = _NOTHING
 
 
 @dataclass(slots=True)  # one per job, stage or region of an application, however long
@@ -388,7 +387,7 @@ class SparkModel:
                                           parents[sid], children[sid], targets=targets,
                                           num_tasks=by_id[sid].get("Number of Tasks", 0),
                                           iteration=t[1] if scope is not region else None,
-                                          writes=writes.get(sid, frozenset()))
+                                          writes=writes.get(sid, _NOTHING))
         # the source: it must hold the epoch to send at it, then moves on
         src = _port("out", 1, 0)
         region_ups = updates[id(region)][1]
