@@ -5,8 +5,8 @@ Task events are most of a log (two per task) and a ``SparkListenerTaskEnd`` is m
 model never looks at; a stage event repeats the stage's RDDs and carries its accumulables, and the model reads the
 RDDs from the job's start instead; a job's start carries every stage's RDDs with their storage levels and the
 job's properties (tens of them), of which the model reads a few. :data:`READ` names what ``backend.spark.model``,
-``backend.spark.loops`` and ``backend.spark.tasks`` read (keep them in step: tests/test_event_decode.py replays
-every fixture log and every real log both ways and compares the records).
+``backend.spark.loops``, ``backend.spark.tasks`` and the gap detector (``backend.spark.gaps``) read (keep them in
+step: tests/test_event_decode.py replays every fixture log and every real log both ways and compares the records).
 
 The types come from ``event_shape.EVENTS``, the one statement of what each field may hold: :func:`model_decoder`
 turns each event type's fields into a msgspec type (``TypedDict``s, integers bounded to 64 bits), so the decoder
@@ -50,6 +50,7 @@ READ: dict[str, dict[str, Any]] = {
         "Stage Infos": {**_STAGE_IDS, "Stage Name": None, "Number of Tasks": None, "Parent IDs": None,
                         "Details": None,
                         "RDD Info": dict.fromkeys(["RDD ID", "Name", "Scope", "Callsite", "Parent IDs"])},
+        "Stage IDs": None,  # the gap detector's, when a job lists no stage infos
     },
     "SparkListenerJobEnd": {"Job ID": None, "Completion Time": None, "Job Result": {"Result": None}},
     # the stage's accumulables and RDDs are not read here (the RDDs are read at the job's start)
