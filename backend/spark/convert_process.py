@@ -3,8 +3,9 @@
 Reading, decoding and the Spark model (``SparkLogConversion``) are about half of the work of bringing a Spark log
 to its full state; applying the records to the tracker (``tracker.replay.Replay``) is the other half, and it has to
 happen where the state is wanted. :class:`ConversionProcess` runs the one conversion in a forked child and hands
-its records over a pipe in batches (JSON, about a thousand records per message), so the child reads and models
-the next events while this process applies the previous ones. It iterates like ``SparkLogConversion`` and ends
+its records over a pipe in batches (JSON, about a thousand records per message; a thread of the child writes them,
+so the conversion never waits for this process), so the child reads and models the next events while this
+process applies the previous ones. It iterates like ``SparkLogConversion`` and ends
 with the same summary; corrupt lines reach ``on_error`` as they arrive. The pipe costs this process a
 ``orjson.loads`` per batch, a few microseconds per record, against the tens of microseconds the child's share of
 the work costs per event.
@@ -17,8 +18,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 import traceback
 from collections.abc import Callable, Iterator
+from queue import SimpleQueue
 from typing import Any
 
 import orjson
@@ -131,26 +134,45 @@ def _widen(fd: int) -> None:
 
 
 def _convert(log: AppLog, send: Any, batch: int) -> None:
-    """The child: one ``SparkLogConversion``, its records sent in batches with their lines, then the summaries."""
+    """The child: one ``SparkLogConversion``, its records sent in batches with their lines, then the summaries.
+
+    A thread writes to the pipe, so the conversion never waits for the parent: when the parent is busy (or not
+    scheduled, on a loaded machine) the batches queue up here and the conversion goes on."""
     dumps = orjson.dumps
+    queue: SimpleQueue[bytes | None] = SimpleQueue()
+    sender = threading.Thread(target=_send_all, args=(queue, send), name="flowscope-conversion-sender")
+    sender.start()
+    put = queue.put
     try:
-        conversion = SparkLogConversion(log, on_error=lambda e: send.send_bytes(
+        conversion = SparkLogConversion(log, on_error=lambda e: put(
             _ERROR + dumps([e.path, e.line, e.kind, e.reason, e.excerpt])))
         out: list[tuple[int | None, dict]] = []
         for rec in conversion:
             out.append((conversion.line, rec))
             if len(out) >= batch:
-                send.send_bytes(_RECORDS + dumps(out))
+                put(_RECORDS + dumps(out))
                 out = []
         if out:
-            send.send_bytes(_RECORDS + dumps(out))
+            put(_RECORDS + dumps(out))
         summary = conversion.summary().to_json()
         del summary["errors"]  # sent one by one as they were found
         m = conversion.model.summary()
-        send.send_bytes(_DONE + dumps({"summary": summary, "model": {
+        put(_DONE + dumps({"summary": summary, "model": {
             "jobs": {str(k): v for k, v in m.jobs.items()}, "stages": [[s, a, v] for (s, a), v in m.stages.items()],
             "tasks": m.tasks, "uncertain": m.uncertain}}))
     except BaseException:  # noqa: BLE001 - whatever it was, the parent says so
-        send.send_bytes(_FAILED + traceback.format_exc().encode())
+        put(_FAILED + traceback.format_exc().encode())
+    finally:
+        put(None)
+        sender.join()
+
+
+def _send_all(queue: SimpleQueue[bytes | None], send: Any) -> None:
+    """Write the queued messages to the pipe until the end (None); a parent that went away ends it too."""
+    try:
+        while (message := queue.get()) is not None:
+            send.send_bytes(message)
+    except OSError:  # the parent closed its end: nobody reads any more
+        pass
     finally:
         send.close()
