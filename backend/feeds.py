@@ -61,6 +61,7 @@ class Feed:
     label: str = ""
     live: bool = False  # may still grow: the session follows its head
     ended_early: str | None = None  # the followed file was truncated, replaced or deleted (a followed_file kind)
+    checked_records: bool = False  # its records are built in-process from checked values (Replay's checked_records)
 
     def __init__(self) -> None:
         self.errors: list[LineError] = []  # read problems (corrupt lines), reported and skipped

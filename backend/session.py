@@ -77,7 +77,7 @@ class Session:
         self.directory = directory  # the session's own directory (uploads), removed with the session
         self.created = time.time()
         self.replay = Replay(feed.label, check_contracts=self.options.check_contracts, observer=self._observe,
-                             keep_finished=self.options.keep_finished)
+                             keep_finished=self.options.keep_finished, checked_records=feed.checked_records)
         self.history = History(self.options.checkpoint_every, keep_finished=self.options.keep_finished)
         self.replay.on_retire.append(self._folding)
         self.blame = BlameTracker(self.replay, lazy=True)  # where completed times' seconds went, walked when asked

@@ -83,9 +83,9 @@ else:
     conversion = SparkLogConversion(path)
     replay = None
     if mode == "frontiers":
-        replay = Replay(path)
+        replay = Replay(path, checked_records=True)
     elif mode == "live":
-        replay = Replay(path, keep_finished=64)
+        replay = Replay(path, keep_finished=64, checked_records=True)
     next_mark = 0
     for rec in conversion:
         if replay is not None:

@@ -8,10 +8,11 @@ import orjson
 import pytest
 
 from backend.sources import EventLogReader, find_logs
-from backend.sources.decode import EventDecoder
+from backend.sources.decode import EventDecoder, WholeEvent
 from backend.spark.convert import SparkLogConversion
 from backend.spark.event_fields import model_decoder
 from backend.spark.model import SparkModel
+from tracker.replay import Replay
 
 from .conftest import REPO, spark_event_cases
 
@@ -51,6 +52,36 @@ def test_the_model_sees_the_same_events_decoded_slim_or_whole(log):
     _same_records_slim_or_whole(log)
 
 
+@pytest.mark.parametrize("log", FIXTURE_LOGS, ids=lambda log: log.path.name)
+def test_the_models_records_replay_alike_checked_again_or_not(log):
+    """A replay that takes the model's records as checked (no second shape check) ends in the same state, with the
+    same marks and details, as one that checks every record."""
+    records = list(SparkLogConversion(log))
+    replays = [Replay(str(log.path), check_contracts=True, checked_records=checked) for checked in (False, True)]
+    for replay in replays:
+        for rec in records:
+            assert replay.apply(rec), replay.errors
+        replay.finish()
+    checked, trusted = replays
+    assert trusted.state() == checked.state() and trusted.marks == checked.marks
+    assert trusted.findings == checked.findings
+    assert trusted.details.snapshot() == checked.details.snapshot()
+
+
+def test_marks_are_checked_even_when_records_are_taken_as_checked():
+    replay = Replay("<model>", checked_records=True)
+    assert not replay.apply({"type": "mark", "at": 1.0, "label": "x", "rows": 1 << 70})
+    assert not replay.apply({"type": "mark", "at": 1.0, "label": "x", "deep": json_nested(100)})
+    assert len(replay.errors) == 2 and "64 bits" in str(replay.errors[0])
+
+
+def json_nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 @pytest.mark.spark_events
 @pytest.mark.parametrize("log", REAL_LOGS, ids=lambda log: getattr(getattr(log, "path", None), "name", "none"))
 def test_every_real_log_gives_the_same_records_slim_or_whole(log):
@@ -77,8 +108,12 @@ def test_damaged_lines_fail_as_a_whole_decode_does():
     with pytest.raises(orjson.JSONDecodeError):
         decode(b'{"Event":"SparkListenerTaskEnd","Stage ID":1,')
     # a field of an unexpected type: the whole event, as it is, for the model to judge
-    odd = b'{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task Info":null,"Task Metrics":{"x":1}}'
-    assert decode(odd) == orjson.loads(odd)
+    odd = b'{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task Info":"x","Task Metrics":{"x":1}}'
+    assert decode(odd) == orjson.loads(odd) and type(decode(odd)) is WholeEvent
+    for wide in (b'9223372036854775808', b'-9223372036854775809', b'true', b'1.5'):  # not a Java long
+        assert type(decode(b'{"Event":"SparkListenerTaskEnd","Stage ID":' + wide + b'}')) is WholeEvent
+    # a null the shape allows is decoded as such, checked
+    assert type(decode(b'{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task Info":null}')) is dict
     end = (b'{"Event":"SparkListenerTaskEnd","Stage ID":3,'
            b'"Task Info":{"Task ID":7,"Index":2,"Accumulables":[{"ID":1}]},'
            b'"Task Metrics":{"Executor Run Time":5,"Input Metrics":{"Records Read":4}},"Task Executor Metrics":{}}')
@@ -95,3 +130,19 @@ def test_a_truncated_skipped_line_is_reported(tmp_path):
     list(conversion)
     s = conversion.summary()
     assert s.corrupt_lines == 1 and s.events == 2 and "app-1:2" in str(s.errors[0])
+
+
+@pytest.mark.parametrize("batch", ["x1", "--1", "1" * 30, "\u00b2"])
+def test_a_batch_id_that_is_no_long_is_a_damaged_event_decoded_typed_or_whole(tmp_path, batch):
+    """Types say a batch id may be a string; only a Java long in decimal is one. A typed decode checks the types,
+    and the model still checks what they cannot say."""
+    start = {"Event": "SparkListenerJobStart", "Job ID": 0, "Stage Infos": [],
+             "Properties": {"sql.streaming.queryId": "q", "streaming.sql.batchId": batch}}
+    log = tmp_path / "app-2"
+    log.write_bytes(b'{"Event":"SparkListenerLogStart","Spark Version":"4.0.0"}\n' + orjson.dumps(start) + b"\n")
+    conversion = SparkLogConversion(log)
+    list(conversion)
+    s = conversion.summary()
+    assert s.damaged_events == 1 and "streaming.sql.batchId" in str(s.errors[0]) and s.uncertain
+    model = SparkModel()
+    assert model.feed(start, 2) and model.damaged_events == 1

@@ -174,3 +174,21 @@ def test_a_streaming_querys_region_keeps_only_its_running_stages():
                 kept.append(set(region.stage_ids) <= running)
     assert len(kept) >= 7 and all(kept)
     assert all(st.succeeded is None for st in model.stages.values())  # no per-task state once a job ended
+
+
+def test_a_finished_jobs_stages_keep_only_what_names_them():
+    """Once a job ended, its stages keep their id, region, node and epoch (what the fleet and the summary read), not
+    their lineage or their tasks' targets: a long application costs a small record per stage."""
+    from backend.sources import EventLogReader
+    from backend.spark.model import SparkModel
+
+    model = SparkModel()
+    for name in ("batch_shuffle", "streaming_stateful"):
+        log = next((REPO / "fixtures" / "spark" / name).glob("eventlog_v2_*"))
+        for ev in EventLogReader(log):
+            model.feed(ev.event, ev.line)
+    assert model.stages and all(job.status != "RUNNING" for job in model.jobs.values())
+    for st in model.stages.values():
+        assert not (st.parents or st.children or st.targets or st.writes), st.stage_id
+        assert all(att.caps == 0 for att in st.attempts.values())  # a late event may name an attempt: nothing held
+        assert st.region.path and st.node >= 3

@@ -251,7 +251,7 @@ class JsonLines:
                     obj = loads(raw)
                 except (JSONError, RecursionError):
                     obj = None
-                if type(obj) is dict and (one is None or one(raw, obj) is None):
+                if isinstance(obj, dict) and (one is None or one(raw, obj) is None):
                     self.line += 1
                     good += 1
                     emit(self.line, obj)
@@ -301,7 +301,7 @@ class JsonLines:
         except RecursionError:
             self.corrupt(INVALID_JSON, "invalid JSON: nested too deeply to parse", raw)
             return None
-        if type(obj) is not dict:
+        if not isinstance(obj, dict):  # a decoder may hand out a dict subclass
             self.corrupt(NOT_AN_OBJECT, f"expected a JSON object, found a JSON {_json_type(obj)}", raw)
             return None
         if self.check is not None:

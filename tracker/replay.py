@@ -63,10 +63,17 @@ class Replay:
     """Applies progress-log records to a scope hierarchy rooted at ``self.root``."""
 
     def __init__(self, source: str = "<log>", check_contracts: bool = False, observer: BatchObserver | None = None,
-                 on_error: Callable[[LineError], None] | None = None, keep_finished: int | None = None):
+                 on_error: Callable[[LineError], None] | None = None, keep_finished: int | None = None,
+                 checked_records: bool = False):
         """``on_error`` is told of each rejected record as it happens (they are all kept in ``errors`` too).
-        ``keep_finished``: None keeps retired scopes; a number folds every finished scope but the latest that many."""
+        ``keep_finished``: None keeps retired scopes; a number folds every finished scope but the latest that many.
+        ``checked_records``: the records are built in this process by ``log_records``' constructors from values
+        checked where they entered (the Spark model: events whose types ``event_shape`` or a typed decode checked,
+        64-bit integers, strings), so the shape of structure and ``detail`` records is not checked again; marks,
+        which carry a source's values as they are, still are. What a record means (does its scope exist, has a
+        time the scope's depth, does an edge close an identity cycle) is checked as always."""
         self.source = source
+        self.checked_records = checked_records
         self.root = Subgraph((), "root", 0, 0, 1)
         self.checker = ContractChecker() if check_contracts else None
         self.observer = observer
@@ -99,7 +106,7 @@ class Replay:
     def apply(self, record: dict, line: int | None = None) -> bool:
         """Apply one record; on a problem, report it (``self.errors``) and return False. Never raises for bad input."""
         kind = record.get("type")
-        if kind != "progress":  # structure and marks are rare: check their whole shape first (log_records)
+        if kind != "progress" and (kind == "mark" or not self.checked_records):  # check the whole shape first
             problem = record_problem(record)
             if problem is not None:
                 self._error(line, f"{kind if type(kind) is str else 'untyped'} record rejected: {problem}")

@@ -34,6 +34,7 @@ from typing import Any
 
 from backend.blame import BlameTracker
 from backend.sources import AppLog, EventLogReader, LineError, MissingCodecError
+from backend.sources.decode import WholeEvent
 from backend.spark.convert import EventLogError, open_event_log
 from backend.spark.event_fields import model_decoder
 from backend.spark.model import SparkModel
@@ -190,7 +191,7 @@ class _Analysis:
         self.log, self.name = log, name
         self.errors: list[LineError] = []
         self.model = SparkModel()
-        self.replay = Replay(name, observer=self._observe)
+        self.replay = Replay(name, observer=self._observe, checked_records=True)  # the model's own records
         self.blame = BlameTracker(self.replay)  # the same blame as `flowscope blame`, one pass
         self.regions: dict[tuple, dict] = {}  # scope path -> {"name", "kind"}
         self.operators: dict[tuple, dict] = {}  # (scope path, node) -> operator record
@@ -216,7 +217,7 @@ class _Analysis:
         model, replay, on_event, on_record, blame = self.model, self.replay, self._event, self._record, self.blame
         for ev in reader:
             on_event(ev.event)
-            for rec in model.feed(ev.event, ev.line):
+            for rec in model.feed(ev.event, ev.line, type(ev.event) is not WholeEvent):  # typed: types checked
                 on_record(rec)
                 if replay.apply(rec, ev.line):
                     blame.record(rec)

@@ -14,8 +14,11 @@ first bytes (Spark writes ``{"Event":"<type>"`` first) and then
 
 Whatever does not fit (no ``Event`` prefix, an escaped type name, a field of an unexpected JSON type, a line that is
 not valid JSON) is decoded whole with orjson, so a damaged line is reported exactly as before and a damaged event
-reaches the model exactly as before. A skipped line is checked only for its closing brace: a truncated line is still
-reported, but a line corrupted in its middle is not noticed when nothing in it is read.
+reaches the model exactly as before. An event decoded whole comes out as a :class:`WholeEvent` (a ``dict``): the
+types of its fields were not checked by a field spec, so its reader checks them; any other event is a plain
+``dict`` whose listed fields have the types its spec declares. A skipped line is checked only for its closing
+brace: a truncated line is still reported, but a line corrupted in its middle is not noticed when nothing in it is
+read.
 """
 
 from __future__ import annotations
@@ -26,18 +29,30 @@ from typing import Any
 import msgspec
 import orjson
 
-__all__ = ["EventDecoder"]
+__all__ = ["EventDecoder", "WholeEvent"]
 
 _PREFIX = b'{"Event":"'
 _START = len(_PREFIX)
 
 
+class WholeEvent(dict):
+    """An event decoded whole (orjson), not through a field spec: nothing has checked the types of its fields."""
+
+    __slots__ = ()
+
+
+def _whole(raw: bytes) -> Any:
+    obj = orjson.loads(raw)
+    return WholeEvent(obj) if type(obj) is dict else obj
+
+
 class EventDecoder:
     """``decoder(raw_line)`` -> the event dict, decoding only what ``wanted`` asks for.
 
-    ``wanted`` maps each event type the reader reads to ``None`` (the whole event) or a ``TypedDict`` type naming
-    the fields to decode (nested ``TypedDict`` fields narrow further; ``Any`` takes a value whole). Types not in
-    ``wanted`` are not decoded. Raises ``orjson.JSONDecodeError`` for a line that is not JSON, like ``orjson.loads``.
+    ``wanted`` maps each event type the reader reads to ``None`` (the whole event, a :class:`WholeEvent`) or a
+    ``TypedDict`` type naming the fields to decode and their types (nested ``TypedDict`` fields narrow further;
+    ``Any`` takes a value whole). Types not in ``wanted`` are not decoded. Raises ``orjson.JSONDecodeError`` for a
+    line that is not JSON, like ``orjson.loads``.
     """
 
     def __init__(self, wanted: Mapping[str, type | None]) -> None:
@@ -52,16 +67,16 @@ class EventDecoder:
             name = raw[_START:end]
             if end > 0 and b"\\" not in name:
                 if name in self._whole:
-                    return orjson.loads(raw)
+                    return _whole(raw)
                 slim = self._slim.get(name)
                 if slim is not None:
                     try:
                         return slim.decode(raw)
                     except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
-                        return orjson.loads(raw)  # the same event, or the same error, as a whole decode gives
+                        return _whole(raw)  # the same event, or the same error, as a whole decode gives
                 if raw.rstrip().endswith(b"}"):
                     text = self._names.get(name)
                     if text is None:
                         text = self._names[name] = name.decode("utf-8", "replace")
                     return {"Event": text}
-        return orjson.loads(raw)
+        return _whole(raw)

@@ -14,7 +14,9 @@ exists (Spark closes a part before creating the next), so reading moves on only 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from backend.followed_file import DELETED, FileWatch, change_message
 
@@ -31,8 +33,8 @@ class EventLogFollower:
     rolling `eventlog_v2_` directory. `poll(limit)` returns up to `limit` new events (all if None); `finalized`
     turns True once the log is complete and every event in it has been returned.
 
-    `stats`, `errors` and `on_error` work as for `EventLogReader`; `pending` is the unfinished tail after the last
-    poll. Raises `MissingCodecError` from `poll` when it meets a file it cannot decode."""
+    `stats`, `errors`, `on_error` and `decode` work as for `EventLogReader`; `pending` is the unfinished tail after
+    the last poll. Raises `MissingCodecError` from `poll` when it meets a file it cannot decode."""
 
     def __init__(
         self,
@@ -40,6 +42,7 @@ class EventLogFollower:
         *,
         on_error: ErrorCallback | None = None,
         chunk_size: int | None = None,
+        decode: Callable[[bytes], Any] | None = None,
     ) -> None:
         p = Path(path)
         self.rolling = p.is_dir() or p.name.startswith(ROLLING_PREFIX)
@@ -54,6 +57,7 @@ class EventLogFollower:
         self.ended: str | None = None  # a single file vanished, was replaced or truncated: nothing more comes
         self._on_error = on_error
         self._chunk = chunk_size
+        self._decode = decode  # as EventLogReader's
         self._cursor: FileCursor | None = None
         self._watch = FileWatch(p)  # the cursor's file: noticed when truncated or replaced
         self._part = 0  # rolling: index N of the part the cursor reads
@@ -138,7 +142,7 @@ class EventLogFollower:
     def _new_cursor(self, path: Path) -> FileCursor:
         self.stats.files += 1
         self._watch = FileWatch(path)
-        return FileCursor(path, self.stats, self._report, chunk_size=self._chunk)
+        return FileCursor(path, self.stats, self._report, chunk_size=self._chunk, decode=self._decode)
 
     def _read(self, out: list[LogEvent], limit: int | None) -> bool | None:
         """Read the cursor's file from its offset to its current end. True if `limit` was reached first, None if

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.sources import AppLog, EventLogReader, LineError, MissingCodecError, describe_log, find_logs
+from backend.sources.decode import WholeEvent
 from backend.sources.eventlog_layout import looks_like_event_log
 from backend.subcommand import run_subcommand
 from tracker.jsonl import DAMAGED_EVENT
@@ -156,10 +157,12 @@ class SparkLogConversion:
         self.redactor = redact if isinstance(redact, Redactor) else (Redactor() if redact else None)
         # the model reads a few fields of a few event types; redaction rewrites whole events, so it decodes all
         decode = model_decoder() if self.redactor is None else None
+        self._typed = decode is not None  # events it does not hand out whole have their types checked
         self.reader = EventLogReader(self.log, on_error=self._error, decode=decode)
         self.model = SparkModel()
         self.model.on_damaged = self._damaged
         self._path = str(self.log.path)  # the file of the event being modelled
+        self.line: int | None = None  # and its line
         self.progress = progress  # called with (bytes read, total bytes) as the log is read
         self.total_bytes = sum(_size(p) for p in self.log.files)
         self._events = iter(self.reader)
@@ -203,15 +206,15 @@ class SparkLogConversion:
         stats = self.reader.stats
         progress, total = self.progress, self.total_bytes
         last_bytes = -1
-        multi = self._multi
+        multi, typed = self._multi, self._typed
         ahead, self._ahead = self._ahead, []
         events = _chain(ahead, self._events)
         for ev in events:
-            self._path = ev.path
+            self._path, self.line = ev.path, ev.line
             event = ev.event
             if redactor is not None and event_problem(event) is None:  # a damaged event is only reported
                 event = redactor.event(event)
-            records = model.feed(event, ev.line)
+            records = model.feed(event, ev.line, typed and type(event) is not WholeEvent)
             if records:
                 for rec in records:
                     kind = rec["type"]

@@ -1,54 +1,119 @@
-"""The fields of Spark's task and stage events that the Spark model reads, for decoding nothing else.
+"""The fields of Spark's events that the Spark model reads, for decoding nothing else and checking them as they are
+decoded.
 
 Task events are most of a log (two per task) and a ``SparkListenerTaskEnd`` is mostly metrics and accumulables the
 model never looks at; a stage event repeats the stage's RDDs and carries its accumulables, and the model reads the
-RDDs from the job's start instead. These ``TypedDict`` specs name what ``backend.spark.model`` and
-``backend.spark.tasks`` read (keep them in step: tests/test_event_decode.py replays every fixture log and every
-real log both ways and compares the records);
-:func:`model_decoder` gives the reader a decoder that decodes these fields of these events, every other event
-the model handles whole, and skips the types it does not handle (``backend.sources.decode``).
+RDDs from the job's start instead; a job's start carries every stage's RDDs with their storage levels and the
+job's properties (tens of them), of which the model reads a few. :data:`READ` names what ``backend.spark.model``,
+``backend.spark.loops``, ``backend.spark.tasks`` and the gap detector (``backend.spark.gaps``) read (keep them in
+step: tests/test_event_decode.py replays every fixture log and every real log both ways and compares the records).
+
+The types come from ``event_shape.EVENTS``, the one statement of what each field may hold: :func:`model_decoder`
+turns each event type's fields into a msgspec type (``TypedDict``s, integers bounded to 64 bits), so the decoder
+checks every type the model would otherwise check again (``event_shape.event_problem``), in C, while it decodes
+only these fields. An event that does not fit comes out whole (``decode.WholeEvent``) for ``event_problem`` to say
+what is wrong with it; a field the model reads that the shape does not constrain is decoded as it is (``Any``).
 """
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+import operator
+from collections.abc import Mapping
+from functools import reduce
+from typing import Annotated, Any, NotRequired, Required, TypedDict
+
+import msgspec
 
 from backend.sources.decode import EventDecoder
 
+from .event_shape import EVENTS, INT_MAX, INT_MIN, Spec
 from .model import HANDLED_EVENTS
 
-__all__ = ["model_decoder"]
+__all__ = ["READ", "model_decoder"]
 
-TaskInfo = TypedDict("TaskInfo", {
-    "Task ID": Any, "Index": Any, "Partition ID": Any, "Attempt": Any, "Launch Time": Any, "Finish Time": Any,
-    "Executor ID": Any, "Host": Any, "Speculative": Any, "Killed": Any, "Failed": Any,
-}, total=False)
+_TASK_INFO = dict.fromkeys(["Task ID", "Index", "Partition ID", "Attempt", "Launch Time", "Finish Time",
+                            "Executor ID", "Host", "Speculative", "Killed", "Failed"])
+_STAGE_IDS = {"Stage ID": None, "Stage Attempt ID": None}
+_STAGE_EVENT_INFO = {**_STAGE_IDS, "Number of Tasks": None, "Submission Time": None, "Completion Time": None,
+                     "Failure Reason": None}
 
-StageInfo = TypedDict("StageInfo", {
-    "Stage ID": Any, "Stage Attempt ID": Any, "Number of Tasks": Any, "Submission Time": Any, "Completion Time": Any,
-    "Failure Reason": Any,
-}, total=False)
+# Event type -> the fields the model reads: field -> None (its value) or the nested fields it reads (of an object,
+# or of each object of a list). Event types not listed here are decoded whole.
+READ: dict[str, dict[str, Any]] = {
+    "SparkListenerLogStart": {"Spark Version": None},
+    "SparkListenerApplicationStart": {"Timestamp": None, "App Name": None, "App ID": None},
+    "SparkListenerApplicationEnd": {"Timestamp": None},
+    "SparkListenerJobStart": {
+        "Job ID": None, "Submission Time": None,
+        "Properties": dict.fromkeys(["sql.streaming.queryId", "streaming.sql.batchId", "spark.jobGroup.id",
+                                     "spark.sql.execution.id", "spark.job.description"]),
+        "Stage Infos": {**_STAGE_IDS, "Stage Name": None, "Number of Tasks": None, "Parent IDs": None,
+                        "Details": None,
+                        "RDD Info": dict.fromkeys(["RDD ID", "Name", "Scope", "Callsite", "Parent IDs"])},
+        "Stage IDs": None,  # the gap detector's, when a job lists no stage infos
+    },
+    "SparkListenerJobEnd": {"Job ID": None, "Completion Time": None, "Job Result": {"Result": None}},
+    # the stage's accumulables and RDDs are not read here (the RDDs are read at the job's start)
+    "SparkListenerStageSubmitted": {"Stage Info": _STAGE_EVENT_INFO},
+    "SparkListenerStageCompleted": {"Stage Info": _STAGE_EVENT_INFO},
+    "SparkListenerTaskStart": {**_STAGE_IDS, "Task Info": _TASK_INFO},
+    "SparkListenerTaskEnd": {
+        **_STAGE_IDS, "Task Info": _TASK_INFO, "Task End Reason": {"Reason": None},
+        "Task Metrics": {"Input Metrics": dict.fromkeys(["Records Read", "Bytes Read"]),
+                         "Shuffle Read Metrics": dict.fromkeys(["Total Records Read", "Remote Bytes Read",
+                                                                "Local Bytes Read"])},
+    },
+}
 
-StageEvent = TypedDict("StageEvent", {"Event": Any, "Stage Info": StageInfo}, total=False)
+_INT64 = Annotated[int, msgspec.Meta(ge=INT_MIN, le=INT_MAX)]  # event_shape's range: Spark's longs
 
-TaskMetrics = TypedDict("TaskMetrics", {"Input Metrics": Any, "Shuffle Read Metrics": Any}, total=False)
 
-TaskStart = TypedDict("TaskStart", {
-    "Event": Any, "Stage ID": Any, "Stage Attempt ID": Any, "Task Info": TaskInfo,
-}, total=False)
+def _scalar(t: type) -> Any:
+    return _INT64 if t is int else t
 
-TaskEnd = TypedDict("TaskEnd", {
-    "Event": Any, "Stage ID": Any, "Stage Attempt ID": Any, "Task End Reason": Any, "Task Info": TaskInfo,
-    "Task Metrics": TaskMetrics,
-}, total=False)
+
+def _value_type(name: str, types: tuple, read: Mapping[str, Any] | None, nested: Any) -> Any:
+    """The msgspec type of one field: its allowed JSON types, an object's or a list's items narrowed to ``read``."""
+    options: list[Any] = []
+    for t in types:
+        if t is dict and isinstance(nested, dict) and nested:
+            options.append(_typed(name, read if read is not None else dict.fromkeys(nested), nested))
+        elif t is list and isinstance(nested, dict):
+            item = _typed(name, read if read is not None else dict.fromkeys(nested), nested)
+            options.append(list[item])  # type: ignore[valid-type]
+        elif t is list and isinstance(nested, tuple):
+            options.append(list[_either([_scalar(s) for s in nested])])  # type: ignore[misc]
+        else:
+            options.append(_scalar(t))
+    return _either(options)
+
+
+def _either(options: list[Any]) -> Any:
+    """One of these types (a union)."""
+    return reduce(operator.or_, options)
+
+
+def _typed(name: str, read: Mapping[str, Any], spec: Spec) -> type:
+    """A ``TypedDict`` of the ``read`` fields, each typed as ``spec`` says (``Any`` where it says nothing)."""
+    fields: dict[str, Any] = {}
+    for key, inner in read.items():
+        entry = spec.get(key)
+        if entry is None:
+            fields[key] = NotRequired[Any]
+            continue
+        types, required, nullable, nested = entry
+        t = _value_type(f"{name} {key}", types, inner, nested)
+        if required:
+            fields[key] = Required[t]
+        else:
+            fields[key] = NotRequired[t | None if nullable else t]
+    return TypedDict(name.replace(" ", "_"), fields, total=False)  # type: ignore[operator]
 
 
 def model_decoder() -> EventDecoder:
-    """A decoder for the Spark model's reader: the task and stage events' fields above, other handled events
-    whole."""
+    """A decoder for the Spark model's reader: the fields in :data:`READ`, typed and checked as they are decoded;
+    other events the model handles whole (its streaming events: one per micro-batch)."""
     wanted: dict[str, type | None] = dict.fromkeys(HANDLED_EVENTS)
-    wanted["SparkListenerTaskStart"] = TaskStart
-    wanted["SparkListenerTaskEnd"] = TaskEnd
-    wanted["SparkListenerStageSubmitted"] = StageEvent  # the stage's accumulables and RDDs are read at JobStart
-    wanted["SparkListenerStageCompleted"] = StageEvent
+    for kind, read in READ.items():
+        wanted[kind] = _typed(kind, {"Event": None, **read}, EVENTS[kind])
     return EventDecoder(wanted)

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["event_problem"]
+__all__ = ["EVENTS", "INT_MAX", "INT_MIN", "STREAMING_PREFIX", "Spec", "event_problem"]
 
 INT = (int,)
-# what a JSON line of Spark's can hold and a progress-log record can carry (orjson's range, as Spark's longs)
-_INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1
+# what Spark writes (its ids and times are Java longs) and a progress-log record can carry (64-bit signed)
+INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
 NUM = (int, float)
 STR = (str,)
 BOOL = (bool,)
@@ -126,8 +126,8 @@ def _check(obj: dict, spec: Spec, where: str) -> str | None:
             return f"{where}{key!r} is null"
         if type(value) not in types or (bool in types) != (type(value) is bool):
             return f"{where}{key!r} is {_type_name(value)}, not {_want(types)}"
-        if type(value) is int and not _INT_MIN <= value <= _INT_MAX:
-            return f"{where}{key!r} is an integer beyond 64 bits"
+        if type(value) is int and not INT_MIN <= value <= INT_MAX:
+            return f"{where}{key!r} is an integer beyond 64 signed bits"
         if nested is None:
             continue
         if type(value) is dict:
@@ -139,8 +139,8 @@ def _check(obj: dict, spec: Spec, where: str) -> str | None:
                 if type(nested) is tuple:  # a list of scalars
                     if type(item) not in nested or type(item) is bool:
                         return f"{where}{key!r}[{i}] is {_type_name(item)}, not {_want(nested)}"
-                    if type(item) is int and not _INT_MIN <= item <= _INT_MAX:
-                        return f"{where}{key!r}[{i}] is an integer beyond 64 bits"
+                    if type(item) is int and not INT_MIN <= item <= INT_MAX:
+                        return f"{where}{key!r}[{i}] is an integer beyond 64 signed bits"
                 elif type(item) is not dict:
                     return f"{where}{key!r}[{i}] is {_type_name(item)}, not an object"
                 else:
@@ -150,18 +150,28 @@ def _check(obj: dict, spec: Spec, where: str) -> str | None:
     return None
 
 
-def event_problem(event: dict) -> str | None:
+def event_problem(event: dict, types_checked: bool = False) -> str | None:
     """None if the fields the model reads have the types Spark writes (or the event is not one the model reads),
-    else what is wrong, e.g. ``'Task Info' is a string, not an object``."""
+    else what is wrong, e.g. ``'Task Info' is a string, not an object``. ``types_checked``: a typed decode checked
+    the types already (``event_fields``); only what types cannot say is checked (a batch id written as a string)."""
     kind = event.get("Event")
     if type(kind) is not str:
         return None
-    spec = EVENTS.get(kind.removeprefix(STREAMING_PREFIX))
-    if spec is None:
-        return None
-    problem = _check(event, spec, "")
+    if types_checked:
+        problem = None
+    else:
+        spec = EVENTS.get(kind.removeprefix(STREAMING_PREFIX))
+        if spec is None:
+            return None
+        problem = _check(event, spec, "")
     if problem is None and kind == "SparkListenerJobStart":
         batch = (event.get("Properties") or {}).get("streaming.sql.batchId")
-        if type(batch) is str and not batch.lstrip("-").isdigit():
-            problem = f"'Properties': 'streaming.sql.batchId' is {batch[:20]!r}, not an integer"
+        if type(batch) is str and not _long(batch):
+            problem = f"'Properties': 'streaming.sql.batchId' is {batch[:20]!r}, not a 64-bit integer"
     return problem
+
+
+def _long(text: str) -> bool:
+    """Is ``text`` a Java long written in decimal?"""
+    digits = text[1:] if text.startswith("-") else text
+    return 0 < len(digits) <= 19 and digits.isascii() and digits.isdigit() and INT_MIN <= int(text) <= INT_MAX

@@ -26,9 +26,11 @@ from pathlib import Path
 from backend.feeds import Feed, FeedKind, FeedRegistry
 from backend.followed_file import REPLACED, TRUNCATED
 from backend.sources import EventLogFollower, LogDirectoryScanner
+from backend.sources.decode import WholeEvent
 from backend.sources.eventlog_layout import ROLLING_PREFIX, looks_like_event_log, rolling_parts
 from tracker.jsonl import DAMAGED_EVENT, LineError
 
+from .event_fields import model_decoder
 from .gaps import GapDetector
 from .model import SparkModel
 
@@ -42,6 +44,7 @@ class SparkLogFeed(Feed):
     """One application's Spark event log as progress records (see the module docstring)."""
 
     kind = "spark-event-log"
+    checked_records = True  # the Spark model's records, from events event_shape checked
 
     def __init__(self, path: str | os.PathLike[str], follow: bool = True, label: str | None = None,
                  poll_interval: float = 0.25) -> None:
@@ -55,7 +58,8 @@ class SparkLogFeed(Feed):
         self.model = SparkModel()
         self.gaps = GapDetector()
         self.events = 0
-        self.follower = EventLogFollower(self.path, on_error=self.errors.append)
+        # only the fields the model and the gap detector read, their types checked as they are decoded
+        self.follower = EventLogFollower(self.path, on_error=self.errors.append, decode=model_decoder())
         self.model.on_damaged = self._damaged
         self._event_path = str(self.path)
         self._done = False
@@ -82,7 +86,7 @@ class SparkLogFeed(Feed):
                 reason = gaps.check(ev.event)
                 if reason is not None:
                     out.extend((ev.line, r) for r in model.note_gap(reason))
-                for record in model.feed(ev.event, ev.line):
+                for record in model.feed(ev.event, ev.line, type(ev.event) is not WholeEvent):
                     out.append((ev.line, record))
             if not events:
                 if self.follower.finalized or not self.live or self.follower.ended:

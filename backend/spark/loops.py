@@ -44,9 +44,10 @@ def rdd_scope_name(rdd: dict) -> str | None:
     if not scope:
         return None
     try:
-        return orjson.loads(scope).get("name")  # one per RDD of every job: the fast parser
+        name = orjson.loads(scope).get("name")  # one per RDD of every job: the fast parser
     except (ValueError, AttributeError):
         return None
+    return name if type(name) is str else None  # a damaged scope names nothing (sorted with names, kept in attrs)
 
 
 def loop_key(info: dict) -> tuple:

@@ -30,7 +30,7 @@ started) marks the session *uncertain* from that point instead of inventing prog
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,8 @@ from .tasks import TaskLedger, partition_of
 __all__ = ["HANDLED_EVENTS", "SparkModel", "SparkSummary"]
 
 STREAMING_PREFIX = "org.apache.spark.sql.streaming.StreamingQueryListener$"
+_NOTHING: frozenset = frozenset()  # one empty set for every stage that writes no shuffle (each frozenset() is new)
+KEEP_WRITTEN = 100_000  # shuffle outputs remembered for recognising skipped stages (a few MB at most)
 _STEP = ("loop step",)  # the signature of a loop's step operator, in its loop scope
 _FEEDBACK = 2  # a loop scope's feedback operator (node 1 is its driver)
 
@@ -81,16 +83,25 @@ class StageState:
     node: int
     job_id: int
     epoch: int
-    parents: list[int]
-    children: list[int] = field(default_factory=list)
+    parents: Sequence[int]
+    children: Sequence[int] = ()
     attempts: dict[int, Attempt] = field(default_factory=dict)
     succeeded: set | None = None  # (attempt, partition) of each first success (made at the first; gone at job end)
     completed_ok: bool = False
     # (node, input port, time) each task's output goes to; node 0: out of a loop, to its region's sink
-    targets: list[tuple[int, int, Any]] = field(default_factory=list)
+    targets: Sequence[tuple[int, int, Any]] = ()
     num_tasks: int = 0
     iteration: int | None = None  # in a loop: the iteration (its time is (epoch, iteration))
-    writes: frozenset = frozenset()  # the shuffles it writes (loops.shuffle_writes), from the job's start
+    writes: frozenset = _NOTHING  # the shuffles it writes (loops.shuffle_writes), from the job's start
+
+    def job_ended(self) -> None:
+        """Its job released everything: keep what names the stage (id, region, node, epoch, status), drop what only
+        a running stage needs (its lineage, where its tasks' output goes, its attempts' capabilities, its first
+        successes), so a long application costs a small record per stage."""
+        self.succeeded = None
+        self.parents = self.children = self.targets = ()
+        self.attempts.clear()  # what a late task or stage event finds: nothing held
+        self.writes = _NOTHING
 
 
 @dataclass(slots=True)  # one per job, stage or region of an application, however long
@@ -164,19 +175,22 @@ class SparkModel:
         self._queries: dict[str, str] = {}  # query id -> name
         # (stage id, attempt) -> PENDING/ACTIVE/COMPLETE/FAILED/SKIPPED, as Spark's own status listener keeps it
         self.stage_status: dict[tuple[int, int], str] = {}
-        self._attempts_of: dict[int, list[int]] = {}  # stage id -> its attempts in stage_status: O(1) per job end
-        self._written: set[tuple] = set()  # the shuffles stages that completed wrote (a stage writing them is skipped)
+        self._more_attempts: dict[int, list[int]] = {}  # stage id -> its attempts but 0 in stage_status (rare)
+        # the shuffles stages that completed wrote, the latest KEEP_WRITTEN (a later stage writing them is skipped)
+        self._written: dict[tuple, None] = {}
         self._signature_ids: dict[Any, int] = {}  # a stage signature (base, its parents' ids) -> its id
         self.tasks = TaskLedger()  # which tasks make up each stage's capabilities (detail records)
 
     # --- driving -----------------------------------------------------------------------------------------
 
-    def feed(self, event: dict, line: int | None = None) -> list[dict]:
-        """The progress-log records this event produces (possibly none)."""
+    def feed(self, event: dict, line: int | None = None, checked: bool = False) -> list[dict]:
+        """The progress-log records this event produces (possibly none). ``checked``: the fields the model reads
+        already have the types ``event_shape`` requires (a typed decode, ``event_fields.model_decoder``), so they
+        are not checked again."""
         self._out = []
         self._line = line
         kind = event.get("Event")
-        problem = event_problem(event)
+        problem = event_problem(event, checked)
         if problem is not None:  # skipped whole: half an event would leave the model inconsistent
             self.damaged_events += 1
             if self.on_damaged is not None:
@@ -385,7 +399,7 @@ class SparkModel:
                                           parents[sid], children[sid], targets=targets,
                                           num_tasks=by_id[sid].get("Number of Tasks", 0),
                                           iteration=t[1] if scope is not region else None,
-                                          writes=writes.get(sid, frozenset()))
+                                          writes=writes.get(sid, _NOTHING))
         # the source: it must hold the epoch to send at it, then moves on
         src = _port("out", 1, 0)
         region_ups = updates[id(region)][1]
@@ -416,7 +430,19 @@ class SparkModel:
         previous = self.stages.get(sid)
         if previous is not None and previous.completed_ok:
             return True
-        return bool(writes) and writes <= self._written
+        written = self._written
+        return bool(writes) and all(w in written for w in writes)
+
+    def _wrote(self, writes: frozenset) -> None:
+        """Remember the shuffles a completed stage wrote: the latest ``KEEP_WRITTEN`` (Spark keeps a shuffle while
+        its RDD lives; one older than that is taken as gone: its stage then waits for its tokens like any, and its
+        job's end releases them, as for a stage Spark never submitted)."""
+        written = self._written
+        for w in writes:
+            written.pop(w, None)
+            written[w] = None
+        while len(written) > KEEP_WRITTEN:
+            del written[next(iter(written))]
 
     def _place(self, region: Region, epoch: int, by_id: dict, parents: dict, sigs: dict, skipped: set,
                streaming: bool) -> tuple[dict[int, tuple[Region, Any, Any]], int | None, Region | None]:
@@ -582,7 +608,7 @@ class SparkModel:
         self._set_stage_status(sid, attempt, "FAILED" if failed else "COMPLETE")
         if not failed:
             st.completed_ok = True
-            self._written |= st.writes  # a shuffle map stage: its output stays
+            self._wrote(st.writes)  # a shuffle map stage: its output stays
         updates = self._release_stage(st, attempt)
         self._batch(st.region, updates, "StageCompleted", stage=sid, attempt=attempt, failed=failed)
         self._out += self.tasks.stage_completed(sid, attempt, self._at)
@@ -590,7 +616,8 @@ class SparkModel:
     def _set_stage_status(self, sid: int, attempt: int, status: str, *, if_absent: bool = False) -> None:
         key = (sid, attempt)
         if key not in self.stage_status:
-            self._attempts_of.setdefault(sid, []).append(attempt)
+            if attempt != 0:
+                self._more_attempts.setdefault(sid, []).append(attempt)
         elif if_absent:
             return
         self.stage_status[key] = status
@@ -616,8 +643,8 @@ class SparkModel:
             ups += self._take_messages(st.region, st.node, st.epoch)
             ups += self._release_stage(st)
         for sid in job.stages:
-            for a in self._attempts_of.get(sid, ()):
-                if self.stage_status[(sid, a)] == "PENDING":  # never submitted: Spark reports it skipped
+            for a in (0, *self._more_attempts.get(sid, ())):
+                if self.stage_status.get((sid, a)) == "PENDING":  # never submitted: Spark reports it skipped
                     self.stage_status[(sid, a)] = "SKIPPED"
         region_ups = updates.pop(id(region), (region, []))[1]
         for scope, ups in updates.values():
@@ -628,7 +655,7 @@ class SparkModel:
             self._out += self.tasks.release_stage(sid, self._at)
             st = self.stages.get(sid)
             if st is not None and st.job_id == job_id:
-                st.succeeded = None  # its job released everything: no task of it can produce any more
+                st.job_ended()  # its job released everything: no task of it can produce any more
                 region.stage_ids.pop(sid, None)  # nothing left to release: a query's list stays short for days
         more = {} if job.loop is None else {"iteration": job.iteration, "loop": job.loop.path}
         label = f"job {job_id} {job.status.lower()} (epoch {job.epoch}"
