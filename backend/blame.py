@@ -37,6 +37,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 from tracker.reachability import IN, OUT, Location
@@ -106,6 +107,105 @@ class _Scope:
     job_start: dict[Any, float] = field(default_factory=dict)
     job_end: dict[Any, float] = field(default_factory=dict)
     batch_marks: dict[Any, dict] = field(default_factory=dict)
+    reach: _SinkReach | None = None  # what the live pointstamps could result in at the sinks (None: not kept now)
+
+
+class _SinkReach:
+    """For a scope without inputs: the times its live pointstamps could result in at its sinks, kept as the
+    pointstamps come and go, so that whether a time is still held costs what changed, not what is live.
+
+    ``counts`` holds, per sink time, how many (live pointstamp, path summary to a sink) pairs result in it. A time
+    ``t`` is held while some counted time is at or before it. With a total order that is the least counted time
+    (a min-heap whose entries for times no longer counted are dropped when they reach the top), and the open times
+    are a min-heap too, so a completion check pops exactly the times that completed. With a partial order the
+    least counted times (an antichain) are kept, recomputed only when one of them stops being counted.
+    """
+
+    __slots__ = ("to_sink", "counts", "total", "heap", "in_heap", "least", "le", "results_in", "open", "order")
+
+    def __init__(self, to_sink: dict[Location, tuple], domain: Any, sb: _Scope) -> None:
+        self.to_sink = to_sink  # port -> the minimal summaries from it to any sink of the scope
+        self.counts: dict[Any, int] = {}
+        self.total: bool = domain.total
+        self.le, self.results_in = domain.le, domain.results_in
+        self.heap: list = []  # total order: counted times (and some no longer counted), least first
+        self.in_heap: set = set()
+        self.least: list | None = []  # partial order: the least counted times (None: to recompute)
+        self.open: list[tuple[Any, int]] = []  # total order: (open time, order first held), least first
+        self.order = 0
+        for (loc, t), c in sb.counts.items():
+            if c > 0:
+                self.add(loc, t)
+        if self.total:
+            for t in sb.first_seen:
+                self.opened(t)
+
+    def add(self, loc: Location, t: Any) -> None:
+        """The pointstamp ``(loc, t)`` became positive."""
+        counts = self.counts
+        for s in self.to_sink.get(loc, ()):
+            r = self.results_in(s, t)
+            n = counts.get(r, 0)
+            counts[r] = n + 1
+            if n:
+                continue
+            if self.total:
+                if r not in self.in_heap:
+                    self.in_heap.add(r)
+                    heappush(self.heap, r)
+            elif self.least is not None:
+                le = self.le
+                if not any(le(f, r) for f in self.least):
+                    self.least = [f for f in self.least if not le(r, f)]
+                    self.least.append(r)
+
+    def remove(self, loc: Location, t: Any) -> None:
+        """The pointstamp ``(loc, t)`` stopped being positive."""
+        counts = self.counts
+        for s in self.to_sink.get(loc, ()):
+            r = self.results_in(s, t)
+            n = counts[r] - 1
+            if n:
+                counts[r] = n
+                continue
+            del counts[r]
+            if not self.total and self.least is not None and r in self.least:
+                self.least = None
+
+    def opened(self, t: Any) -> None:
+        """``t`` became an open time of the scope (total order only: the partial order scans them)."""
+        heappush(self.open, (t, self.order))
+        self.order += 1
+
+    def completed(self, first_seen: dict) -> list:
+        """The open times no counted time is at or before, in the order they were first held."""
+        if self.total:
+            heap, counts = self.heap, self.counts
+            while heap and heap[0] not in counts:
+                self.in_heap.discard(heappop(heap))
+            if len(heap) > 2 * len(counts) + 64:  # stale entries under a long-held least time: start over
+                self.heap = heap = list(counts)
+                heapify(heap)
+                self.in_heap = set(heap)
+            least = heap[0] if heap else None
+            opened = self.open
+            done = []
+            while opened and (least is None or opened[0][0] < least):
+                t, n = heappop(opened)
+                if t in first_seen:
+                    done.append((n, t))
+            done.sort()
+            return [t for _, t in done]
+        least = self.least
+        le = self.le
+        if least is None:
+            least = []
+            for c in self.counts:
+                if not any(le(f, c) for f in least):
+                    least = [f for f in least if not le(c, f)]
+                    least.append(c)
+            self.least = least
+        return [t for t in first_seen if not any(le(f, t) for f in least)]
 
 
 def _median(values: list[float]) -> float | None:
@@ -171,6 +271,8 @@ class BlameTracker:
             self._reach.clear()
             self._sinks.clear()
             self._drivers.clear()
+            for sb in self.scopes.values():
+                sb.reach = None  # counted along the old paths: counted afresh at the next completion check
             if kind == "operator" and rec.get("capabilities"):
                 self._initial(rec)
 
@@ -205,6 +307,7 @@ class BlameTracker:
         ended = (at, task, cause.get("launched")) if task is not None else None  # a task's end, for its holder
         ports = self._ports
         counts = sb.counts
+        reach = sb.reach
         released = False
         for port, t, delta in rec.get("updates") or ():
             if port[1] == 0:
@@ -228,14 +331,20 @@ class BlameTracker:
                         iv.task_ends.append(ended)
             elif before <= 0 < after:
                 sb.open_iv[key] = Interval(loc, t, seq, at)
+                if reach is not None:
+                    reach.add(loc, t)
                 if t not in sb.done:
                     if t not in sb.first_seen:
                         sb.first_seen[t] = (seq, at)
+                        if reach is not None and reach.total:
+                            reach.opened(t)
                     if t not in sb.active and not self._is_driver(sb.path, loc.node):
                         sb.active[t] = at
             elif after <= 0 < before:
                 iv = sb.open_iv.pop(key, None)
                 released = True
+                if reach is not None:
+                    reach.remove(loc, t)
                 if iv is not None:
                     iv.end_seq, iv.end_at, iv.end_cause, iv.end_worker = seq, at, cause, rec.get("worker")
                     if ended is not None and delta < 0:
@@ -253,51 +362,34 @@ class BlameTracker:
             self._completed(sb, seq, at)
 
     def _completed(self, sb: _Scope, seq: int, at: float) -> None:
-        try:
-            scope = self.replay.root.find(sb.path)
-        except KeyError:
-            return
-        sinks = self._sink_ports(scope)
-        if not sinks:
-            return
-        d = scope.domain
-        le, results_in = d.le, d.results_in
-        if scope.inputs:
-            # the parent's frontier, pushed in, may hold the time too: ask the tracker (settled now)
-            self.replay.settle()
-            frontiers = [scope.tracker.frontier(loc) for loc in sinks] if scope.tracker is not None else []
-
-            def held(t: Any) -> bool:
-                return any(any(le(f, t) for f in fr) for fr in frontiers)
+        """Move the open times of ``sb`` that its sinks' frontiers passed to the pending completions."""
+        reach = sb.reach
+        if reach is not None:
+            done = reach.completed(sb.first_seen)
         else:
-            # no input: the sinks' frontiers are exactly what the scope's own pointstamps could result in there,
-            # which this tracker counts itself (so it needs no propagation after every batch)
-            reach = [self._reach_to(scope, s) for s in sinks]
-            reached: set = set()  # the times the live pointstamps could result in at a sink
-            for (loc, time), c in sb.counts.items():
-                if c > 0:
-                    for r in reach:
-                        for s in r.get(loc, ()):
-                            reached.add(results_in(s, time))
-            reached.discard(None)
-            could: list = []  # their least elements: what holds a time is whether one of them is at or before it
-            for c in reached:
-                if not any(le(f, c) for f in could):
-                    could = [f for f in could if not le(c, f)]
-                    could.append(c)
-
-            if d.total:  # one least time at most: a time is held when it is at or after it
-                least = could[0] if could else None
-
-                def held(t: Any) -> bool:
-                    return least is not None and least <= t
+            try:
+                scope = self.replay.root.find(sb.path)
+            except KeyError:
+                return
+            sinks = self._sink_ports(scope)
+            if not sinks:
+                return
+            if not scope.inputs:
+                # no input: the sinks' frontiers are exactly what the scope's own pointstamps could result in
+                # there, which this tracker counts itself from now on (no propagation after every batch)
+                to_sink: dict[Location, set] = {}
+                for s in sinks:
+                    for loc, summaries in self._reach_to(scope, s).items():
+                        to_sink.setdefault(loc, set()).update(summaries)
+                reach = sb.reach = _SinkReach({loc: tuple(ss) for loc, ss in to_sink.items()}, scope.domain, sb)
+                done = reach.completed(sb.first_seen)
             else:
-                def held(t: Any) -> bool:
-                    return any(le(f, t) for f in could)
-
-        for t in list(sb.first_seen):
-            if held(t):
-                continue
+                # the parent's frontier, pushed in, may hold the time too: ask the tracker (settled now)
+                self.replay.settle()
+                frontiers = [scope.tracker.frontier(loc) for loc in sinks] if scope.tracker is not None else []
+                le = scope.domain.le
+                done = [t for t in sb.first_seen if not any(any(le(f, t) for f in fr) for fr in frontiers)]
+        for t in done:
             sb.done.add(t)
             del sb.first_seen[t]
             sb.active.pop(t, None)
