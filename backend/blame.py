@@ -263,10 +263,10 @@ class BlameTracker:
             if self._pending and (not self.lazy or len(self._pending) >= LAZY_PENDING):
                 self.flush()
             self._progress(rec)
-        elif kind == "mark":
-            self._mark(rec)
         elif kind == "detail":
             self._detail(rec)
+        elif kind == "mark":
+            self._mark(rec)
         elif kind in ("scope", "operator", "edge"):
             self._reach.clear()
             self._sinks.clear()
@@ -451,27 +451,26 @@ class BlameTracker:
         key = rec.get("key", "")
         if type(key) is not str:
             key = str(key)
-        task = None
-        if isinstance(value, dict):
-            kind = value.get("kind")
-            if kind == "task":
-                task = value
-            elif kind == "stage":
-                self._stage_job[value.get("stage")] = value.get("job")
-        if not key.startswith("task "):
-            return
         spans = self._spans
-        span = spans.get(key)
-        if task is not None:
+        if value is None:
+            span = spans.get(key)  # only "task ..." keys have spans
+            if span is not None and span[1] is None:
+                span[1] = rec.get("at")
+                self._running -= 1
+            return
+        if type(value) is not dict:
+            return
+        kind = value.get("kind")
+        if kind == "stage":
+            self._stage_job[value.get("stage")] = value.get("job")
+        elif kind == "task" and key.startswith("task "):
+            span = spans.get(key)
             if span is None or span[1] is not None:
                 self._running += 1
                 if self._running > self._max_running:
                     self._max_running = self._running
-            stage = task.get("stage")
-            spans[key] = [task.get("launched"), None, stage, self._stage_job.get(stage), task.get("host")]
-        elif value is None and span is not None and span[1] is None:
-            span[1] = rec.get("at")
-            self._running -= 1
+            stage = value.get("stage")
+            spans[key] = [value.get("launched"), None, stage, self._stage_job.get(stage), value.get("host")]
 
     # --- blaming ---------------------------------------------------------------------------------------------
 
