@@ -208,6 +208,90 @@ class _SinkReach:
         return [t for t in first_seen if not any(le(f, t) for f in least)]
 
 
+class _TaskSpans:
+    """What held executor slots from when to when: a span per task attempt, ``[launched, ended or None, stage, job,
+    host, order, key]`` (``order``: when its key was first seen, the order the spans are listed in). The ended ones
+    are also kept sorted by their end, so that "which tasks were running at ``L``" looks at the running ones and
+    those that ended at or after ``L``, not at every span kept for the open times."""
+
+    __slots__ = ("by_key", "open", "ended", "ends", "order", "running", "max_running")
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, list] = {}
+        self.open: dict[str, list] = {}  # the spans not ended (their end None)
+        self.ended: list[list] = []  # the spans ended at a number of seconds, by end
+        self.ends: list[float] = []
+        self.order = 0
+        self.running = 0
+        self.max_running = 0  # the most tasks seen running at once (the slots, when no executor says)
+
+    def __len__(self) -> int:
+        return len(self.by_key)
+
+    def get(self, key: str) -> list | None:
+        return self.by_key.get(key)
+
+    def start(self, key: str, launched: Any, stage: Any, job: Any, host: Any) -> None:
+        old = self.by_key.get(key)
+        if old is None or old[1] is not None:
+            self.running += 1
+            if self.running > self.max_running:
+                self.max_running = self.running
+        if old is None:
+            order = self.order
+            self.order += 1
+        else:  # the same key again: it keeps its place
+            order = old[5]
+            if old[1] is not None:
+                self._unindex(old)
+        span = [launched, None, stage, job, host, order, key]
+        self.by_key[key] = self.open[key] = span
+
+    def end(self, key: str, at: Any) -> None:
+        span = self.by_key.get(key)
+        if span is None or span[1] is not None:
+            return
+        span[1] = at
+        self.running -= 1
+        if at is None:
+            return  # ended at no time: it stays among the running, as it always was
+        del self.open[key]
+        if isinstance(at, (int, float)):
+            ends = self.ends
+            if not ends or at >= ends[-1]:
+                ends.append(at)
+                self.ended.append(span)
+            else:
+                i = bisect_right(ends, at)
+                ends.insert(i, at)
+                self.ended.insert(i, span)
+
+    def _unindex(self, span: list) -> None:
+        for i, s in enumerate(self.ended):
+            if s is span:
+                del self.ended[i], self.ends[i]
+                return
+
+    def running_at(self, at: float, key: str) -> list[list]:
+        """The spans (but ``key``'s) launched before ``at`` and not ended before it, in order."""
+        me = self.by_key.get(key)
+        found = [s for s in self.open.values() if s is not me]
+        found += [s for s in self.ended[bisect_left(self.ends, at):] if s is not me]
+        found = [s for s in found if isinstance(s[0], (int, float)) and s[0] < at]
+        found.sort(key=lambda s: s[5])
+        return found
+
+    def prune(self, cut: float | None) -> None:
+        """Drop the spans that ended before ``cut`` (every ended one when None)."""
+        i = len(self.ended) if cut is None else bisect_left(self.ends, cut)
+        if not i:
+            return
+        by_key = self.by_key
+        for s in self.ended[:i]:
+            del by_key[s[6]]
+        del self.ended[:i], self.ends[:i]
+
+
 def _median(values: list[float]) -> float | None:
     s = sorted(values)
     n = len(s)
@@ -234,9 +318,7 @@ class BlameTracker:
         self._drivers: dict[tuple, set[int]] = {}
         self._executors: dict[str, int] = {}
         self._slots: list[tuple[float, int]] = []  # (at, cores of the executors then), at each executor event
-        self._max_running = 0  # the most tasks seen running at once (the slots, when no executor says)
-        self._running = 0
-        self._spans: dict[str, list] = {}  # detail key ("task ID") -> [launched, ended or None, stage, job, host]
+        self._spans = _TaskSpans()  # per detail key ("task ID"): what held a slot from when to when
         self._completions = 0
         self._last_at = 0.0
         self._stage_job: dict[Any, Any] = {}  # stage id -> job id (from stage details)
@@ -352,12 +434,9 @@ class BlameTracker:
                     sb.closed.append(iv)
         clears = rec.get("clears")
         if clears:
-            spans = self._spans
-            for key in clears:
-                span = spans.get(key)  # only "task ..." keys have spans
-                if span is not None and span[1] is None:
-                    span[1] = at
-                    self._running -= 1
+            end = self._spans.end
+            for key in clears:  # only "task ..." keys have spans
+                end(key, at)
         if released and sb.first_seen and advance:  # a sink's frontier moves only when a pointstamp is released
             self._completed(sb, seq, at)
 
@@ -451,12 +530,8 @@ class BlameTracker:
         key = rec.get("key", "")
         if type(key) is not str:
             key = str(key)
-        spans = self._spans
         if value is None:
-            span = spans.get(key)  # only "task ..." keys have spans
-            if span is not None and span[1] is None:
-                span[1] = rec.get("at")
-                self._running -= 1
+            self._spans.end(key, rec.get("at"))  # only "task ..." keys have spans
             return
         if type(value) is not dict:
             return
@@ -464,13 +539,8 @@ class BlameTracker:
         if kind == "stage":
             self._stage_job[value.get("stage")] = value.get("job")
         elif kind == "task" and key.startswith("task "):
-            span = spans.get(key)
-            if span is None or span[1] is not None:
-                self._running += 1
-                if self._running > self._max_running:
-                    self._max_running = self._running
             stage = value.get("stage")
-            spans[key] = [value.get("launched"), None, stage, self._stage_job.get(stage), value.get("host")]
+            self._spans.start(key, value.get("launched"), stage, self._stage_job.get(stage), value.get("host"))
 
     # --- blaming ---------------------------------------------------------------------------------------------
 
@@ -485,7 +555,7 @@ class BlameTracker:
             prune = prune or self._completions % _PRUNE_EVERY == 0
         if prune:  # only once every pending time is blamed: they may need what a prune drops
             self._prune()
-        elif pending and len(self._spans) > _MAX_SPANS + 2 * self._running:
+        elif pending and len(self._spans) > _MAX_SPANS + 2 * self._spans.running:
             self._prune_spans()
 
     def _prune(self) -> None:
@@ -510,10 +580,7 @@ class BlameTracker:
         """Drop the spans of tasks that ended before every open time began (all ended ones if none is open)."""
         if cut is None:
             cut = min((at for sb in self.scopes.values() for at in sb.active.values()), default=None)
-        if cut is None:
-            self._spans = {k: s for k, s in self._spans.items() if s[1] is None}
-        else:
-            self._spans = {k: s for k, s in self._spans.items() if s[1] is None or s[1] >= cut}
+        self._spans.prune(cut)
 
     def _reach_to(self, scope: Subgraph, loc: Location) -> dict:
         key = (scope.path, loc)
@@ -683,14 +750,11 @@ class BlameTracker:
         # the cores of the executors alive at the launch (a lost executor's slots were gone by then; one added
         # later had none yet)
         i = bisect_right(self._slots, launched, key=lambda s: s[0]) - 1
-        slots = (self._slots[i][1] if i >= 0 else 0) or self._max_running or 1
+        slots = (self._slots[i][1] if i >= 0 else 0) or self._spans.max_running or 1
         busy: dict[tuple, int] = {}
-        key = f"task {task}"
-        for tid, (la, end, stage, job, _host) in self._spans.items():
-            if tid == key or not isinstance(la, (int, float)):
-                continue
-            if la < launched and (end is None or end >= launched):
-                busy[(stage, job)] = busy.get((stage, job), 0) + 1
+        for span in self._spans.running_at(launched, f"task {task}"):
+            sj = (span[2], span[3])
+            busy[sj] = busy.get(sj, 0) + 1
         hold = {**holder, "stage": cause.get("stage"), "attempt": cause.get("attempt", 0), "task": task,
                 "slots": slots}
         if sum(busy.values()) >= slots:
