@@ -387,18 +387,14 @@ class BlameTracker:
         cause = rec.get("cause") or {}
         task = cause.get("task") if cause.get("event") == "TaskEnd" else None
         ended = (at, task, cause.get("launched")) if task is not None else None  # a task's end, for its holder
-        ports = self._ports
         counts = sb.counts
         reach = sb.reach
         released = False
-        for port, t, delta in rec.get("updates") or ():
-            if port[1] == 0:
+        applied = self.replay.applied_batch
+        updates = applied[1] if applied is not None and applied[0] is rec else self._parse(rec.get("updates") or ())
+        for loc, t, delta in updates:
+            if loc.node == 0:
                 continue  # the scope's boundary: messages entering or leaving, the parent's pointstamps
-            loc = ports.get(tuple(port))
-            if loc is None:
-                loc = ports[tuple(port)] = Location.from_json(port)
-            if type(t) is not int:
-                t = time_from_json(t)
             key = (loc, t)
             before = counts.get(key, 0)
             after = before + delta
@@ -439,6 +435,18 @@ class BlameTracker:
                 end(key, at)
         if released and sb.first_seen and advance:  # a sink's frontier moves only when a pointstamp is released
             self._completed(sb, seq, at)
+
+    def _parse(self, updates: Any) -> list[tuple[Location, Any, int]]:
+        """A batch's updates as the replay parses them (for a batch the replay did not apply: initial
+        capabilities)."""
+        ports = self._ports
+        out = []
+        for port, t, delta in updates:
+            loc = ports.get(tuple(port))
+            if loc is None:
+                loc = ports[tuple(port)] = Location.from_json(port)
+            out.append((loc, t if type(t) is int else time_from_json(t), delta))
+        return out
 
     def _completed(self, sb: _Scope, seq: int, at: float) -> None:
         """Move the open times of ``sb`` that its sinks' frontiers passed to the pending completions."""
