@@ -38,6 +38,7 @@ import math
 from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 from tracker.jsonl import IGNORED_FIELD
@@ -109,6 +110,189 @@ class _Scope:
     job_start: dict[Any, float] = field(default_factory=dict)
     job_end: dict[Any, float] = field(default_factory=dict)
     batch_marks: dict[Any, dict] = field(default_factory=dict)
+    reach: _SinkReach | None = None  # what the live pointstamps could result in at the sinks (None: not kept now)
+
+
+class _SinkReach:
+    """For a scope without inputs: the times its live pointstamps could result in at its sinks, kept as the
+    pointstamps come and go, so that whether a time is still held costs what changed, not what is live.
+
+    ``counts`` holds, per sink time, how many (live pointstamp, path summary to a sink) pairs result in it. A time
+    ``t`` is held while some counted time is at or before it. With a total order that is the least counted time
+    (a min-heap whose entries for times no longer counted are dropped when they reach the top), and the open times
+    are a min-heap too, so a completion check pops exactly the times that completed. With a partial order the
+    least counted times (an antichain) are kept, recomputed only when one of them stops being counted.
+    """
+
+    __slots__ = ("to_sink", "counts", "total", "heap", "in_heap", "least", "le", "results_in", "open", "order")
+
+    def __init__(self, to_sink: dict[Location, tuple], domain: Any, sb: _Scope) -> None:
+        self.to_sink = to_sink  # port -> the minimal summaries from it to any sink of the scope
+        self.counts: dict[Any, int] = {}
+        self.total: bool = domain.total
+        self.le, self.results_in = domain.le, domain.results_in
+        self.heap: list = []  # total order: counted times (and some no longer counted), least first
+        self.in_heap: set = set()
+        self.least: list | None = []  # partial order: the least counted times (None: to recompute)
+        self.open: list[tuple[Any, int]] = []  # total order: (open time, order first held), least first
+        self.order = 0
+        for (loc, t), c in sb.counts.items():
+            if c > 0:
+                self.add(loc, t)
+        if self.total:
+            for t in sb.first_seen:
+                self.opened(t)
+
+    def add(self, loc: Location, t: Any) -> None:
+        """The pointstamp ``(loc, t)`` became positive."""
+        counts = self.counts
+        for s in self.to_sink.get(loc, ()):
+            r = self.results_in(s, t)
+            n = counts.get(r, 0)
+            counts[r] = n + 1
+            if n:
+                continue
+            if self.total:
+                if r not in self.in_heap:
+                    self.in_heap.add(r)
+                    heappush(self.heap, r)
+            elif self.least is not None:
+                le = self.le
+                if not any(le(f, r) for f in self.least):
+                    self.least = [f for f in self.least if not le(r, f)]
+                    self.least.append(r)
+
+    def remove(self, loc: Location, t: Any) -> None:
+        """The pointstamp ``(loc, t)`` stopped being positive."""
+        counts = self.counts
+        for s in self.to_sink.get(loc, ()):
+            r = self.results_in(s, t)
+            n = counts[r] - 1
+            if n:
+                counts[r] = n
+                continue
+            del counts[r]
+            if not self.total and self.least is not None and r in self.least:
+                self.least = None
+
+    def opened(self, t: Any) -> None:
+        """``t`` became an open time of the scope (total order only: the partial order scans them)."""
+        heappush(self.open, (t, self.order))
+        self.order += 1
+
+    def completed(self, first_seen: dict) -> list:
+        """The open times no counted time is at or before, in the order they were first held."""
+        if self.total:
+            heap, counts = self.heap, self.counts
+            while heap and heap[0] not in counts:
+                self.in_heap.discard(heappop(heap))
+            if len(heap) > 2 * len(counts) + 64:  # stale entries under a long-held least time: start over
+                self.heap = heap = list(counts)
+                heapify(heap)
+                self.in_heap = set(heap)
+            least = heap[0] if heap else None
+            opened = self.open
+            done = []
+            while opened and (least is None or opened[0][0] < least):
+                t, n = heappop(opened)
+                if t in first_seen:
+                    done.append((n, t))
+            done.sort()
+            return [t for _, t in done]
+        least = self.least
+        le = self.le
+        if least is None:
+            least = []
+            for c in self.counts:
+                if not any(le(f, c) for f in least):
+                    least = [f for f in least if not le(c, f)]
+                    least.append(c)
+            self.least = least
+        return [t for t in first_seen if not any(le(f, t) for f in least)]
+
+
+class _TaskSpans:
+    """What held executor slots from when to when: a span per task attempt, ``[launched, ended or None, stage, job,
+    host, order, key]`` (``order``: when its key was first seen, the order the spans are listed in). The ended ones
+    are also kept sorted by their end, so that "which tasks were running at ``L``" looks at the running ones and
+    those that ended at or after ``L``, not at every span kept for the open times."""
+
+    __slots__ = ("by_key", "open", "ended", "ends", "order", "running", "max_running")
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, list] = {}
+        self.open: dict[str, list] = {}  # the spans not ended (their end None)
+        self.ended: list[list] = []  # the spans ended at a number of seconds, by end
+        self.ends: list[float] = []
+        self.order = 0
+        self.running = 0
+        self.max_running = 0  # the most tasks seen running at once (the slots, when no executor says)
+
+    def __len__(self) -> int:
+        return len(self.by_key)
+
+    def get(self, key: str) -> list | None:
+        return self.by_key.get(key)
+
+    def start(self, key: str, launched: Any, stage: Any, job: Any, host: Any) -> None:
+        old = self.by_key.get(key)
+        if old is None or old[1] is not None:
+            self.running += 1
+            if self.running > self.max_running:
+                self.max_running = self.running
+        if old is None:
+            order = self.order
+            self.order += 1
+        else:  # the same key again: it keeps its place
+            order = old[5]
+            if old[1] is not None:
+                self._unindex(old)
+        span = [launched, None, stage, job, host, order, key]
+        self.by_key[key] = self.open[key] = span
+
+    def end(self, key: str, at: Any) -> None:
+        span = self.by_key.get(key)
+        if span is None or span[1] is not None:
+            return
+        span[1] = at
+        self.running -= 1
+        if at is None:
+            return  # ended at no time: it stays among the running, as it always was
+        del self.open[key]
+        if isinstance(at, (int, float)):
+            ends = self.ends
+            if not ends or at >= ends[-1]:
+                ends.append(at)
+                self.ended.append(span)
+            else:
+                i = bisect_right(ends, at)
+                ends.insert(i, at)
+                self.ended.insert(i, span)
+
+    def _unindex(self, span: list) -> None:
+        for i, s in enumerate(self.ended):
+            if s is span:
+                del self.ended[i], self.ends[i]
+                return
+
+    def running_at(self, at: float, key: str) -> list[list]:
+        """The spans (but ``key``'s) launched before ``at`` and not ended before it, in order."""
+        me = self.by_key.get(key)
+        found = [s for s in self.open.values() if s is not me]
+        found += [s for s in self.ended[bisect_left(self.ends, at):] if s is not me]
+        found = [s for s in found if isinstance(s[0], (int, float)) and s[0] < at]
+        found.sort(key=lambda s: s[5])
+        return found
+
+    def prune(self, cut: float | None) -> None:
+        """Drop the spans that ended before ``cut`` (every ended one when None)."""
+        i = len(self.ended) if cut is None else bisect_left(self.ends, cut)
+        if not i:
+            return
+        by_key = self.by_key
+        for s in self.ended[:i]:
+            del by_key[s[6]]
+        del self.ended[:i], self.ends[:i]
 
 
 def _median(values: list[float]) -> float | None:
@@ -212,9 +396,7 @@ class BlameTracker:
         self._drivers: dict[tuple, set[int]] = {}
         self._executors: dict[str, int] = {}
         self._slots: list[tuple[float, int]] = []  # (at, cores of the executors then), at each executor event
-        self._max_running = 0  # the most tasks seen running at once (the slots, when no executor says)
-        self._running = 0
-        self._spans: dict[str, list] = {}  # detail key ("task ID") -> [launched, ended or None, stage, job, host]
+        self._spans = _TaskSpans()  # per detail key ("task ID"): what held a slot from when to when
         self._completions = 0
         self._last_at = 0.0
         self._stage_job: dict[Any, Any] = {}  # stage id -> job id (from stage details)
@@ -242,14 +424,16 @@ class BlameTracker:
             if self._pending and (not self.lazy or len(self._pending) >= LAZY_PENDING):
                 self.flush()
             self._progress(rec, line=line)
-        elif kind == "mark":
-            self._mark(_checked_mark(rec, self._reporter(line)))
         elif kind == "detail":
             self._detail(_checked_detail(rec, self._reporter(line)))
+        elif kind == "mark":
+            self._mark(_checked_mark(rec, self._reporter(line)))
         elif kind in ("scope", "operator", "edge"):
             self._reach.clear()
             self._sinks.clear()
             self._drivers.clear()
+            for sb in self.scopes.values():
+                sb.reach = None  # counted along the old paths: counted afresh at the next completion check
             if kind == "operator" and rec.get("capabilities"):
                 self._initial(rec)
 
@@ -286,17 +470,14 @@ class BlameTracker:
         cause = _checked_cause(rec.get("cause") or {}, at, self._reporter(line))
         task = cause.get("task") if cause.get("event") == "TaskEnd" else None
         ended = (at, task, cause.get("launched")) if task is not None else None  # a task's end, for its holder
-        ports = self._ports
         counts = sb.counts
+        reach = sb.reach
         released = False
-        for port, t, delta in rec.get("updates") or ():
-            if port[1] == 0:
+        applied = self.replay.applied_batch
+        updates = applied[1] if applied is not None and applied[0] is rec else self._parse(rec.get("updates") or ())
+        for loc, t, delta in updates:
+            if loc.node == 0:
                 continue  # the scope's boundary: messages entering or leaving, the parent's pointstamps
-            loc = ports.get(tuple(port))
-            if loc is None:
-                loc = ports[tuple(port)] = Location.from_json(port)
-            if type(t) is not int:
-                t = time_from_json(t)
             key = (loc, t)
             before = counts.get(key, 0)
             after = before + delta
@@ -311,14 +492,20 @@ class BlameTracker:
                         iv.task_ends.append(ended)
             elif before <= 0 < after:
                 sb.open_iv[key] = Interval(loc, t, seq, at)
+                if reach is not None:
+                    reach.add(loc, t)
                 if t not in sb.done:
                     if t not in sb.first_seen:
                         sb.first_seen[t] = (seq, at)
+                        if reach is not None and reach.total:
+                            reach.opened(t)
                     if t not in sb.active and not self._is_driver(sb.path, loc.node):
                         sb.active[t] = at
             elif after <= 0 < before:
                 iv = sb.open_iv.pop(key, None)
                 released = True
+                if reach is not None:
+                    reach.remove(loc, t)
                 if iv is not None:
                     iv.end_seq, iv.end_at, iv.end_cause, iv.end_worker = seq, at, cause, rec.get("worker")
                     if ended is not None and delta < 0:
@@ -326,61 +513,53 @@ class BlameTracker:
                     sb.closed.append(iv)
         clears = rec.get("clears")
         if clears:
-            spans = self._spans
-            for key in clears:
-                span = spans.get(key)  # only "task ..." keys have spans
-                if span is not None and span[1] is None:
-                    span[1] = at
-                    self._running -= 1
+            end = self._spans.end
+            for key in clears:  # only "task ..." keys have spans
+                end(key, at)
         if released and sb.first_seen and advance:  # a sink's frontier moves only when a pointstamp is released
             self._completed(sb, seq, at)
 
+    def _parse(self, updates: Any) -> list[tuple[Location, Any, int]]:
+        """A batch's updates as the replay parses them (for a batch the replay did not apply: initial
+        capabilities)."""
+        ports = self._ports
+        out = []
+        for port, t, delta in updates:
+            loc = ports.get(tuple(port))
+            if loc is None:
+                loc = ports[tuple(port)] = Location.from_json(port)
+            out.append((loc, t if type(t) is int else time_from_json(t), delta))
+        return out
+
     def _completed(self, sb: _Scope, seq: int, at: float) -> None:
-        try:
-            scope = self.replay.root.find(sb.path)
-        except KeyError:
-            return
-        sinks = self._sink_ports(scope)
-        if not sinks:
-            return
-        d = scope.domain
-        le, results_in = d.le, d.results_in
-        if scope.inputs:
-            # the parent's frontier, pushed in, may hold the time too: ask the tracker (settled now)
-            self.replay.settle()
-            frontiers = [scope.tracker.frontier(loc) for loc in sinks] if scope.tracker is not None else []
-
-            def held(t: Any) -> bool:
-                return any(any(le(f, t) for f in fr) for fr in frontiers)
+        """Move the open times of ``sb`` that its sinks' frontiers passed to the pending completions."""
+        reach = sb.reach
+        if reach is not None:
+            done = reach.completed(sb.first_seen)
         else:
-            # no input: the sinks' frontiers are exactly what the scope's own pointstamps could result in there,
-            # which this tracker counts itself (so it needs no propagation after every batch)
-            reach = [self._reach_to(scope, s) for s in sinks]
-            reached: set = set()  # the times the live pointstamps could result in at a sink
-            for (loc, time), c in sb.counts.items():
-                if c > 0:
-                    for r in reach:
-                        for s in r.get(loc, ()):
-                            reached.add(results_in(s, time))
-            reached.discard(None)
-            could: list = []  # their least elements: what holds a time is whether one of them is at or before it
-            for c in reached:
-                if not any(le(f, c) for f in could):
-                    could = [f for f in could if not le(c, f)]
-                    could.append(c)
-
-            if d.total:  # one least time at most: a time is held when it is at or after it
-                least = could[0] if could else None
-
-                def held(t: Any) -> bool:
-                    return least is not None and least <= t
+            try:
+                scope = self.replay.root.find(sb.path)
+            except KeyError:
+                return
+            sinks = self._sink_ports(scope)
+            if not sinks:
+                return
+            if not scope.inputs:
+                # no input: the sinks' frontiers are exactly what the scope's own pointstamps could result in
+                # there, which this tracker counts itself from now on (no propagation after every batch)
+                to_sink: dict[Location, set] = {}
+                for s in sinks:
+                    for loc, summaries in self._reach_to(scope, s).items():
+                        to_sink.setdefault(loc, set()).update(summaries)
+                reach = sb.reach = _SinkReach({loc: tuple(ss) for loc, ss in to_sink.items()}, scope.domain, sb)
+                done = reach.completed(sb.first_seen)
             else:
-                def held(t: Any) -> bool:
-                    return any(le(f, t) for f in could)
-
-        for t in list(sb.first_seen):
-            if held(t):
-                continue
+                # the parent's frontier, pushed in, may hold the time too: ask the tracker (settled now)
+                self.replay.settle()
+                frontiers = [scope.tracker.frontier(loc) for loc in sinks] if scope.tracker is not None else []
+                le = scope.domain.le
+                done = [t for t in sb.first_seen if not any(any(le(f, t) for f in fr) for fr in frontiers)]
+        for t in done:
             sb.done.add(t)
             del sb.first_seen[t]
             sb.active.pop(t, None)
@@ -442,27 +621,17 @@ class BlameTracker:
         key = rec.get("key", "")
         if type(key) is not str:
             key = str(key)
-        task = None
-        if isinstance(value, dict):
-            kind = value.get("kind")
-            if kind == "task":
-                task = value
-            elif kind == "stage":
-                self._stage_job[value.get("stage")] = value.get("job")
-        if not key.startswith("task "):
+        if value is None:
+            self._spans.end(key, rec.get("at"))  # only "task ..." keys have spans
             return
-        spans = self._spans
-        span = spans.get(key)
-        if task is not None:
-            if span is None or span[1] is not None:
-                self._running += 1
-                if self._running > self._max_running:
-                    self._max_running = self._running
-            stage = task.get("stage")
-            spans[key] = [task.get("launched"), None, stage, self._stage_job.get(stage), task.get("host")]
-        elif value is None and span is not None and span[1] is None:
-            span[1] = rec.get("at")
-            self._running -= 1
+        if type(value) is not dict:
+            return
+        kind = value.get("kind")
+        if kind == "stage":
+            self._stage_job[value.get("stage")] = value.get("job")
+        elif kind == "task" and key.startswith("task "):
+            stage = value.get("stage")
+            self._spans.start(key, value.get("launched"), stage, self._stage_job.get(stage), value.get("host"))
 
     # --- blaming ---------------------------------------------------------------------------------------------
 
@@ -477,7 +646,7 @@ class BlameTracker:
             prune = prune or self._completions % _PRUNE_EVERY == 0
         if prune:  # only once every pending time is blamed: they may need what a prune drops
             self._prune()
-        elif pending and len(self._spans) > _MAX_SPANS + 2 * self._running:
+        elif pending and len(self._spans) > _MAX_SPANS + 2 * self._spans.running:
             self._prune_spans()
 
     def _prune(self) -> None:
@@ -502,10 +671,7 @@ class BlameTracker:
         """Drop the spans of tasks that ended before every open time began (all ended ones if none is open)."""
         if cut is None:
             cut = min((at for sb in self.scopes.values() for at in sb.active.values()), default=None)
-        if cut is None:
-            self._spans = {k: s for k, s in self._spans.items() if s[1] is None}
-        else:
-            self._spans = {k: s for k, s in self._spans.items() if s[1] is None or s[1] >= cut}
+        self._spans.prune(cut)
 
     def _reach_to(self, scope: Subgraph, loc: Location) -> dict:
         key = (scope.path, loc)
@@ -675,14 +841,11 @@ class BlameTracker:
         # the cores of the executors alive at the launch (a lost executor's slots were gone by then; one added
         # later had none yet)
         i = bisect_right(self._slots, launched, key=lambda s: s[0]) - 1
-        slots = (self._slots[i][1] if i >= 0 else 0) or self._max_running or 1
+        slots = (self._slots[i][1] if i >= 0 else 0) or self._spans.max_running or 1
         busy: dict[tuple, int] = {}
-        key = f"task {task}"
-        for tid, (la, end, stage, job, _host) in self._spans.items():
-            if tid == key or not isinstance(la, (int, float)):
-                continue
-            if la < launched and (end is None or end >= launched):
-                busy[(stage, job)] = busy.get((stage, job), 0) + 1
+        for span in self._spans.running_at(launched, f"task {task}"):
+            sj = (span[2], span[3])
+            busy[sj] = busy.get(sj, 0) + 1
         hold = {**holder, "stage": cause.get("stage"), "attempt": cause.get("attempt", 0), "task": task,
                 "slots": slots}
         if sum(busy.values()) >= slots:

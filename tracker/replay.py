@@ -96,6 +96,9 @@ class Replay:
         self.finished: deque[tuple] = deque()  # scopes a retire record named, not folded yet (oldest first)
         self.folded = 0  # scopes folded out of the live hierarchy
         self.on_retire: list[Callable[[Subgraph], None]] = []  # told of each scope just before it is folded
+        # the last progress record applied and its updates as parsed, ``(record, [(location, time, delta)])``: what
+        # a consumer fed after the replay (blame) reads instead of parsing the batch again
+        self.applied_batch: tuple[dict, list] | None = None
 
     @property
     def findings(self) -> list[Finding]:
@@ -315,6 +318,7 @@ class Replay:
                     self.root.schedule()
                 self.checker.check_batch(scope, updates, info)
         scope.receive(updates)
+        self.applied_batch = (record, updates)
         self.batches_applied += 1
         if clears:
             self.details.clear(scope.path, updates, clears)

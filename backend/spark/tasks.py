@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from tracker.log_records import INT64_MAX, detail
 
 __all__ = ["TaskLedger", "StageAggregate", "partition_of", "skew_score", "stragglers", "STRAGGLER_FACTOR",
            "STRAGGLER_MIN_S", "SKEW_FINDING"]
@@ -118,22 +120,39 @@ class StageAggregate:
                 "records_skew": round(self.records_skew, 4), "stragglers": self.stragglers}
 
 
-@dataclass
 class _Attempt:
-    scope: list
-    node: int
-    time: Any
-    stage: int
-    attempt: int
-    job: Any
-    running: set = field(default_factory=set)  # task ids
-    finished: list[tuple] = field(default_factory=list)  # successful: id, index, executor, s, launched, records,
-    # partition
-    port: list = field(default_factory=list)
+    """A running stage attempt: its running tasks, and what its successful tasks leave for the aggregate (their
+    durations and input records, in the order they ended, and the ``MAX_STRAGGLERS`` longest with their details:
+    only those can be stragglers), so a task's end costs two appends, not a record kept per task."""
 
-    def __post_init__(self) -> None:
-        self.port = _port(self.node)
-    failed: int = 0
+    __slots__ = ("scope", "node", "time", "stage", "attempt", "job", "running", "durations", "records", "longest",
+                 "port", "failed")
+
+    def __init__(self, scope: list, node: int, time: Any, stage: int, attempt: int, job: Any) -> None:
+        self.scope, self.node, self.time, self.stage, self.attempt, self.job = scope, node, time, stage, attempt, job
+        self.running: set = set()  # task ids
+        self.durations: list[float] = []  # seconds, of each successful task
+        self.records: list[int] = []  # input records, of each successful task
+        # min-heap of the longest successful tasks: (duration, -order, (id, index, executor, launched, partition))
+        self.longest: list[tuple] = []
+        self.port = _port(node)
+        self.failed = 0
+
+    def succeeded(self, tid: Any, info: dict, launched: int, finished: int, records: int) -> None:
+        """A successful task: its duration and input records; its details too while it is among the longest so
+        far (on a tie the earlier stays, as a stable sort keeps it)."""
+        duration = (finished - launched) / 1000.0
+        n = len(self.durations)
+        self.durations.append(duration)
+        self.records.append(records)
+        longest = self.longest
+        if len(longest) < MAX_STRAGGLERS or duration > longest[0][0]:
+            entry = (duration, -n, (tid, info.get("Index"), info.get("Executor ID"), launched / 1000.0, records,
+                                    partition_of(info)))
+            if len(longest) < MAX_STRAGGLERS:
+                heapq.heappush(longest, entry)
+            else:
+                heapq.heapreplace(longest, entry)
 
 
 def partition_of(info: dict) -> Any:
@@ -168,8 +187,7 @@ class TaskLedger:
 
     @staticmethod
     def _detail(a: _Attempt, key: str, value: dict | None, at: float) -> dict:
-        return {"type": "detail", "scope": a.scope, "port": a.port, "time": a.time, "key": key, "at": at,
-                "value": value}
+        return detail(a.scope, a.port, a.time, key, at, value)
 
     # --- events ------------------------------------------------------------------------------------------
 
@@ -204,16 +222,20 @@ class TaskLedger:
             return []
         info = e.get("Task Info") or {}
         get = info.get
-        tid = get("Task ID")
+        tid, index, attempt = get("Task ID"), get("Index"), get("Attempt")
+        partition = get("Partition ID")
+        if type(partition) is not int or partition < 0:
+            partition = index
         launched = get("Launch Time")
         a.running.add(tid)
-        return [{"type": "detail", "scope": a.scope, "port": a.port, "time": a.time, "key": f"task {tid}", "at": at,
-                 "value": {"kind": "task", "task": tid, "index": get("Index"), "partition": partition_of(info),
-                           "attempt": get("Attempt"),
-                           "executor": get("Executor ID"), "host": get("Host"),
-                           "launched": launched / 1000.0 if isinstance(launched, (int, float)) else at,
-                           "speculative": bool(get("Speculative", False)), "stage": a.stage,
-                           "stage_attempt": a.attempt}}]
+        value = {"kind": "task", "task": tid, "index": index, "partition": partition, "attempt": attempt,
+                 "executor": get("Executor ID"), "host": get("Host"),
+                 "launched": launched / 1000.0 if isinstance(launched, (int, float)) else at,
+                 "speculative": bool(get("Speculative", False)), "stage": a.stage, "stage_attempt": a.attempt}
+        # the event's fields were checked (event_shape: types, integers within orjson's range up to 2**64 - 1);
+        # a record's integers are signed 64-bit: vouched for when they are, else the replay checks it
+        checked = max(tid or 0, index or 0, attempt or 0, partition or 0, a.stage, a.attempt) <= INT64_MAX
+        return [detail(a.scope, a.port, a.time, f"task {tid}", at, value, checked)]
 
     def task_ended(self, e: dict, at: float, batch: dict | None = None) -> dict | None:
         """The record clearing the task's detail, if it was running: it follows the event's progress batch, since
@@ -235,8 +257,7 @@ class TaskLedger:
             finished = get("Finish Time")
             if type(launched) is int and type(finished) is int and finished >= launched:
                 # kept raw while the attempt runs; reduced to an aggregate when it completes
-                a.finished.append((tid, get("Index"), get("Executor ID"), (finished - launched) / 1000.0,
-                                   launched / 1000.0, _input_records(e.get("Task Metrics")), partition_of(info)))
+                a.succeeded(tid, info, launched, finished, _input_records(e.get("Task Metrics")))
             end = None
         else:
             a.failed += 1
@@ -246,8 +267,7 @@ class TaskLedger:
         if batch is not None:
             batch["clears"] = [f"task {tid}"]
             return None
-        clear = {"type": "detail", "scope": a.scope, "port": a.port, "time": a.time, "key": f"task {tid}", "at": at,
-                 "value": None}
+        clear = detail(a.scope, a.port, a.time, f"task {tid}", at, None)
         if end is not None:
             clear["end"] = end  # why the attempt ended, when not a success (the executor timeline marks it)
         return clear
@@ -296,15 +316,15 @@ class TaskLedger:
 
     @staticmethod
     def _aggregate(a: _Attempt) -> StageAggregate:
-        finished = a.finished
-        durations = [t[3] for t in finished]
-        records_in = [float(t[5]) for t in finished]
+        durations = a.durations
+        records_in = [float(r) for r in a.records]
         ordered = sorted(durations)
         slow = []
-        for i, med in _straggler_indexes(durations, ordered):
-            tid, index, executor, duration, launched, records, partition = finished[i]
-            slow.append({"task": tid, "index": index, "partition": partition, "executor": executor,
-                         "duration": duration, "launched": launched, "records": records, "median_others": med})
-        return StageAggregate(a.stage, a.attempt, a.scope, a.node, a.time, len(finished), a.failed,
+        for duration, _, (tid, index, executor, launched, records, partition) in sorted(a.longest, reverse=True):
+            med = median_of_others(ordered, duration)
+            if duration >= STRAGGLER_FACTOR * med and duration - med >= STRAGGLER_MIN_S:
+                slow.append({"task": tid, "index": index, "partition": partition, "executor": executor,
+                             "duration": duration, "launched": launched, "records": records, "median_others": med})
+        return StageAggregate(a.stage, a.attempt, a.scope, a.node, a.time, len(durations), a.failed,
                               _quantiles(ordered), _quantiles(sorted(records_in)) if any(records_in) else None,
                               skew_score(durations), skew_score(records_in), slow)
