@@ -49,7 +49,7 @@ if mode.startswith("base"):
     model.TaskLedger = Silent
 conversion = SparkLogConversion(sys.argv[1])
 observed = mode.endswith("observed")
-replay = Replay(sys.argv[1], observer=(lambda *a: None) if observed else None)
+replay = Replay(sys.argv[1], observer=(lambda *a: None) if observed else None, checked_records=True)
 apply = replay.apply
 if mode.startswith("blame"):
     from backend.blame import BlameTracker

@@ -31,9 +31,6 @@ __all__ = [
     "mark",
     "retire",
     "detail",
-    "CheckedRecord",
-    "INT64_MIN",
-    "INT64_MAX",
     "port_json",
     "record_problem",
     "line_problem",
@@ -128,22 +125,9 @@ def mark(label: str, at: float, scope: Iterable[int] | None = None, **extra: Any
     return rec
 
 
-class CheckedRecord(dict):
-    """A record whose builder vouches for its shape: every value a string, number, boolean or null, or a list or
-    object of those, every integer within 64 bits, no field of the wrong type. :func:`record_problem` passes it
-    without the walk over every value: a Spark log's task details are half its records, their values come from
-    events the model checked already (``backend.spark.event_shape``), and checking each again cost a tenth of a
-    replay. Only code in this process can build one; a record read from a file is a plain ``dict``, checked."""
-
-    __slots__ = ()
-
-
-def detail(scope: list, port: list, time: Any, key: str, at: float | None, value: dict | None,
-           checked: bool = False) -> dict[str, Any]:
+def detail(scope: list, port: list, time: Any, key: str, at: float | None, value: dict | None) -> dict[str, Any]:
     """Sets (``value`` an object) or clears (``value`` None) the entry ``key`` of the pointstamp ``(port, time)`` in
-    ``scope``. ``checked``: the caller vouches for the shape (see :class:`CheckedRecord`)."""
-    if checked:
-        return CheckedRecord(type="detail", scope=scope, port=port, time=time, key=key, at=at, value=value)
+    ``scope``."""
     return {"type": "detail", "scope": scope, "port": port, "time": time, "key": key, "at": at, "value": value}
 
 
@@ -307,8 +291,6 @@ def record_problem(record: Any, limits: Limits = DEFAULT_LIMITS, *, walk: bool =
     :func:`line_problem` passes it when the line's bytes already rule them out.
     """
     if type(record) is not dict:
-        if type(record) is CheckedRecord:
-            return None
         return f"a record must be a JSON object, not {type(record).__name__}"
     kind = record.get("type")
     if type(kind) is not str:

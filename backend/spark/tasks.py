@@ -24,7 +24,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
-from tracker.log_records import INT64_MAX, detail
+from tracker.log_records import detail
 
 __all__ = ["TaskLedger", "StageAggregate", "partition_of", "skew_score", "stragglers", "STRAGGLER_FACTOR",
            "STRAGGLER_MIN_S", "SKEW_FINDING"]
@@ -232,10 +232,7 @@ class TaskLedger:
                  "executor": get("Executor ID"), "host": get("Host"),
                  "launched": launched / 1000.0 if isinstance(launched, (int, float)) else at,
                  "speculative": bool(get("Speculative", False)), "stage": a.stage, "stage_attempt": a.attempt}
-        # the event's fields were checked (event_shape: types, integers within orjson's range up to 2**64 - 1);
-        # a record's integers are signed 64-bit: vouched for when they are, else the replay checks it
-        checked = max(tid or 0, index or 0, attempt or 0, partition or 0, a.stage, a.attempt) <= INT64_MAX
-        return [detail(a.scope, a.port, a.time, f"task {tid}", at, value, checked)]
+        return [detail(a.scope, a.port, a.time, f"task {tid}", at, value)]
 
     def task_ended(self, e: dict, at: float, batch: dict | None = None) -> dict | None:
         """The record clearing the task's detail, if it was running: it follows the event's progress batch, since
