@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracker.log_records import INT64_MAX as INT_MAX
+from tracker.log_records import INT64_MIN as INT_MIN
+
 __all__ = ["EVENTS", "INT_MAX", "INT_MIN", "STREAMING_PREFIX", "Spec", "event_problem"]
 
 INT = (int,)
-# what Spark writes (its ids and times are Java longs) and a progress-log record can carry (64-bit signed)
-INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
+# INT_MIN, INT_MAX: what Spark writes (its ids and times are Java longs) is what a progress-log record can carry
 NUM = (int, float)
 STR = (str,)
 BOOL = (bool,)
