@@ -338,7 +338,7 @@ def _checked_cause(cause: dict, at: float, report: Any) -> dict:
     attempt = cause.get("attempt")
     if attempt is not None and not (type(attempt) is int and attempt >= 0):
         bad["attempt"] = "is not a stage attempt number (an integer >= 0)"
-    return _without(cause, "cause", bad, report) if bad else cause
+    return _without(cause, "cause", bad, report)
 
 
 def _checked_detail(rec: dict, report: Any) -> dict:
@@ -375,7 +375,7 @@ def _checked_mark(rec: dict, report: Any) -> dict:
     phases = rec.get("phases_ms")
     if phases is not None and not (type(phases) is dict and all(_seconds(v) for v in phases.values())):
         bad["phases_ms"] = "is not an object of durations in milliseconds"
-    return _without(rec, "mark", bad, report) if bad else rec
+    return _without(rec, "mark", bad, report)
 
 
 class BlameTracker:
@@ -901,11 +901,9 @@ def select(times: list[TimeBlame], scope: list | None = None, time: Any = None, 
            nested: bool = False) -> list:
     """The times a query asks for: one scope (``nested``: with the scopes inside it, such as a region's loop, whose
     times name their iteration), one time, the ``top`` slowest (slowest first), else all in order."""
-    if scope is not None and nested:
-        n = len(scope)
-        out = [b for b in times if b.scope[:n] == scope and (time is None or b.time == time)]
-    else:
-        out = [b for b in times if (scope is None or b.scope == scope) and (time is None or b.time == time)]
+    n = len(scope) if scope is not None and nested else None  # nested: compare the scope's first n steps
+    out = [b for b in times if (scope is None or (b.scope if n is None else b.scope[:n]) == scope)
+           and (time is None or b.time == time)]
     if top is not None:
         out = sorted(out, key=lambda b: -b.latency_s)[:max(0, top)]
     return out

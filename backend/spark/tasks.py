@@ -68,13 +68,19 @@ def median_of_others(ordered: list[float], value: float) -> float:
     return at(m // 2) if m % 2 else (at(m // 2 - 1) + at(m // 2)) / 2
 
 
+def _far_median(duration: float, ordered: list[float]) -> float | None:
+    """The median of the others (``ordered``: every duration, sorted) if ``duration`` is a straggler's, else None."""
+    med = median_of_others(ordered, duration)
+    return med if duration >= STRAGGLER_FACTOR * med and duration - med >= STRAGGLER_MIN_S else None
+
+
 def _straggler_indexes(durations: list[float], ordered: list[float]) -> list[tuple[int, float]]:
     """``(index, median of the others)`` of the stragglers among ``durations`` (``ordered`` is them sorted),
     longest first (ties in their order)."""
     far = []
     for i in heapq.nlargest(MAX_STRAGGLERS, range(len(durations)), key=durations.__getitem__):
-        med = median_of_others(ordered, durations[i])
-        if durations[i] >= STRAGGLER_FACTOR * med and durations[i] - med >= STRAGGLER_MIN_S:
+        med = _far_median(durations[i], ordered)
+        if med is not None:
             far.append((i, med))
     return far
 
@@ -222,14 +228,11 @@ class TaskLedger:
             return []
         info = e.get("Task Info") or {}
         get = info.get
-        tid, index, attempt = get("Task ID"), get("Index"), get("Attempt")
-        partition = get("Partition ID")
-        if type(partition) is not int or partition < 0:
-            partition = index
+        tid = get("Task ID")
         launched = get("Launch Time")
         a.running.add(tid)
-        value = {"kind": "task", "task": tid, "index": index, "partition": partition, "attempt": attempt,
-                 "executor": get("Executor ID"), "host": get("Host"),
+        value = {"kind": "task", "task": tid, "index": get("Index"), "partition": partition_of(info),
+                 "attempt": get("Attempt"), "executor": get("Executor ID"), "host": get("Host"),
                  "launched": launched / 1000.0 if isinstance(launched, (int, float)) else at,
                  "speculative": bool(get("Speculative", False)), "stage": a.stage, "stage_attempt": a.attempt}
         return [detail(a.scope, a.port, a.time, f"task {tid}", at, value)]
@@ -318,8 +321,8 @@ class TaskLedger:
         ordered = sorted(durations)
         slow = []
         for duration, _, (tid, index, executor, launched, records, partition) in sorted(a.longest, reverse=True):
-            med = median_of_others(ordered, duration)
-            if duration >= STRAGGLER_FACTOR * med and duration - med >= STRAGGLER_MIN_S:
+            med = _far_median(duration, ordered)
+            if med is not None:
                 slow.append({"task": tid, "index": index, "partition": partition, "executor": executor,
                              "duration": duration, "launched": launched, "records": records, "median_others": med})
         return StageAggregate(a.stage, a.attempt, a.scope, a.node, a.time, len(durations), a.failed,
