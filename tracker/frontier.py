@@ -35,6 +35,14 @@ class Antichain:
         for e in elements:
             self.insert(e)
 
+    @classmethod
+    def single(cls, element: Any, le: Order = less_equal) -> Antichain:
+        """The antichain of one element (what a builder makes per internal path: no comparisons needed)."""
+        a = cls.__new__(cls)
+        a._elements = [element]
+        a._le = le
+        return a
+
     def insert(self, element: Any) -> bool:
         """Add ``element`` unless something ``<=`` it is present; evict what it is ``<=``. True if it changed."""
         le = self._le

@@ -75,14 +75,19 @@ class Location(NamedTuple):
         return f"{_KIND_NAMES[self.kind]}({self.node},{self.port})"
 
 
+# ``_port(Location, (node, kind, port))`` makes a Location without the named tuple's Python-level ``__new__``: the
+# building loops make one per port and per internal path (a tenth of a 10,000-operator build otherwise).
+_port = tuple.__new__
+
+
 def Target(node: int, port: int) -> Location:
     """Input ``port`` of ``node`` (for node 0: scope output ``port``)."""
-    return Location(node, IN, port)
+    return _port(Location, (node, IN, port))
 
 
 def Source(node: int, port: int) -> Location:
     """Output ``port`` of ``node`` (for node 0: scope input ``port``)."""
-    return Location(node, OUT, port)
+    return _port(Location, (node, OUT, port))
 
 
 class CycleError(ValueError):
@@ -128,8 +133,9 @@ class Builder:
         le = self.domain.le
         conn: Connectivity = []
         if summary is None:
+            identity, single = self.domain.identity, Antichain.single
             for _ in range(inputs):
-                conn.append({o: Antichain([self.domain.identity], le) for o in range(outputs)})
+                conn.append({o: single(identity, le) for o in range(outputs)})
         else:
             rows = list(summary)
             if len(rows) != inputs:
@@ -150,13 +156,21 @@ class Builder:
                 for t in targets:
                     self.edges_into[t].remove(Source(index, o))
             self.edges[index] = [[] for _ in range(outputs)]
+        internal_into = self.internal_into
         for o in range(old_outputs):
-            self.internal_into.pop(Source(index, o), None)
+            internal_into.pop(Source(index, o), None)
         self.shape[index] = (inputs, outputs)
         self.nodes[index] = conn
-        for i, ports in enumerate(conn):
-            for o, ac in ports.items():
-                self.internal_into.setdefault(Source(index, o), []).append((Target(index, i), ac))
+        if conn:
+            sources = [_port(Location, (index, OUT, o)) for o in range(outputs)]
+            for i, ports in enumerate(conn):
+                target = _port(Location, (index, IN, i))
+                for o, ac in ports.items():
+                    into = internal_into.get(sources[o])
+                    if into is None:
+                        internal_into[sources[o]] = [(target, ac)]
+                    else:
+                        into.append((target, ac))
 
     def add_edge(self, source: Location, target: Location) -> None:
         self._check_edge(source, target)
@@ -301,9 +315,15 @@ class Builder:
                     stack.append(prev)
         return seen
 
-    def build(self) -> tuple[Tracker, list[dict[int, Antichain]]]:
-        """Check the graph and allocate a tracker; also returns the scope summary (scope input -> output)."""
-        self.check_acyclic()
+    def build(self, check_cycles: bool = True) -> tuple[Tracker, list[dict[int, Antichain]]]:
+        """Check the graph and allocate a tracker; also returns the scope summary (scope input -> output).
+
+        ``check_cycles=False`` skips the whole-graph search for an identity cycle: only for a caller that already
+        refused every edge closing one as it was added (a scope whose edges all passed ``cycle_closed_by``), where
+        the search would find nothing and cost a third of the build.
+        """
+        if check_cycles:
+            self.check_acyclic()
         tracker = Tracker(self)
         return tracker, tracker.scope_summary
 
@@ -319,23 +339,26 @@ class Tracker:
         le, total = domain.le, domain.total
         self.shape = builder.shape  # grows with the structure
         locations: list[Location] = []
+        first_output: list[int] = []  # per node, the index of its output 0 (its ports are contiguous)
         for n, (inputs, outputs) in enumerate(self.shape):
-            locations.extend(Target(n, i) for i in range(inputs))
-            locations.extend(Source(n, o) for o in range(outputs))
+            locations.extend([_port(Location, (n, IN, i)) for i in range(inputs)])
+            first_output.append(len(locations))
+            locations.extend([_port(Location, (n, OUT, o)) for o in range(outputs)])
         self.locations = locations  # sorted: index order == Location order (growth adds nodes after the last)
-        self.index = {loc: k for k, loc in enumerate(locations)}
+        self.index = dict(zip(locations, range(len(locations)), strict=True))
         index = self.index
-        self._is_target = [loc.kind == IN for loc in locations]
+        self._is_target = [loc[1] == IN for loc in locations]
         self.pointstamps = [MutableAntichain(le, total) for _ in locations]
         self.implications = [MutableAntichain(le, total) for _ in locations]
         # Fan-out per location: a target's internal paths (source index, summary); a source's edge targets.
         fanout: list[list] = []
-        for loc in locations:
-            if loc.kind == IN:
-                ports = builder.nodes[loc.node][loc.port] if loc.port < len(builder.nodes[loc.node]) else {}
-                fanout.append([(index[Source(loc.node, o)], s) for o, ac in sorted(ports.items()) for s in ac])
-            else:
-                fanout.append([index[t] for t in builder.edges[loc.node][loc.port]])
+        for n, (inputs, outputs) in enumerate(self.shape):
+            conn, out0 = builder.nodes[n], first_output[n]
+            for i in range(inputs):
+                ports = conn[i] if i < len(conn) else {}
+                fanout.append([(out0 + o, s) for o, ac in sorted(ports.items()) for s in ac])
+            for targets in builder.edges[n][:outputs]:
+                fanout.append([index[t] for t in targets])
         self._fanout = fanout
         # Summaries from every port to every scope output (node 0's inputs), flattened to (output, summary).
         self._out_summaries, self.scope_summary = self._output_summaries()

@@ -131,7 +131,7 @@ class Replay:
                 cycle = cycle_closed_by(scope, source, target)
                 if cycle is not None:  # rejected before it is added: the structure stays buildable
                     raise cycle
-                scope.add_edge(source, target)
+                scope.add_edge(source, target, cycle_checked=True)
             elif kind == "scope":
                 self._new_scope(record)
             elif kind == "retire":

@@ -27,6 +27,7 @@ from typing import Any
 
 from .change_batch import ChangeBatch
 from .frontier import Antichain, MutableAntichain
+from .gc_pause import gc_paused
 from .operate import Operate
 from .reachability import IN, OUT, Builder, Location, Source, Target, Tracker
 from .timestamp import Refinement, TimeDomain, domain
@@ -85,6 +86,9 @@ class Subgraph(Operate):
         self._new_edges: list[tuple[Location, Location]] = []  # likewise, edges
         self._changed_summaries: set[int] = set()  # nested scopes whose summary changed since the tracker saw it
         self._build_afresh = False  # a child was declared below the last node: grow cannot keep the ports' order
+        # An edge here or in a nested scope was added without the per-edge identity-cycle check (add_edge): the
+        # next build searches the whole graph for one.
+        self._cycles_unchecked = False
         self._summary_unread = False  # the internal summary changed since the parent last read it
         self._initial: list[tuple[Location, Any, int]] = []
         self._incoming: list[tuple[Location, Any, int]] = []
@@ -153,7 +157,12 @@ class Subgraph(Operate):
         self._declared(node)
         return child
 
-    def add_edge(self, source: Location, target: Location) -> None:
+    def add_edge(self, source: Location, target: Location, cycle_checked: bool = False) -> None:
+        """Connect ``source`` to ``target``. ``cycle_checked``: the caller has just asked
+        :func:`~tracker.identity_cycles.cycle_closed_by` about this edge on the structure as it is and got None.
+        While every edge of a scope (and of the scopes it nests) came that way, building its tracker skips the
+        whole-graph search for an identity cycle; one edge without it brings the search back for the scope and
+        every scope around it."""
         if source.kind != OUT or target.kind != IN:
             raise ValueError(f"an edge goes from an output to an input, not {source} -> {target}")
         for loc in (source, target):
@@ -170,6 +179,11 @@ class Subgraph(Operate):
             if loc.port >= count:
                 direction = "in" if loc.kind == IN else "out"
                 raise ValueError(f"edge names {loc}, but node {loc.node} ({child.name}) has {count} {direction}put(s)")
+        if not cycle_checked:
+            s: Subgraph | None = self
+            while s is not None:
+                s._cycles_unchecked = True
+                s = s.parent
         self.edges.append((source, target))
         self._out_edges.setdefault(source, []).append(target)
         self.in_edges.setdefault(target, []).append(source)
@@ -331,7 +345,8 @@ class Subgraph(Operate):
         if not self._dirty:
             return
         if self.tracker is None or self._build_afresh:
-            self._build()
+            with gc_paused():  # a build's objects all stay alive: no collection can free anything meanwhile
+                self._build()
         else:
             self._grow()
         self._dirty = False
@@ -340,7 +355,9 @@ class Subgraph(Operate):
     def _build(self) -> None:
         """Build the tracker from the whole structure (carrying the old one's pointstamps over, if any)."""
         builder = self.builder()
-        tracker, _ = builder.build()  # raises CycleError, and stays dirty, until the structure is fixed
+        # raises CycleError, and stays dirty, until the structure is fixed
+        tracker, _ = builder.build(check_cycles=self._cycles_unchecked)
+        self._cycles_unchecked = False
         self._build_afresh = False
         self._new_nodes, self._new_edges, self._changed_summaries = [], [], set()
         old = self.tracker
