@@ -29,7 +29,7 @@ from typing import Any
 
 import networkx as nx
 
-from tracker.reachability import IN, OUT
+from tracker.gc_pause import gc_paused
 from tracker.subgraph import Subgraph
 
 __all__ = ["scope_graph", "feedback_edges", "layered_layout", "layout_graph", "layout_scope", "layout_columns",
@@ -45,13 +45,7 @@ ASPECT = 1.8  # width / height the wrapping aims for (a browser window, a bit wi
 ENTER, LEAVE = "enter", "leave"
 
 
-def _box(loc_node: int, kind: int) -> Any:
-    """The box a port belongs to: child 0's outputs are the scope's inputs (``enter``), its inputs ``leave``."""
-    if loc_node == 0:
-        return ENTER if kind == OUT else LEAVE
-    return loc_node
-
-
+@gc_paused()  # a copy of a large scope: many objects, all kept
 def scope_graph(scope: Subgraph) -> nx.DiGraph:
     """The scope as boxes and box-to-box edges; everything the layout needs is copied into the graph, so
     :func:`layout_graph` can run without touching the scope (off the event loop). Reads the declared structure
@@ -62,24 +56,32 @@ def scope_graph(scope: Subgraph) -> nx.DiGraph:
     if scope.outputs:
         g.add_node(LEAVE, kind="leave", name="scope outputs", inputs=scope.outputs, outputs=0, attrs={})
     folded = scope.dropped
+    boxes = []
     for node in sorted(scope.children):
         op = scope.children[node]
         if op.retired and not (op.inputs or op.outputs):  # a folded scope nothing connects to: not drawn
             folded += 1
             continue
-        data: dict[str, Any] = dict(kind="scope" if op.scope is not None else "operator", name=op.name,
-                    inputs=op.inputs, outputs=op.outputs, attrs=dict(op.attrs))
+        data: dict[str, Any] = {"kind": "scope" if op.scope is not None else "operator", "name": op.name,
+                                "inputs": op.inputs, "outputs": op.outputs, "attrs": dict(op.attrs)}
         if op.scope is not None:
             data["scope"] = list(op.scope.path)
             data["contains"] = sum(1 for s in op.scope.scopes() for c in s.children.values() if c.scope is None)
-        g.add_node(node, **data)
+        boxes.append((node, data))
+    g.add_nodes_from(boxes)
     g.graph["folded"] = folded
-    for src, tgt in scope.edges:
-        u, v = _box(src.node, OUT), _box(tgt.node, IN)
-        if g.has_edge(u, v):
-            g[u][v]["channels"].append((src.to_json(), tgt.to_json()))
+    # (box, box) -> its channels, in the scope's edge order; child 0's outputs are the scope's inputs (``enter``),
+    # its inputs the scope's outputs (``leave``)
+    channels: dict[tuple, list] = {}
+    for (snode, _, sport), (tnode, _, tport) in scope.edges:
+        key = (snode or ENTER, tnode or LEAVE)
+        channel = (["out", snode, sport], ["in", tnode, tport])
+        got = channels.get(key)
+        if got is None:
+            channels[key] = [channel]
         else:
-            g.add_edge(u, v, channels=[(src.to_json(), tgt.to_json())])
+            got.append(channel)
+    g.add_edges_from((u, v, {"channels": c}) for (u, v), c in channels.items())
     return g
 
 
@@ -263,6 +265,7 @@ def layout_scope(scope: Subgraph) -> dict:
     return layout_graph(scope_graph(scope))
 
 
+@gc_paused()  # likewise
 def layout_graph(g: nx.DiGraph) -> dict:
     """Boxes with their ports, channels (feedback marked), the canvas size: the JSON the browser draws."""
     lay = layered_layout(g)

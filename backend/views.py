@@ -62,17 +62,13 @@ def port_rows(scope: Subgraph, locations: Iterable[Location] | None = None) -> l
     else:
         index = tracker.index
         ks = sorted(k for k in (index.get(loc) for loc in locations) if k is not None)
+    implications, pointstamps = tracker.implications, tracker.pointstamps
     rows = []
     for k in ks:
-        loc = locs[k]
-        rows.append([
-            "in" if loc.kind == IN else "out",
-            loc.node,
-            loc.port,
-            tracker.implications[k].frontier(),
-            [[t, c] for t, c in tracker.pointstamps[k].updates()],
-            [[t, c] for t, c in tracker.implications[k].updates()],
-        ])
+        node, kind, port = locs[k]
+        imp = implications[k]
+        rows.append(["in" if kind == IN else "out", node, port, imp.frontier(), pointstamps[k].update_rows(),
+                     imp.update_rows()])
     return rows
 
 

@@ -141,6 +141,13 @@ class MutableAntichain:
         """Every time with a non-zero count, sorted."""
         return sorted(self._counts.items())
 
+    def update_rows(self) -> list[list]:
+        """:meth:`updates` as ``[time, count]`` lists, the shape the views send (most ports have one count or none)."""
+        counts = self._counts
+        if len(counts) > 1:
+            return [[t, c] for t, c in sorted(counts.items())]
+        return [[t, c] for t, c in counts.items()]
+
     def has_negative(self) -> bool:
         return any(c < 0 for c in self._counts.values())
 
