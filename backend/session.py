@@ -99,6 +99,7 @@ class Session:
         self._series_pending: dict[Subgraph, set[Location]] = {}
         self._series_last = 0
         self._settled_version = 0  # structure version the trackers were built (and the root laid out) for
+        self._settling: asyncio.Task | None = None  # the last settle: done once its layout and trackers are made
         self._slice_version = 0
         self._chains: dict[tuple, list[tuple[Subgraph, list[Location]]]] = {}
         self._task: asyncio.Task | None = None
@@ -290,14 +291,29 @@ class Session:
             self.replay.root.schedule()
             return
         # The layout first (the page asks for it first; a copy of the structure is taken now, the rest runs in a
-        # worker thread while the loop answers requests: the page itself, its graph), then the trackers, once the
-        # layout is done (a build holds the loop, and would share the interpreter with the layout meanwhile).
-        layout = self.graph_json((), columns=True)  # the form the browser asks for
-        layout.add_done_callback(lambda _: self._build_trackers(v))
+        # worker thread while the loop answers requests: the page itself, its graph), then the trackers (a build
+        # holds the loop, and would share the interpreter with the layout meanwhile). A stream's first snapshot
+        # waits for both (``settled``), so it never starts the build itself halfway through the layout, delaying
+        # the picture it colours.
+        self._settling = asyncio.get_running_loop().create_task(self._settle_views(v), name=f"settle {self.id}")
 
-    def _build_trackers(self, version: int) -> None:
-        if version == self.structure_version and not self._stop:  # else grown since: its own settle builds
-            self.replay.root.schedule()
+    async def _settle_views(self, version: int) -> None:
+        try:
+            await self.graph_json((), columns=True)  # the form the browser asks for
+            # The requests that waited for this layout are answered in the loop's next turns: a graph of 10,000
+            # operators is most of a megabyte, written as the browser reads it. The build waits for that (a few
+            # milliseconds), rather than hold the answer back for its own quarter of a second.
+            await asyncio.sleep(0.02)
+            if version == self.structure_version and not self._stop:  # else grown since: its own settle builds
+                self.replay.root.schedule()
+        except Exception:  # the stream's own build, or the graph request, reports it to whoever asks
+            log.exception("session %s: laying out or building for structure version %d", self.id, version)
+
+    async def settled(self) -> None:
+        """Returns once the settle under way (the root's layout, then the trackers) is done; at once if none is."""
+        settling = self._settling
+        if settling is not None and not settling.done():
+            await asyncio.shield(settling)
 
     def graph_json(self, path: tuple, columns: bool = False) -> asyncio.Future[bytes]:
         """The laid-out graph of a scope as JSON bytes (as objects, or column by column: ``layout_columns``),

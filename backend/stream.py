@@ -194,6 +194,10 @@ async def pump(sub: Subscriber, send) -> None:
             await asyncio.sleep(wait)
             if sub.closed:
                 return
+        if sub.initial:  # a snapshot: after the session's settle, if one is under way (the layout comes first)
+            await sub.session.settled()
+            if sub.closed:
+                return
         msg = sub.take()
         sub.last_send = time.monotonic()
         await send(msg)

@@ -245,3 +245,67 @@ def test_clients_of_a_scope_share_one_encoding_of_each_row(monkeypatch):
         await session.stop()
 
     asyncio.run(run())
+
+
+def test_a_first_snapshot_waits_for_the_settle_so_the_layout_is_made_before_the_trackers(monkeypatch):
+    """A client that connects while a loaded session lays its root out gets its snapshot once the settle has
+    made the layout and then built the trackers: its own build never races the layout (which would hold back
+    the picture its snapshot colours), and the snapshot is every port of the built scope."""
+    import asyncio
+
+    import backend.session as session_module
+    import backend.stream as stream
+    from backend.session import Session
+    from backend.views import port_rows
+
+    events: list[str] = []
+    real_layout = session_module.layout_graph
+
+    def layout(g):
+        events.append("layout start")
+        out = real_layout(g)
+        events.append("layout end")
+        return out
+
+    monkeypatch.setattr(session_module, "layout_graph", layout)
+
+    async def run() -> None:
+        records = list(pipeline_records(400, 2, in_flight=2, header=False))
+        structure = [r for r in records if r["type"] != "progress"]
+        feed = PushFeed("settle")
+        feed.push_many(structure)
+        session = Session(feed)
+        root = session.replay.root
+        real_build = root.ensure_built
+
+        def build() -> None:
+            if root.needs_build:
+                events.append("build")
+            real_build()
+
+        monkeypatch.setattr(root, "ensure_built", build)
+        session.start()
+        while session._settling is None:  # the structure is in and the feed quiet: the settle has begun
+            await asyncio.sleep(0.002)
+        sub = stream.Subscriber(session, ())
+        session.subscribers.add(sub)
+        got: list[bytes] = []
+        seen_then: list[list[str]] = []
+
+        async def send(msg: bytes) -> None:
+            got.append(msg)
+            seen_then.append(list(events))
+
+        task = asyncio.create_task(stream.pump(sub, send))
+        while not got:
+            await asyncio.sleep(0.005)
+        task.cancel()
+        msg = orjson.loads(got[0])
+        assert msg["type"] == "snapshot"
+        assert seen_then[0] == ["layout start", "layout end", "build"], seen_then[0]
+        assert session.graph_ready(())
+        assert msg["ports"] == orjson.loads(orjson.dumps(port_rows(root))) and len(msg["ports"]) == 798
+        feed.end()
+        await session.stop()
+
+    asyncio.run(run())
