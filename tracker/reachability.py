@@ -126,16 +126,16 @@ class Builder:
 
         ``None`` connects every input to every output with the identity; an empty list means not connected.
         """
-        while len(self.shape) <= index:
-            self.shape.append((0, 0))
+        shape = self.shape
+        while len(shape) <= index:
+            shape.append((0, 0))
             self.nodes.append([])
             self.edges.append([])
         le = self.domain.le
         conn: Connectivity = []
         if summary is None:
             identity, single = self.domain.identity, Antichain.single
-            for _ in range(inputs):
-                conn.append({o: single(identity, le) for o in range(outputs)})
+            conn = [{o: single(identity, le) for o in range(outputs)} for _ in range(inputs)]
         else:
             rows = list(summary)
             if len(rows) != inputs:
@@ -150,7 +150,7 @@ class Builder:
                     if len(ac):
                         ports[o] = ac
                 conn.append(ports)
-        old_outputs = self.shape[index][1]
+        old_outputs = shape[index][1]
         if old_outputs != outputs:
             for o, targets in enumerate(self.edges[index]):
                 for t in targets:
@@ -159,7 +159,7 @@ class Builder:
         internal_into = self.internal_into
         for o in range(old_outputs):
             internal_into.pop(Source(index, o), None)
-        self.shape[index] = (inputs, outputs)
+        shape[index] = (inputs, outputs)
         self.nodes[index] = conn
         if conn:
             sources = [_port(Location, (index, OUT, o)) for o in range(outputs)]
@@ -173,9 +173,18 @@ class Builder:
                         into.append((target, ac))
 
     def add_edge(self, source: Location, target: Location) -> None:
-        self._check_edge(source, target)
-        self.edges[source.node][source.port].append(target)
-        self.edges_into.setdefault(target, []).append(source)
+        snode, skind, sport = source
+        tnode, tkind, tport = target
+        shape = self.shape
+        if not (skind == OUT and tkind == IN and snode < len(shape) and tnode < len(shape)
+                and sport < shape[snode][1] and tport < shape[tnode][0]):
+            self._check_edge(source, target)  # says what is wrong
+        self.edges[snode][sport].append(target)
+        into = self.edges_into.get(target)
+        if into is None:
+            self.edges_into[target] = [source]
+        else:
+            into.append(source)
 
     def _check_edge(self, source: Location, target: Location) -> None:
         if source.kind != OUT or target.kind != IN:
