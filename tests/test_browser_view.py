@@ -142,6 +142,32 @@ def test_the_first_graph_is_asked_for_before_the_modules_run_and_only_once(page,
     assert names[-1] == f"/api/sessions/{loop_sid}/graph?scope=&compact=1" and len(names) == 2, names
 
 
+def test_the_first_stream_is_opened_before_the_modules_run_and_adopted_once(page, server, api, loop_sid):
+    """index.html opens the address's scope's stream while the modules load; the page adopts that socket (one
+    connection, its early snapshot used, the state drawn), and switching scope later goes over the same socket."""
+    sockets: list[str] = []
+    page.on("websocket", lambda ws: sockets.append(ws.url))
+    page.add_init_script("""(() => { const Real = window.WebSocket; window.__socketsOpenedAt = [];
+        window.WebSocket = class extends Real { constructor(...a) { super(...a); window.__socketsOpenedAt.push(
+            performance.now()); } }; })()""")
+    page.goto(f"{server.url}/#/s/{loop_sid}?scope=3")
+    page.wait_for_function("window.__flowscope && typeof window.__flowscope.firstRender === 'number'")
+    got = page.evaluate("""() => ({
+        start: performance.getEntriesByName("fs:start", "mark")[0].startTime,
+        left: window.__flowscopeFirstStream, rows: window.__flowscope.rows.size })""")
+    assert len(sockets) == 1 and sockets[0].endswith(f"/api/sessions/{loop_sid}/stream?scope=3"), sockets
+    assert got["left"] is None and got["rows"] > 0, got
+    opened_at = page.evaluate("window.__socketsOpenedAt")
+    assert len(opened_at) == 1 and opened_at[0] < got["start"], (opened_at, got)
+    head = api.get(f"/api/sessions/{loop_sid}").json()["batches"]
+    wait_batch(page, head)
+    assert dom_classes(page) == expected_classes(api, loop_sid, head, "3")
+    page.click("#crumbs a[data-path='']")
+    page.wait_for_selector("#graph .node.scope")
+    page.wait_for_function("document.querySelectorAll('#graph circle.port.st-none').length === 0")
+    assert len(sockets) == 1, sockets
+
+
 def test_why_is_this_stuck_shows_the_holder_and_follows_it_inside(page, server, loop_sid):
     page.goto(f"{server.url}/#/s/{loop_sid}?batch=20")
     page.wait_for_selector('#graph circle[data-port="in,4,0"]')

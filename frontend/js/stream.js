@@ -4,6 +4,17 @@
 
 import { bundle, bundleSnapshot } from "./api.js";
 
+// The socket index.html opened for the address's scope while the modules loaded, if it is this one and still
+// usable: taken once (any other use of the page opens its own).
+function takeFirstStream(sid, scope) {
+  const first = typeof window !== "undefined" ? window.__flowscopeFirstStream : null;
+  if (!first) return null;
+  window.__flowscopeFirstStream = null;
+  if (first.sid === sid && first.scope === scope.join(",") && first.ws.readyState <= WebSocket.OPEN) return first;
+  first.ws.close();
+  return null;
+}
+
 export class Stream {
   constructor(sid, handlers) {
     this.sid = sid;
@@ -36,13 +47,27 @@ export class Stream {
       return;
     }
     if (this.ws) { this.ws.onclose = null; this.ws.close(); }
-    const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const q = new URLSearchParams({ scope: this.scope.join(",") });
-    if (this.batch !== null) q.set("since", this.batch);
-    const ws = new WebSocket(`${proto}//${location.host}/api/sessions/${this.sid}/stream?${q}`);
+    const first = this.batch === null ? takeFirstStream(this.sid, this.scope) : null;
+    let ws;
+    if (first) {
+      ws = first.ws;
+      this.h.received = first.messages.length > 0; // index.html marked its arrival
+    } else {
+      const proto = location.protocol === "https:" ? "wss:" : "ws:";
+      const q = new URLSearchParams({ scope: this.scope.join(",") });
+      if (this.batch !== null) q.set("since", this.batch);
+      ws = new WebSocket(`${proto}//${location.host}/api/sessions/${this.sid}/stream?${q}`);
+    }
     this.ws = ws;
-    ws.onopen = () => { performance.mark("fs:ws-open"); this.retry = 250; this.connected = true; this.h.onStatus && this.h.onStatus("connected"); };
+    const opened = () => { this.retry = 250; this.connected = true; this.h.onStatus && this.h.onStatus("connected"); };
+    ws.onopen = () => { performance.mark("fs:ws-open"); opened(); };
     ws.onmessage = (ev) => { if (!this.h.received) { this.h.received = true; performance.mark("fs:ws-message"); } this._message(JSON.parse(ev.data)); };
+    if (first) { // what it got so far, as if it came now (after the caller's own setup: a microtask, before any event)
+      queueMicrotask(() => {
+        if (first.opened) opened();
+        if (this.ws === ws) for (const data of first.messages) this._message(JSON.parse(data));
+      });
+    }
     ws.onclose = (ev) => {
       this.connected = false;
       if (this.closed || ev.code === 4404) { this.h.onStatus && this.h.onStatus("closed", ev.reason); return; }
