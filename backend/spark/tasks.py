@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left
+from dataclasses import dataclass
 from itertools import repeat
 from operator import sub
-from dataclasses import dataclass
 from typing import Any
 
 from tracker.log_records import detail
