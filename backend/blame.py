@@ -51,6 +51,7 @@ from tracker.timestamp import time_from_json
 __all__ = ["BlameTracker", "TimeBlame", "blame_log", "select", "KEEP_TIMES"]
 
 KEEP_TIMES = 10_000  # blamed times kept per tracker (the oldest are dropped first)
+_INF = math.inf
 LAZY_PENDING = 256  # completed times a lazy tracker lets wait before walking them
 _PRUNE_EVERY = 32  # completions between prunes of intervals no open time can need
 _MAX_SPANS = 2_000  # ended task spans kept before a prune at the next completion
@@ -425,7 +426,7 @@ class BlameTracker:
                 self.flush()
             self._progress(rec, line=line)
         elif kind == "detail":
-            self._detail(_checked_detail(rec, self._reporter(line)))
+            self._detail(rec, line)
         elif kind == "mark":
             self._mark(_checked_mark(rec, self._reporter(line)))
         elif kind in ("scope", "operator", "edge"):
@@ -467,10 +468,24 @@ class BlameTracker:
         self._last_at = at
         self.seq = seq = self.seq + 1
         sb = self.scopes.get(tuple(path)) or self._scope(path)
-        cause = _checked_cause(rec.get("cause") or {}, at, self._reporter(line))
-        task = cause.get("task") if cause.get("event") == "TaskEnd" else None
-        ended = (at, task, cause.get("launched")) if task is not None else None  # a task's end, for its holder
+        cause = rec.get("cause")
+        ended = None
+        if cause:
+            launched = cause.get("launched")
+            attempt = cause.get("attempt")
+            if not (launched is None or (type(launched) is float and -_INF < launched < _INF and launched <= at)
+                    or (type(launched) is int and launched <= at)) or \
+                    (attempt is not None and not (type(attempt) is int and attempt >= 0)):
+                cause = _checked_cause(cause, at, self._reporter(line))  # a field blame cannot use: left out
+                launched = cause.get("launched")
+            if cause.get("event") == "TaskEnd":
+                task = cause.get("task")
+                if task is not None:
+                    ended = (at, task, launched)  # a task's end, for its holder
+        else:
+            cause = {}
         counts = sb.counts
+        open_iv = sb.open_iv
         reach = sb.reach
         released = False
         applied = self.replay.applied_batch
@@ -481,17 +496,19 @@ class BlameTracker:
             key = (loc, t)
             before = counts.get(key, 0)
             after = before + delta
+            if before > 0 and after > 0:  # still held: most updates (a task's end, a token to a stage)
+                counts[key] = after
+                if delta < 0 and ended is not None:
+                    iv = open_iv.get(key)
+                    if iv is not None:
+                        iv.task_ends.append(ended)
+                continue
             if after:
                 counts[key] = after
             else:
                 del counts[key]
-            if before > 0 and after > 0:
-                if ended is not None and delta < 0:
-                    iv = sb.open_iv.get(key)
-                    if iv is not None:
-                        iv.task_ends.append(ended)
-            elif before <= 0 < after:
-                sb.open_iv[key] = Interval(loc, t, seq, at)
+            if before <= 0 < after:
+                open_iv[key] = Interval(loc, t, seq, at)
                 if reach is not None:
                     reach.add(loc, t)
                 if t not in sb.done:
@@ -502,7 +519,7 @@ class BlameTracker:
                     if t not in sb.active and not self._is_driver(sb.path, loc.node):
                         sb.active[t] = at
             elif after <= 0 < before:
-                iv = sb.open_iv.pop(key, None)
+                iv = open_iv.pop(key, None)
                 released = True
                 if reach is not None:
                     reach.remove(loc, t)
@@ -615,7 +632,7 @@ class BlameTracker:
         elif "batch" in rec and "trigger_start" in rec:
             sb.batch_marks[rec["batch"]] = rec
 
-    def _detail(self, rec: dict) -> None:
+    def _detail(self, rec: dict, line: int | None) -> None:
         """A task's detail starts its span (what held a slot from when to when), its clear ends it."""
         value = rec.get("value")
         key = rec.get("key", "")
@@ -627,11 +644,20 @@ class BlameTracker:
         if type(value) is not dict:
             return
         kind = value.get("kind")
+        if kind != "task" and kind != "stage":
+            return
+        stage, job, launched, host = value.get("stage"), value.get("job"), value.get("launched"), value.get("host")
+        # the fields blame reads, as _checked_detail checks them (inline: a well-formed value costs no call)
+        if not ((stage is None or type(stage) is int or type(stage) is str)
+                and (job is None or type(job) is int or type(job) is str)
+                and (launched is None or (type(launched) is float and -_INF < launched < _INF) or type(launched) is int)
+                and (host is None or type(host) is str)):
+            value = _checked_detail(rec, self._reporter(line))["value"]
+            stage, job, launched, host = value.get("stage"), value.get("job"), value.get("launched"), value.get("host")
         if kind == "stage":
-            self._stage_job[value.get("stage")] = value.get("job")
-        elif kind == "task" and key.startswith("task "):
-            stage = value.get("stage")
-            self._spans.start(key, value.get("launched"), stage, self._stage_job.get(stage), value.get("host"))
+            self._stage_job[stage] = job
+        elif key.startswith("task "):
+            self._spans.start(key, launched, stage, self._stage_job.get(stage), host)
 
     # --- blaming ---------------------------------------------------------------------------------------------
 

@@ -34,6 +34,8 @@ sys.path.insert(0, str(HERE))
 RUN = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
+from flowscope.cli import tune_collector
+tune_collector()  # as every flowscope process does (the blame command, the server)
 from backend.spark.convert import SparkLogConversion
 from backend.spark import tasks
 from tracker.replay import Replay

@@ -35,23 +35,21 @@ class HolderDetails:
     def __init__(self) -> None:
         self._by_scope: dict[tuple, dict[tuple[Location, Any], dict[str, tuple]]] = {}  # (value, batch, at)
         self._ports: dict[tuple, Location] = {}
+        # (scope path, port) as records spell them -> (that scope's pointstamps, the port's Location): most records
+        # name a place named before (every task of a stage attempt the same), so one lookup finds both
+        self._places: dict[tuple, tuple[dict, Location]] = {}
 
     def apply(self, record: dict, batch: int) -> None:
         """Set or clear one entry; a malformed record raises ``ValueError`` naming the field."""
         path = record.get("scope", ())
-        key_path = tuple(path) if type(path) is list else path
-        pointstamps = self._by_scope.get(key_path)
-        if pointstamps is None:
-            if not isinstance(path, list) or not all(type(k) is int for k in path):
-                raise ValueError(f"scope path {path!r} is not a list of child indices")
-            pointstamps = self._by_scope[key_path] = {}
         port = record.get("port")
-        pkey = tuple(port) if isinstance(port, list) else None
-        loc = self._ports.get(pkey) if pkey is not None else None
-        if loc is None:
-            loc = Location.from_json(port)
-            if pkey is not None:
-                self._ports[pkey] = loc
+        try:
+            place = self._places.get((tuple(path), tuple(port))) if type(path) is list and type(port) is list else None
+        except TypeError:  # an unhashable element: _place says what is wrong with the record
+            place = None
+        if place is None:
+            place = self._place(path, port)
+        pointstamps, loc = place
         time = record.get("time")
         if type(time) is not int:
             time = time_from_json(time)
@@ -59,19 +57,39 @@ class HolderDetails:
         if type(key) is not str:
             raise ValueError(f"detail key {key!r} is not a string")
         value = record.get("value")
+        ps = (loc, time)
         if value is None:
-            entries = pointstamps.get((loc, time))
+            entries = pointstamps.get(ps)
             if entries is not None:
                 entries.pop(key, None)
                 if not entries:
-                    del pointstamps[(loc, time)]
+                    del pointstamps[ps]
             return
         if type(value) is not dict:
             raise ValueError("detail value must be a JSON object or null")
-        entries = pointstamps.get((loc, time))
+        entries = pointstamps.get(ps)
         if entries is None:
-            entries = pointstamps[(loc, time)] = {}
+            entries = pointstamps[ps] = {}
         entries[key] = (value, batch, record.get("at"))
+
+    def _place(self, path: Any, port: Any) -> tuple[dict, Location]:
+        """The pointstamps of the scope at ``path`` and the Location of ``port``, checked (and remembered when
+        both are lists)."""
+        key_path = tuple(path) if type(path) is list else path
+        pointstamps = self._by_scope.get(key_path)
+        if pointstamps is None:
+            if not isinstance(path, list) or not all(type(k) is int for k in path):
+                raise ValueError(f"scope path {path!r} is not a list of child indices")
+            pointstamps = self._by_scope[key_path] = {}
+        pkey = tuple(port) if isinstance(port, list) else None
+        loc = self._ports.get(pkey) if pkey is not None else None
+        if loc is None:
+            loc = Location.from_json(port)
+            if pkey is not None:
+                self._ports[pkey] = loc
+        if type(path) is list and type(port) is list:
+            self._places[(key_path, pkey)] = (pointstamps, loc)
+        return pointstamps, loc
 
     def clear(self, path: tuple, updates: list, keys: list) -> None:
         """A progress batch's ``clears``: remove these keys from the pointstamps the batch decrements."""
@@ -104,6 +122,7 @@ class HolderDetails:
         n = len(path)
         for key in [k for k in self._by_scope if k[:n] == path]:
             del self._by_scope[key]
+        self._places.clear()
 
     def snapshot(self) -> dict:
         """A copy of every present entry (a history checkpoint keeps it)."""
@@ -114,6 +133,7 @@ class HolderDetails:
         """Replace every entry with a :meth:`snapshot`'s (copied: the snapshot stays as it was)."""
         self._by_scope = {path: {ps: dict(entries) for ps, entries in pointstamps.items()}
                           for path, pointstamps in snapshot.items()}
+        self._places.clear()
 
     def __len__(self) -> int:
         return sum(len(v) for p in self._by_scope.values() for v in p.values())

@@ -22,6 +22,8 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import repeat
+from operator import sub
 from typing import Any
 
 from tracker.log_records import detail
@@ -43,7 +45,7 @@ def skew_score(values: list[float]) -> float:
     mean = sum(values) / len(values)
     if mean <= 0:
         return 0.0
-    return sum(abs(v - mean) for v in values) / len(values) / mean
+    return sum(map(abs, map(sub, values, repeat(mean)))) / len(values) / mean  # |v - mean|, summed in order
 
 
 def median(values: list[float]) -> float:
@@ -231,7 +233,10 @@ class TaskLedger:
         tid = get("Task ID")
         launched = get("Launch Time")
         a.running.add(tid)
-        value = {"kind": "task", "task": tid, "index": get("Index"), "partition": partition_of(info),
+        partition = get("Partition ID")  # partition_of, inline: one call less per task
+        index = get("Index")
+        value = {"kind": "task", "task": tid, "index": index,
+                 "partition": partition if type(partition) is int and partition >= 0 else index,
                  "attempt": get("Attempt"), "executor": get("Executor ID"), "host": get("Host"),
                  "launched": launched / 1000.0 if isinstance(launched, (int, float)) else at,
                  "speculative": bool(get("Speculative", False)), "stage": a.stage, "stage_attempt": a.attempt}
@@ -258,18 +263,21 @@ class TaskLedger:
             if type(launched) is int and type(finished) is int and finished >= launched:
                 # kept raw while the attempt runs; reduced to an aggregate when it completes
                 a.succeeded(tid, info, launched, finished, _input_records(e.get("Task Metrics")))
-            end = None
-        else:
-            a.failed += 1
-            end = "TaskKilled" if get("Killed") else (reason or {}).get("Reason", "failed")
+            if not running:
+                return None
+            if batch is not None:
+                batch["clears"] = [f"task {tid}"]
+                return None
+            return detail(a.scope, a.port, a.time, f"task {tid}", at, None)
+        a.failed += 1
         if not running:
             return None
         if batch is not None:
             batch["clears"] = [f"task {tid}"]
             return None
         clear = detail(a.scope, a.port, a.time, f"task {tid}", at, None)
-        if end is not None:
-            clear["end"] = end  # why the attempt ended, when not a success (the executor timeline marks it)
+        # why the attempt ended, when not a success (the executor timeline marks it)
+        clear["end"] = "TaskKilled" if get("Killed") else (reason or {}).get("Reason", "failed")
         return clear
 
     def stage_completed(self, stage: int, attempt: int, at: float) -> list[dict]:
@@ -317,7 +325,7 @@ class TaskLedger:
     @staticmethod
     def _aggregate(a: _Attempt) -> StageAggregate:
         durations = a.durations
-        records_in = [float(r) for r in a.records]
+        records_in = list(map(float, a.records))
         ordered = sorted(durations)
         slow = []
         for duration, _, (tid, index, executor, launched, records, partition) in sorted(a.longest, reverse=True):
