@@ -46,7 +46,7 @@ def test_bad_input_is_reported_with_file_and_line(tmp_path):
     missing = flowscope("frontiers", tmp_path / "nope.jsonl", check=False)
     assert missing.returncode == 2 and "no such file" in missing.stderr
     notlog = tmp_path / "x.jsonl"
-    notlog.write_text('{"Event":"SparkListenerLogStart"}\n')
+    notlog.write_text('{"Task":"SparkListenerLogStart"}\n')  # neither a progress log nor a Spark event log
     proc = flowscope("frontiers", notlog, check=False)
     assert proc.returncode == 2 and "not a flowscope progress log" in proc.stderr
 
@@ -57,3 +57,26 @@ def test_explain_names_the_holder():
     inner = json.loads(flowscope("explain", LOOP_LOG, "--at", 20, "--scope", "[3]", "--port", "in,0,0", "--time", "[0,5]", "--json").stdout)
     holders = {(tuple(h["location"]), tuple(h["time"])) for h in inner["holders"]}
     assert holders == {(("in", 2, 0), (0, 2))}, "inside the loop, epoch 0's record at the step operator holds it"
+
+
+def test_frontiers_of_a_spark_event_log_are_those_of_its_recorded_progress_log(tmp_path):
+    """``frontiers`` and ``explain`` take a Spark event log as well: converted and replayed in one command, the same
+    state as ``record`` then ``frontiers``; a corrupt line is reported with its file and line, and skipped."""
+    import zstandard
+
+    source = REPO / "fixtures" / "spark" / "batch_shuffle" / "eventlog_v2_local-1795290522070"
+    with zstandard.ZstdDecompressor().stream_reader((source / "events_1_local-1795290522070.zstd").open("rb")) as fh:
+        lines = fh.read().splitlines(keepends=True)
+    log = tmp_path / "app-damaged"
+    log.write_bytes(b"".join(lines[:5] + [b'{"Event": broken\n'] + lines[5:]))
+    recorded = tmp_path / "recorded.jsonl"
+    flowscope("record", "-q", log, "-o", recorded)
+    direct = flowscope("frontiers", log, "--json")
+    assert json.loads(direct.stdout) == json.loads(flowscope("frontiers", recorded, "--json").stdout)
+    assert f"{log}:6: invalid-json" in direct.stderr
+    early = json.loads(flowscope("frontiers", log, "--at", 5, "--json").stdout)
+    assert early == json.loads(flowscope("frontiers", recorded, "--at", 5, "--json").stdout)
+    assert early != json.loads(direct.stdout)
+    port = "in,2,0"
+    assert flowscope("explain", log, "--scope", "[1]", "--port", port, "--at", 5).stdout == flowscope(
+        "explain", recorded, "--scope", "[1]", "--port", port, "--at", 5).stdout

@@ -44,3 +44,21 @@ def test_a_log_that_cannot_be_read_fails_here_not_in_the_child(tmp_path):
         unread.summary()
     unread.close()
     assert not unread.running
+
+
+@pytest.mark.parametrize("in_child", [True, False])
+def test_replay_event_log_reaches_the_state_of_the_records_replayed(in_child, monkeypatch):
+    """What ``frontiers`` does with a Spark log: converted in a child (a large log) or here, the same state."""
+    from backend.spark import convert_process
+    from tracker.replay import Replay
+
+    monkeypatch.setattr(convert_process, "READ_IN_CHILD_BYTES", 0 if in_child else 1 << 40)
+    log = FIXTURE_LOGS[0]
+    replay, summary = convert_process.replay_event_log(log)
+    expected = Replay(str(log.path), checked_records=True)
+    conversion = SparkLogConversion(log)
+    for rec in conversion:
+        expected.apply(rec, conversion.line)
+    expected.finish()
+    assert replay.state() == expected.state() and replay.batches_applied == expected.batches_applied > 0
+    assert summary.events == conversion.summary().events and not replay.errors

@@ -25,6 +25,7 @@ from typing import Any
 from backend.sources import AppLog, EventLogReader, LineError, MissingCodecError, describe_log, find_logs
 from backend.sources.decode import WholeEvent
 from backend.sources.eventlog_layout import looks_like_event_log
+from backend.sources.read_process import EventReaderProcess
 from backend.subcommand import run_subcommand
 from tracker.jsonl import DAMAGED_EVENT
 from tracker.progress_log import FORMAT, ProgressLogWriter
@@ -38,6 +39,7 @@ __all__ = ["EventLogError", "RecordSummary", "SparkLogConversion", "main", "open
 
 ProgressCallback = Callable[[int, int], None]  # (bytes read so far, total bytes of the log's files)
 LOOKAHEAD = 1000  # events read before the header is written, looking for the application's name
+READ_IN_CHILD_BYTES = 16 << 20  # `read_in_child=None` reads a log this large (on disk) in a child process
 
 
 class EventLogError(ValueError):
@@ -142,7 +144,9 @@ class SparkLogConversion:
 
     `source_name()` reads ahead a little (up to `LOOKAHEAD` events) to find the application's name for the
     header; iterating yields the records; `summary()` tells what happened. Raises `FileNotFoundError`,
-    `EventLogError` or `MissingCodecError` at construction if the log cannot be read at all."""
+    `EventLogError` or `MissingCodecError` at construction if the log cannot be read at all. `read_in_child`:
+    read and decode in a child process (`backend.sources.read_process`), so the model here and the reading there
+    run on two cores; the records are the same (None: when the log has `READ_IN_CHILD_BYTES` or more)."""
 
     def __init__(
         self,
@@ -151,20 +155,27 @@ class SparkLogConversion:
         redact: bool | Redactor = False,
         on_error: Callable[[LineError], None] | None = None,
         progress: ProgressCallback | None = None,
+        read_in_child: bool | None = False,
     ) -> None:
         self.log = open_event_log(source)
+        self.total_bytes = sum(_size(p) for p in self.log.files)
+        if read_in_child is None:  # a child's start-up (tens of ms) pays on a large log only
+            read_in_child = self.total_bytes >= READ_IN_CHILD_BYTES
         self._on_error = on_error
         self.redactor = redact if isinstance(redact, Redactor) else (Redactor() if redact else None)
         # the model reads a few fields of a few event types; redaction rewrites whole events, so it decodes all
-        decode = model_decoder() if self.redactor is None else None
+        decode = model_decoder if self.redactor is None else None
         self._typed = decode is not None  # events it does not hand out whole have their types checked
-        self.reader = EventLogReader(self.log, on_error=self._error, decode=decode)
+        self.reader: EventLogReader | EventReaderProcess
+        if read_in_child:  # reading and decoding on another core, the model here: the same events
+            self.reader = EventReaderProcess(self.log, on_error=self._error, decode=decode)
+        else:
+            self.reader = EventLogReader(self.log, on_error=self._error, decode=None if decode is None else decode())
         self.model = SparkModel()
         self.model.on_damaged = self._damaged
         self._path = str(self.log.path)  # the file of the event being modelled
         self.line: int | None = None  # and its line
         self.progress = progress  # called with (bytes read, total bytes) as the log is read
-        self.total_bytes = sum(_size(p) for p in self.log.files)
         self._events = iter(self.reader)
         self._ahead: list[Any] = []
         self._looked = False
@@ -232,6 +243,11 @@ class SparkLogConversion:
         if progress is not None:
             progress(stats.bytes_compressed, max(total, stats.bytes_compressed))
 
+    def close(self) -> None:
+        """Stop reading (a child process reading the log is stopped); only needed when not iterated to the end."""
+        if isinstance(self.reader, EventReaderProcess):
+            self.reader.close()
+
     def summary(self) -> RecordSummary:
         s, stats, model = self._summary, self.reader.stats, self.model
         s.app_id, s.app_name, s.ended = model.app_id, model.app_name, model.ended
@@ -284,6 +300,7 @@ def _write(conversion: SparkLogConversion, out: Any) -> RecordSummary:
         for rec in conversion:
             write(rec)
     except BaseException:
+        conversion.close()
         writer.close()
         if isinstance(out, (str, os.PathLike)):
             Path(out).unlink(missing_ok=True)
@@ -329,13 +346,14 @@ def cmd_record(args: argparse.Namespace) -> int:
     if out == "-":
         out = sys.stdout.buffer
     try:
-        conversion = SparkLogConversion(args.eventlog, redact=args.redact, on_error=on_error)
+        conversion = SparkLogConversion(args.eventlog, redact=args.redact, on_error=on_error, read_in_child=None)
     except (FileNotFoundError, EventLogError, MissingCodecError) as exc:
         print(f"flowscope: {exc}", file=sys.stderr)
         return 2
     if out is not sys.stdout.buffer:
         parent = Path(out).resolve().parent
         if not parent.is_dir():
+            conversion.close()
             print(f"flowscope: cannot write {out}: the directory {parent} does not exist", file=sys.stderr)
             return 2
     bar = None

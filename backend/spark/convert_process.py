@@ -2,40 +2,38 @@
 
 Reading, decoding and the Spark model (``SparkLogConversion``) are about half of the work of bringing a Spark log
 to its full state; applying the records to the tracker (``tracker.replay.Replay``) is the other half, and it has to
-happen where the state is wanted. :class:`ConversionProcess` runs the one conversion in a forked child and hands
-its records over a pipe in batches (JSON, about a thousand records per message; a thread of the child writes them,
-so the conversion never waits for this process), so the child reads and models the next events while this
-process applies the previous ones. It iterates like ``SparkLogConversion`` and ends
-with the same summary; corrupt lines reach ``on_error`` as they arrive. The pipe costs this process a
-``orjson.loads`` per batch, a few microseconds per record, against the tens of microseconds the child's share of
-the work costs per event.
+happen where the state is wanted. :class:`ConversionProcess` runs the one conversion in a child process
+(``backend.sources.child``: forked where that is safe, spawned in a process with threads) and hands its records
+over a pipe in batches (JSON, about a thousand records per message), so the child reads and models the next events
+while this process applies the previous ones. It iterates like ``SparkLogConversion`` and ends with the same
+summary; corrupt lines reach ``on_error`` as they arrive. The pipe costs this process an ``orjson.loads`` per
+batch, a few microseconds per record, against the tens of microseconds the child's share of the work costs per
+event.
 
-Where ``fork`` is not available (or in a process whose threads a fork could leave in a bad state, such as a
-running server) use ``SparkLogConversion`` itself: the records are the same.
+:func:`replay_event_log` is what ``flowscope frontiers`` and ``explain`` do with a Spark event log: the
+conversion in a child (a small log: here), the replay here, the settled ``Replay`` returned.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import threading
-import traceback
 from collections.abc import Callable, Iterator
-from queue import SimpleQueue
 from typing import Any
 
 import orjson
 
 from backend.sources import AppLog, LineError
+from backend.sources.child import ChildStream, Put
+from tracker.replay import Replay
 
-from .convert import RecordSummary, SparkLogConversion, open_event_log
+from .convert import READ_IN_CHILD_BYTES, RecordSummary, SparkLogConversion, open_event_log
 from .model import SparkSummary
 
-__all__ = ["ConversionProcess"]
+__all__ = ["ConversionProcess", "replay_event_log"]
 
 BATCH = 1024  # records per message: large enough that the pipe costs little, small enough to overlap the work
 
-_RECORDS, _ERROR, _DONE, _FAILED = b"r", b"e", b"d", b"x"
+_RECORDS, _ERROR, _DONE = b"r", b"e", b"d"
 
 
 class ConversionProcess:
@@ -53,39 +51,25 @@ class ConversionProcess:
         self.line: int | None = None
         self._summary: RecordSummary | None = None
         self._model: SparkSummary | None = None
-        ctx = multiprocessing.get_context("fork")
-        self._receive, send = ctx.Pipe(duplex=False)
-        _widen(send.fileno())
-        self._child = ctx.Process(target=_convert, args=(self.log, send, batch), daemon=True,
-                                  name="flowscope-conversion")
-        self._child.start()
-        send.close()
+        self._stream = ChildStream(_convert, (self.log, batch), name="flowscope-conversion")
 
     def __iter__(self) -> Iterator[dict]:
-        receive, loads = self._receive.recv_bytes, orjson.loads
-        try:
-            while True:
-                try:
-                    message = receive()
-                except EOFError:
-                    raise RuntimeError("the conversion process ended without a summary") from None
-                kind, payload = message[:1], message[1:]
-                if kind == _RECORDS:
-                    for line, rec in loads(payload):
-                        self.line = line
-                        yield rec
-                elif kind == _ERROR:
-                    err = LineError(*loads(payload))
-                    self.errors.append(err)
-                    if self._on_error is not None:
-                        self._on_error(err)
-                elif kind == _DONE:
-                    self._finish(loads(payload))
-                    return
-                else:
-                    raise RuntimeError(f"the conversion process failed:\n{payload.decode('utf-8', 'replace')}")
-        finally:
-            self.close()
+        loads = orjson.loads
+        for message in self._stream:
+            kind, payload = message[:1], message[1:]
+            if kind == _RECORDS:
+                for line, rec in loads(payload):
+                    self.line = line
+                    yield rec
+            elif kind == _ERROR:
+                err = LineError(*loads(payload))
+                self.errors.append(err)
+                if self._on_error is not None:
+                    self._on_error(err)
+            elif kind == _DONE:
+                self._finish(loads(payload))
+        if self._summary is None:
+            raise RuntimeError("the conversion process ended without a summary")
 
     def _finish(self, done: dict) -> None:
         summary = done["summary"]
@@ -110,69 +94,68 @@ class ConversionProcess:
     @property
     def running(self) -> bool:
         """The child process still runs."""
-        return self._child.is_alive()
+        return self._stream.running
 
     def close(self) -> None:
         """Stop the child (if it still runs) and release the pipe."""
-        self._receive.close()
-        if self._child.is_alive():
-            self._child.terminate()
-        self._child.join()
+        self._stream.close()
 
 
-def _widen(fd: int) -> None:
-    """Let the pipe hold as much as the system allows (Linux: 1 MB by default, not 64 KB), so the child blocks
-    less often on a parent that is busy, and each side needs the other to be scheduled less often."""
-    try:
-        import fcntl
-
-        with open("/proc/sys/fs/pipe-max-size") as fh:
-            size = int(fh.read())
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
-    except (OSError, ValueError, ImportError):
-        pass
-
-
-def _convert(log: AppLog, send: Any, batch: int) -> None:
-    """The child: one ``SparkLogConversion``, its records sent in batches with their lines, then the summaries.
-
-    A thread writes to the pipe, so the conversion never waits for the parent: when the parent is busy (or not
-    scheduled, on a loaded machine) the batches queue up here and the conversion goes on."""
+def _convert(put: Put, log: AppLog, batch: int) -> None:
+    """The child: one ``SparkLogConversion``, its records sent in batches with their lines, then the summaries."""
     dumps = orjson.dumps
-    queue: SimpleQueue[bytes | None] = SimpleQueue()
-    sender = threading.Thread(target=_send_all, args=(queue, send), name="flowscope-conversion-sender")
-    sender.start()
-    put = queue.put
-    try:
-        conversion = SparkLogConversion(log, on_error=lambda e: put(
-            _ERROR + dumps([e.path, e.line, e.kind, e.reason, e.excerpt])))
-        out: list[tuple[int | None, dict]] = []
-        for rec in conversion:
-            out.append((conversion.line, rec))
-            if len(out) >= batch:
-                put(_RECORDS + dumps(out))
-                out = []
-        if out:
+    conversion = SparkLogConversion(log, on_error=lambda e: put(
+        _ERROR + dumps([e.path, e.line, e.kind, e.reason, e.excerpt])))
+    out: list[tuple[int | None, dict]] = []
+    for rec in conversion:
+        out.append((conversion.line, rec))
+        if len(out) >= batch:
             put(_RECORDS + dumps(out))
-        summary = conversion.summary().to_json()
-        del summary["errors"]  # sent one by one as they were found
-        m = conversion.model.summary()
-        put(_DONE + dumps({"summary": summary, "model": {
-            "jobs": {str(k): v for k, v in m.jobs.items()}, "stages": [[s, a, v] for (s, a), v in m.stages.items()],
-            "tasks": m.tasks, "uncertain": m.uncertain}}))
-    except BaseException:  # noqa: BLE001 - whatever it was, the parent says so
-        put(_FAILED + traceback.format_exc().encode())
-    finally:
-        put(None)
-        sender.join()
+            out = []
+    if out:
+        put(_RECORDS + dumps(out))
+    summary = conversion.summary().to_json()
+    del summary["errors"]  # sent one by one as they were found
+    m = conversion.model.summary()
+    put(_DONE + dumps({"summary": summary, "model": {
+        "jobs": {str(k): v for k, v in m.jobs.items()}, "stages": [[s, a, v] for (s, a), v in m.stages.items()],
+        "tasks": m.tasks, "uncertain": m.uncertain}}))
 
 
-def _send_all(queue: SimpleQueue[bytes | None], send: Any) -> None:
-    """Write the queued messages to the pipe until the end (None); a parent that went away ends it too."""
+def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None = None, check_contracts: bool = False,
+                     on_error: Callable[[LineError], None] | None = None) -> tuple[Replay, RecordSummary]:
+    """A Spark event log replayed to its full state (or its first ``at`` progress records), settled, with what the
+    conversion did: the records ``flowscope record`` writes, applied as ``flowscope frontiers`` applies them. A
+    large log is converted in a child process (``ConversionProcess``) while this one applies. Corrupt lines and
+    rejected records both reach ``on_error`` and the replay's ``errors``, in the order found. Raises like
+    ``SparkLogConversion`` when the log cannot be read."""
+    log = open_event_log(source)
+    replay = Replay(str(log.path), check_contracts, on_error=on_error, checked_records=True)
+
+    def reported(err: LineError) -> None:  # the reader's corrupt lines, among the replay's own problems
+        replay.errors.append(err)
+        if on_error is not None:
+            on_error(err)
+
+    conversion: ConversionProcess | SparkLogConversion
+    if sum(_size(p) for p in log.files) >= READ_IN_CHILD_BYTES:
+        conversion = ConversionProcess(log, on_error=reported)
+    else:
+        conversion = SparkLogConversion(log, on_error=reported)
+    apply = replay.apply
     try:
-        while (message := queue.get()) is not None:
-            send.send_bytes(message)
-    except OSError:  # the parent closed its end: nobody reads any more
-        pass
+        for rec in conversion:
+            if at is not None and rec["type"] == "progress" and replay.progress_records >= at:
+                break
+            apply(rec, conversion.line)
     finally:
-        send.close()
+        conversion.close()
+    replay.finish()
+    return replay, conversion.summary()
+
+
+def _size(p: Any) -> int:
+    try:
+        return os.path.getsize(p)
+    except OSError:
+        return 0

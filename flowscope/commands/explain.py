@@ -14,7 +14,7 @@ __all__ = ["register", "cmd_explain"]
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("explain", help="who holds a port's frontier: the minimal blocking pointstamps")
-    p.add_argument("log", help="a flowscope progress log")
+    p.add_argument("log", help="a flowscope progress log or a Spark event log")
     p.add_argument("--scope", default="[]", help="scope path as JSON, e.g. [2] (default: the root)")
     p.add_argument("--port", required=True, help="in,NODE,PORT or out,NODE,PORT")
     p.add_argument("--time", help="timestamp as JSON (default: the least time in the port's frontier)")

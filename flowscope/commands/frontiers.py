@@ -13,7 +13,7 @@ __all__ = ["register", "cmd_frontiers"]
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("frontiers", help="replay a progress log and print every scope's ports")
-    p.add_argument("log", help="a flowscope progress log (.jsonl, .jsonl.gz, .jsonl.zst)")
+    p.add_argument("log", help="a flowscope progress log (.jsonl, .jsonl.gz, .jsonl.zst) or a Spark event log")
     p.add_argument("--at", type=int, metavar="N", help="stop after the first N progress records")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--check", action="store_true", help="check every batch against the progress contract")

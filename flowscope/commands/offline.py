@@ -1,10 +1,16 @@
-"""What ``frontiers`` and ``explain`` share: they replay a progress log in this process and print text or JSON."""
+"""What ``frontiers`` and ``explain`` share: they replay a log and print text or JSON.
+
+A progress log is replayed in this process; a Spark event log is converted (in a child process when it is large:
+``backend.spark.convert_process.replay_event_log``) and its records applied here, the same records ``flowscope
+record`` would write."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 __all__ = ["dump_json", "fmt_time", "fmt_counts", "report_errors", "replay_log"]
@@ -43,10 +49,15 @@ def report_errors(replay: Any, stream: Any = sys.stderr) -> None:
 
 
 def replay_log(args: argparse.Namespace, check: bool) -> Any:
-    """Replay ``args.log`` (up to ``args.at`` progress records); None, after saying why, if it cannot be read."""
+    """Replay ``args.log`` (up to ``args.at`` progress records), a progress log or a Spark event log; None, after
+    saying why, if it cannot be read."""
+    from backend.sources.eventlog_layout import looks_like_event_log
     from tracker.progress_log import ProgressLogError
     from tracker.replay import replay_file
 
+    # a rolling event log is a directory (a progress log is one file); a Spark log's first bytes say so
+    if os.path.isdir(args.log) or looks_like_event_log(Path(args.log)):
+        return _replay_spark_log(args, check)
     try:
         return replay_file(args.log, at=args.at, check_contracts=check)
     except FileNotFoundError:
@@ -54,3 +65,16 @@ def replay_log(args: argparse.Namespace, check: bool) -> Any:
     except ProgressLogError as e:
         print(f"flowscope: {e}", file=sys.stderr)
     return None
+
+
+def _replay_spark_log(args: argparse.Namespace, check: bool) -> Any:
+    from backend.sources import MissingCodecError
+    from backend.spark.convert import EventLogError
+    from backend.spark.convert_process import replay_event_log
+
+    try:
+        replay, _ = replay_event_log(args.log, at=args.at, check_contracts=check)
+    except (FileNotFoundError, EventLogError, MissingCodecError) as e:
+        print(f"flowscope: {e}", file=sys.stderr)
+        return None
+    return replay

@@ -1,0 +1,117 @@
+"""A producer run in a child process, its messages streamed back over a pipe: how one log uses two cores.
+
+Reading a large log, decoding it and modelling it is a pipeline: :class:`ChildStream` runs one stage of it (a
+function given ``put``) in a child process and hands its messages (bytes, in order) to this one, so the child works
+on the next part while this process handles the previous one. A thread of the child writes to the pipe, so the
+producer never waits for a busy consumer (the messages queue up in the child instead), and the pipe is widened to
+what the system allows so each side needs the other to be scheduled less often.
+
+The child is forked where that is safe (a process that runs no other thread: the CLI) and spawned otherwise (a
+server's threads would be copied half-way through whatever they were doing), so the producer and its arguments
+must then be importable and picklable: pass module-level functions, not closures. A producer that raises ends the
+stream with its traceback, raised here as ``RuntimeError``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from queue import SimpleQueue
+from typing import Any
+
+__all__ = ["ChildStream", "Put"]
+
+Put = Callable[[bytes], None]  # what a producer sends: one message
+
+_DATA, _FAILED = b"m", b"x"
+
+
+class ChildStream:
+    """``for message in ChildStream(produce, args): ...``: the messages ``produce(put, *args)`` put, in a child.
+
+    The child starts at construction. Iterating ends when the producer returns; ``close()`` (also when the
+    iteration is abandoned) stops a child that still runs."""
+
+    def __init__(self, produce: Callable[..., None], args: tuple = (), *, name: str = "flowscope-child") -> None:
+        method = "fork" if _fork_is_safe() else "spawn"
+        ctx: Any = multiprocessing.get_context(method)
+        self._receive, send = ctx.Pipe(duplex=False)
+        _widen(send.fileno())
+        self._child = ctx.Process(target=_run, args=(produce, args, send), daemon=True, name=name)
+        self._child.start()
+        send.close()
+        self.method = method
+
+    def __iter__(self) -> Iterator[bytes]:
+        receive = self._receive.recv_bytes
+        try:
+            while True:
+                try:
+                    message = receive()
+                except EOFError:
+                    return
+                if message[:1] == _DATA:
+                    yield message[1:]
+                else:
+                    raise RuntimeError(f"the {self._child.name} process failed:\n"
+                                       f"{message[1:].decode('utf-8', 'replace')}")
+        finally:
+            self.close()
+
+    @property
+    def running(self) -> bool:
+        """The child process still runs."""
+        return self._child.is_alive()
+
+    def close(self) -> None:
+        """Stop the child (if it still runs) and release the pipe."""
+        self._receive.close()
+        if self._child.is_alive():
+            self._child.terminate()
+        self._child.join()
+
+
+def _fork_is_safe() -> bool:
+    """Fork only a process with one thread and a platform that forks: a fork copies no other thread, so whatever
+    lock another thread held stays held in the child."""
+    return threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _widen(fd: int) -> None:
+    """Let the pipe hold as much as the system allows (Linux: 1 MB by default, not 64 KB)."""
+    try:
+        import fcntl
+
+        with open("/proc/sys/fs/pipe-max-size") as fh:
+            size = int(fh.read())
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
+    except (OSError, ValueError, ImportError):
+        pass
+
+
+def _run(produce: Callable[..., None], args: tuple, send: Any) -> None:
+    """The child: the producer's messages queued for a sender thread, so producing never waits for the pipe."""
+    queue: SimpleQueue[bytes | None] = SimpleQueue()
+    sender = threading.Thread(target=_send_all, args=(queue, send), name="flowscope-child-sender")
+    sender.start()
+    put = queue.put
+    try:
+        produce(lambda message: put(_DATA + message), *args)
+    except BaseException:  # noqa: BLE001 - whatever it was, the parent says so
+        put(_FAILED + traceback.format_exc().encode())
+    finally:
+        put(None)
+        sender.join()
+
+
+def _send_all(queue: SimpleQueue[bytes | None], send: Any) -> None:
+    """Write the queued messages to the pipe until the end (None); a parent that went away ends it too."""
+    try:
+        while (message := queue.get()) is not None:
+            send.send_bytes(message)
+    except OSError:  # the parent closed its end: nobody reads any more
+        pass
+    finally:
+        send.close()

@@ -1,0 +1,103 @@
+"""Reading and decoding in a child process (backend.sources.read_process, backend.sources.child): the same events,
+corrupt lines, counts and records as reading in this process, whether the child is forked or spawned."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from backend.sources import EventLogReader
+from backend.sources.child import ChildStream
+from backend.sources.decode import WholeEvent
+from backend.sources.read_process import EventReaderProcess
+from backend.spark.convert import SparkLogConversion
+from backend.spark.event_fields import model_decoder
+
+from .test_event_decode import FIXTURE_LOGS
+
+_DAMAGED = (b'{"Event":"SparkListenerLogStart","Spark Version":"4.0.0"}\n{"Event": nope}\n'
+            b'{"Event":"SparkListenerApplicationStart","App Name":"a","App ID":"app-1","Timestamp":5}\n'
+            b'{"Event":"SparkListenerTaskStart","Stage ID":"x"}\n\n'
+            b'{"Event":"SparkListenerApplicationEnd","Timestamp":9}\n{"Event":"Spark')
+
+
+def _events(reader) -> list[tuple]:
+    return [(ev.path, ev.line, type(ev.event) is WholeEvent, ev.event) for ev in reader]
+
+
+@pytest.mark.parametrize("log", FIXTURE_LOGS[:6], ids=lambda log: log.path.name)
+def test_the_child_reads_what_this_process_reads(log):
+    here = EventLogReader(log, decode=model_decoder())
+    child = EventReaderProcess(log, decode=model_decoder, batch=5)  # small batches: events split across many
+    assert _events(child) == _events(here)
+    assert child.stats == here.stats and child.pending == here.pending
+
+
+def test_corrupt_lines_arrive_in_order_with_the_events_around_them(tmp_path):
+    log = tmp_path / "app-1"
+    log.write_bytes(_DAMAGED)
+    here_errors: list = []
+    child_errors: list = []
+    here = EventLogReader(log, on_error=here_errors.append, decode=model_decoder())
+    child = EventReaderProcess(log, on_error=child_errors.append, decode=model_decoder, batch=1)
+    assert _events(child) == _events(here)
+    assert child_errors == here_errors == child.errors
+    assert [(e.line, e.kind) for e in child_errors] == [(2, "invalid-json"), (7, "truncated-line")]
+    assert child.stats == here.stats and child.stats.lines_corrupt == 2 and child.stats.lines_blank == 1
+
+
+@pytest.mark.parametrize("log", FIXTURE_LOGS[:6], ids=lambda log: log.path.name)
+def test_a_conversion_reading_in_a_child_gives_the_same_records(log):
+    here = SparkLogConversion(log)
+    child = SparkLogConversion(log, read_in_child=True)
+    assert child.source_name() == here.source_name()
+    assert list(child) == list(here)
+    want, got = here.summary().to_json(), child.summary().to_json()
+    want.pop("seconds"), got.pop("seconds")
+    assert got == want
+
+
+def test_a_damaged_event_is_reported_by_the_model_reading_in_a_child_too(tmp_path):
+    log = tmp_path / "app-1"
+    log.write_bytes(_DAMAGED)
+    child = SparkLogConversion(log, read_in_child=True)
+    records = list(child)
+    assert any(r.get("uncertain") for r in records if r["type"] == "mark")
+    summary = child.summary()
+    assert summary.damaged_events == 1 and summary.corrupt_lines == 2
+    assert [e.kind for e in summary.errors] == ["invalid-json", "damaged-event", "truncated-line"]
+
+
+def test_a_process_running_threads_spawns_its_child_instead_of_forking(tmp_path):
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        child = EventReaderProcess(FIXTURE_LOGS[0], decode=model_decoder)
+        assert child.method == "spawn"
+        assert _events(child) == _events(EventLogReader(FIXTURE_LOGS[0], decode=model_decoder()))
+    finally:
+        stop.set()
+        other.join()
+
+
+def _fails(put, text):
+    put(b"first")
+    raise ValueError(text)
+
+
+def test_a_producer_that_fails_is_raised_here_with_its_traceback():
+    stream = ChildStream(_fails, ("the producer broke",))
+    got = []
+    with pytest.raises(RuntimeError, match="the producer broke"):
+        for message in stream:
+            got.append(message)
+    assert got == [b"first"] and not stream.running
+
+
+def test_a_reader_not_read_to_its_end_stops_its_child():
+    child = EventReaderProcess(FIXTURE_LOGS[0], decode=model_decoder, batch=1)
+    next(iter(child))
+    child.close()
+    assert not child.running
