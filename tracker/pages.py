@@ -25,8 +25,10 @@ try:
     import orjson
 
     def _dumps(value: Any) -> bytes:
+        """``value`` as JSON bytes of exactly their size: orjson returns them in a buffer of at least 4 kB, which a
+        kept line would hold on to."""
         try:
-            return orjson.dumps(value)
+            return memoryview(orjson.dumps(value)).tobytes()
         except TypeError:  # an integer beyond 64 bits (a hand-written log): the standard library writes any
             return json.dumps(value, separators=(",", ":")).encode()
 
