@@ -6,7 +6,10 @@ after batch k" (the timeline, seeking, explaining the past) the history keeps th
 * **Segments of records.** Every structure, progress and ``detail`` record is kept, serialized (orjson, a one-byte
   kind tag), in segments of
   ``checkpoint_every`` batches; a full segment is compressed with zstandard (progress logs compress about ten
-  times), so a million batches cost a few tens of megabytes.
+  times) and written to the session's scratch file (:class:`~backend.scratch_dir.ScratchFile`, an anonymous file
+  in the server's temporary directory): in memory stay only the open segment and where each sealed one is. The
+  structure records are kept a second time, apart, in compressed pages of the same scratch file
+  (:class:`~tracker.pages.PagedLines`): a checkpoint's replay declares them first.
 * **Checkpoints.** At the start of each segment (after batch ``i * checkpoint_every``) the history takes the
   *primary* pointstamps of every scope: the counts the batches themselves put there (messages at inputs,
   capabilities at outputs). Derived pointstamps are left out: a nested scope's ``out(0, i)`` (the parent's
@@ -47,20 +50,25 @@ from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from weakref import WeakKeyDictionary
 
 import orjson
 import zstandard
 
+from tracker.pages import PagedLines
 from tracker.reachability import OUT, Location
 from tracker.replay import Replay
 from tracker.subgraph import Subgraph
+
+from .scratch_dir import ScratchFile
 
 __all__ = ["History", "Checkpoint", "primary_pointstamps"]
 
 _STRUCTURE = frozenset(("scope", "operator", "edge", "retire"))
 _ALIVE = (1 << 62)  # died_at of a structure record that is still needed by every checkpoint
+STRUCTURE_PAGE = 256  # structure records per compressed page
 
 
 @dataclass
@@ -77,7 +85,8 @@ class Checkpoint:
 class Segment:
     checkpoint: Checkpoint
     lines: list[bytes] | None = field(default_factory=list)  # while open
-    blob: bytes | None = None  # compressed, once sealed
+    page: tuple[int, int] | None = None  # where it is in the scratch file, compressed, once sealed
+    stored: int = 0  # its compressed size, once sealed
     count: int = 0  # records in the segment
     batch_lines: array = field(default_factory=lambda: array("l"))  # record index of each applied batch
 
@@ -112,13 +121,15 @@ class History:
     """Segments, checkpoints and the batch index of one session (see the module docstring)."""
 
     def __init__(self, checkpoint_every: int = 4096, pool_size: int = 4, level: int = 3,
-                 keep_finished: int | None = None):
-        """``keep_finished`` is the live replay's (restored replays fold the same scopes)."""
+                 keep_finished: int | None = None, directory: Path | None = None):
+        """``keep_finished`` is the live replay's (restored replays fold the same scopes); ``directory`` is where
+        the scratch file is made (default: the server's per-user temporary directory, ``scratch_root``)."""
         if checkpoint_every < 1:
             raise ValueError("checkpoint_every must be at least 1")
         self.every = checkpoint_every
         self.keep_finished = keep_finished
-        self.structure: list[bytes] = []
+        self.scratch = ScratchFile(directory)
+        self.structure = PagedLines(STRUCTURE_PAGE, self.scratch, level)
         # per structure record: how many structure records had been kept when it stopped being needed (a record
         # inside a folded scope), else _ALIVE; a checkpoint past that point skips it
         self.died_at = array("q")
@@ -134,7 +145,6 @@ class History:
         self.scope_paths: list[tuple] = []
         self._scope_ids: dict[tuple, int] = {}
         self._compressor = zstandard.ZstdCompressor(level=level)
-        self._decompressor = zstandard.ZstdDecompressor()
         self._pool: list[Replay] = []
         # where each restored replay has read the records up to: (segment, line of the next record)
         self._positions: WeakKeyDictionary[Replay, tuple[int, int]] = WeakKeyDictionary()
@@ -218,8 +228,11 @@ class History:
         seg = self.segments[-1]
         lines = seg.lines
         assert lines is not None  # the last segment is open
-        # blob first, then lines: a seek reading this segment in a worker thread meanwhile always finds one of them
-        seg.blob = self._compressor.compress(b"\n".join(lines))
+        # written first, then the lines dropped: a seek reading this segment in a worker thread meanwhile always finds
+        # one of them
+        blob = self._compressor.compress(b"\n".join(lines))
+        seg.page = self.scratch.put(blob)
+        seg.stored = len(blob)
         seg.lines = None
         pointstamps = [(scope.path, primary_pointstamps(scope)) for scope in replay.root.scopes()]
         cp = Checkpoint(replay.batches_applied, len(self.structure), replay.progress_records, replay.last_at,
@@ -242,8 +255,8 @@ class History:
             return lines[:]  # the open segment: a snapshot of what is there now
         cached = self._lines_cache.get(i)
         if cached is None:
-            assert seg.blob is not None  # a segment is either open (lines) or sealed (blob)
-            data = self._decompressor.decompress(seg.blob)
+            assert seg.page is not None  # a segment is either open (lines) or sealed (page)
+            data = zstandard.ZstdDecompressor().decompress(self.scratch.get(seg.page))
             cached = data.split(b"\n") if data else []
             with self._lock:  # seeks run in worker threads, several at once
                 if len(self._lines_cache) >= 4:
@@ -295,11 +308,11 @@ class History:
         cp = self.segments[i].checkpoint
         replay = Replay("history", keep_finished=self.keep_finished)
         retires = []  # applied after the checkpoint's counts: a scope folds only once it is seen finished
-        died_at, upto = self.died_at, cp.structure
+        died_at, upto, structure = self.died_at, cp.structure, self.structure
         for k in range(upto):
             if died_at[k] <= upto:
                 continue
-            record = orjson.loads(memoryview(self.structure[k])[1:])
+            record = orjson.loads(memoryview(structure[k])[1:])
             if record.get("type") == "retire":
                 retires.append(record)
             else:

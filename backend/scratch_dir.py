@@ -5,6 +5,10 @@ exit the process sees: a normal exit and SIGTERM (the server's shutdown), an exc
 object's finalizer at interpreter exit). A process killed with SIGKILL cannot clean up, so each new server first
 removes the ``run-<pid>-*`` directories of processes that no longer exist: what a ``kill -9`` leaves lasts until the
 next start.
+
+A :class:`ScratchFile` is where a session puts what it must keep but rarely reads (its history's sealed pages): an
+anonymous file in that per-user directory, unlinked from the moment it is made, so it goes when it is closed or
+its process ends, however that ends.
 """
 
 from __future__ import annotations
@@ -13,10 +17,11 @@ import contextlib
 import os
 import shutil
 import tempfile
+import threading
 import weakref
 from pathlib import Path
 
-__all__ = ["ScratchDir", "scratch_root"]
+__all__ = ["ScratchDir", "ScratchFile", "scratch_root"]
 
 
 def scratch_root() -> Path:
@@ -67,3 +72,37 @@ def _remove(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
     with contextlib.suppress(OSError):
         path.parent.rmdir()
+
+
+class ScratchFile:
+    """An append-only anonymous file (see the module docstring), a ``tracker.pages.PageStore``: ``put`` appends
+    bytes and returns ``(offset, size)``, ``get`` reads them back. Both may run in any thread (positioned reads
+    and writes, no shared file position)."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        directory = directory or scratch_root()
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._file = tempfile.TemporaryFile(dir=directory)
+        self._fd = self._file.fileno()
+        self.size = 0  # bytes written
+        self._lock = threading.Lock()
+
+    def put(self, data: bytes) -> tuple[int, int]:
+        with self._lock:
+            offset = self.size
+            self.size += len(data)
+        view = memoryview(data)
+        done = 0
+        while done < len(view):
+            done += os.pwrite(self._fd, view[done:], offset + done)
+        return offset, len(data)
+
+    def get(self, handle: tuple[int, int]) -> bytes:
+        offset, size = handle
+        data = os.pread(self._fd, size, offset)
+        if len(data) != size:
+            raise OSError(f"scratch file: {size} bytes at {offset} asked, {len(data)} read")
+        return data
+
+    def close(self) -> None:
+        self._file.close()

@@ -74,8 +74,8 @@ if mode == "serve":
     h = session.history
     extra = {"live_regions": sum(1 for _ in session.replay.root.scopes()) - 1, "folded": session.replay.folded,
              "errors": len(session.errors()),
-             "history_mb": (sum(len(x) for x in h.structure) + sum(len(g.blob or b"") for g in h.segments)
-                            + 8 * len(h.died_at) + 28 * len(h.at)) / 1e6,
+             "history_mb": h.scratch.size / 1e6,  # compressed pages in the scratch file, on disk
+             "index_mb": sum(x.itemsize * len(x) for x in (h.died_at, h.at, h.at_max, h.worker, h.scope)) / 1e6,
              "checkpoints": len(h.segments)}
 else:
     from backend.spark.convert import SparkLogConversion
@@ -154,7 +154,8 @@ def main() -> None:
             if "live_regions" in r:
                 more = f", {r['live_regions']} regions live, {r['folded']:,} folded, {r['errors']} errors"
             if "history_mb" in r:
-                more += f", history {r['history_mb']:.1f} MB ({r['history_mb'] * 1e3 / meta['jobs']:.2f} kB/job)"
+                more += (f", history {r['history_mb']:.1f} MB on disk ({r['history_mb'] * 1e3 / meta['jobs']:.2f} "
+                         f"kB/job), its index {r['index_mb'] * 1e3 / meta['jobs']:.2f} kB/job in memory")
             print(f"{meta['jobs']:>7,} jobs {mode:>9}: {r['events']:>9,} events in {r['seconds']:7.1f} s "
                   f"(cpu {r['cpu']:.1f} s) = {rate:>8,.0f} events/cpu-s (first tenth {r['first_tenth']:,.0f}, "
                   f"last tenth {r['last_tenth']:,.0f}), peak RSS {r['rss_mb']:,.0f} MB{more}", flush=True)

@@ -26,6 +26,7 @@ from .details import HolderDetails
 from .identity_cycles import cycle_closed_by
 from .jsonl import REJECTED_RECORD, LineError
 from .log_records import DEFAULT_LIMITS, record_problem, short_repr
+from .pages import MarkLog
 from .progress_log import read_records
 from .reachability import CycleError, Location
 from .subgraph import Subgraph
@@ -78,7 +79,7 @@ class Replay:
         self.checker = ContractChecker() if check_contracts else None
         self.observer = observer
         self.errors: list[LineError] = []
-        self.marks: list[dict] = []
+        self.marks = MarkLog()  # a list of dicts whose older pages are compressed (tracker/pages.py)
         self.details = HolderDetails()  # what `detail` records say pointstamps are made of (running tasks)
         self.header: dict | None = None
         self.progress_records = 0  # progress records seen, applied or rejected

@@ -32,7 +32,7 @@ from tracker.jsonl import DAMAGED_EVENT, LineError
 
 from .event_fields import model_decoder
 from .gaps import GapDetector
-from .model import SparkModel
+from .model import SESSION_RETAINED_JOBS, SparkModel
 
 __all__ = ["SPARK_EVENT_LOG", "SparkDirectoryFollower", "SparkLogFeed", "check_spark_log", "open_spark_log",
            "register"]
@@ -55,7 +55,7 @@ class SparkLogFeed(Feed):
         if follow:
             self.label += " (followed)"
         self.poll_interval = poll_interval
-        self.model = SparkModel()
+        self.model = SparkModel(retain_jobs=SESSION_RETAINED_JOBS)  # a session: Spark's job list stays bounded
         self.gaps = GapDetector()
         self.events = 0
         # only the fields the model and the gap detector read, their types checked as they are decoded

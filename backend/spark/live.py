@@ -36,7 +36,7 @@ from backend.security import is_loopback
 from tracker.jsonl import DAMAGED_EVENT, DEFAULT_LIMITS, LINE_TOO_LONG, JsonLines, LineError, LineSplitter
 
 from .gaps import GapDetector
-from .model import SparkModel
+from .model import SESSION_RETAINED_JOBS, SparkModel
 
 __all__ = ["PROTOCOL", "SparkIngestServer", "SparkLiveFeed", "IngestRefused"]
 
@@ -59,7 +59,7 @@ class SparkLiveFeed(Feed):
         super().__init__()
         self.label = label
         self.capacity = max(1, capacity)
-        self.model = SparkModel()
+        self.model = SparkModel(retain_jobs=SESSION_RETAINED_JOBS)  # a session: Spark's job list stays bounded
         self.gaps = GapDetector()
         self.hello: dict = {}
         self.queue_name = "shared"  # the listener-bus queue the listener sits on (told by flowscope.Queue)

@@ -23,6 +23,11 @@ every epoch, what may still arrive and who holds it. ``docs/spark-model.md`` is 
 * A region that can get no more work (a lone job at its end, a SQL execution at its end once its jobs ended, a
   terminated query, every region at application end) is released and *retired* (a ``retire`` record): a long
   application's reader folds it out of its live state, and the model forgets what it kept for its structure.
+* What Spark's own job list shows (every job's and stage attempt's status) is kept for the whole application. A
+  model made with ``retain_jobs=N`` (a server session's: it lives as long as its application) keeps the full
+  records (``jobs``, ``stages``: region, stages, node, epoch) of the N jobs that ended last and folds older ones
+  into :class:`StatusTable` s, a byte per job and per stage attempt; ``summary()`` reads both, and a stage whose
+  record was folded is still known to have completed (a later job listing it skips it).
 
 Spark drops events when a listener lags; a gap (a task of a stage that was never submitted, a job that never
 started) marks the session *uncertain* from that point instead of inventing progress.
@@ -30,7 +35,8 @@ started) marks the session *uncertain* from that point instead of inventing prog
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +60,7 @@ __all__ = ["HANDLED_EVENTS", "SparkModel", "SparkSummary"]
 
 STREAMING_PREFIX = "org.apache.spark.sql.streaming.StreamingQueryListener$"
 _NOTHING: frozenset = frozenset()  # one empty set for every stage that writes no shuffle (each frozenset() is new)
+SESSION_RETAINED_JOBS = 1000  # a session's model keeps this many ended jobs' full records (as spark.ui.retainedJobs)
 KEEP_WRITTEN = 100_000  # shuffle outputs remembered for recognising skipped stages (a few MB at most)
 _STEP = ("loop step",)  # the signature of a loop's step operator, in its loop scope
 _FEEDBACK = 2  # a loop scope's feedback operator (node 1 is its driver)
@@ -142,6 +149,55 @@ class Job:
     loop: Region | None = None  # that loop
 
 
+_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "PENDING", "ACTIVE", "COMPLETE", "SKIPPED")
+_STATUS_CODE = {status: k + 1 for k, status in enumerate(_STATUSES)}  # 0: no entry
+_DENSE_SLACK = 1 << 16  # an id this far past the dense array's end goes to the dict (a hostile log's huge ids)
+
+
+class StatusTable:
+    """Statuses of finished jobs (keyed by job id) or stage attempts (``(stage id, attempt)``), a byte each: Spark
+    numbers jobs and stages densely from 0, so attempt 0 of id ``i`` is byte ``i`` of an array; anything else (a
+    later attempt, an id far past the others) goes to a small dict."""
+
+    def __init__(self) -> None:
+        self._codes = bytearray()
+        self._others: dict = {}
+        self._count = 0
+
+    @staticmethod
+    def _dense(key: Any) -> int | None:
+        k = key[0] if type(key) is tuple and len(key) == 2 and key[1] == 0 else key
+        return k if type(k) is int and k >= 0 else None
+
+    def __setitem__(self, key: Any, status: str) -> None:
+        k, code = self._dense(key), _STATUS_CODE.get(status)
+        codes = self._codes
+        if k is not None and code is not None and k < len(codes) + _DENSE_SLACK:
+            if k >= len(codes):
+                codes.extend(bytes(k + 1 - len(codes)))
+            self._count += codes[k] == 0
+            codes[k] = code
+            return
+        self._count += key not in self._others
+        self._others[key] = status
+
+    def get(self, key: Any) -> str | None:
+        k = self._dense(key)
+        if k is not None and k < len(self._codes) and self._codes[k]:
+            return _STATUSES[self._codes[k] - 1]
+        return self._others.get(key)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def items(self, stage_keys: bool) -> Iterator[tuple[Any, str]]:
+        """Every entry; ``stage_keys``: the dense ones as ``(stage id, 0)``."""
+        for k, code in enumerate(self._codes):
+            if code:
+                yield ((k, 0) if stage_keys else k), _STATUSES[code - 1]
+        yield from self._others.items()
+
+
 @dataclass
 class SparkSummary:
     """What Spark itself would report: jobs, stage attempts and their statuses, task ends."""
@@ -155,7 +211,10 @@ class SparkSummary:
 class SparkModel:
     """Turns Spark listener events (dicts) into progress-log records, one event at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, retain_jobs: int | None = None) -> None:
+        """``retain_jobs``: keep the full records of only that many of the jobs that ended last (see the module
+        docstring); None keeps every job's (a post-mortem reads them: the fleet's stage rows)."""
+        self.retain_jobs = retain_jobs
         self.regions: dict[tuple, Region] = {}
         self.jobs: dict[int, Job] = {}
         self.stages: dict[int, StageState] = {}
@@ -176,6 +235,9 @@ class SparkModel:
         # (stage id, attempt) -> PENDING/ACTIVE/COMPLETE/FAILED/SKIPPED, as Spark's own status listener keeps it
         self.stage_status: dict[tuple[int, int], str] = {}
         self._more_attempts: dict[int, list[int]] = {}  # stage id -> its attempts but 0 in stage_status (rare)
+        self._ended_jobs: deque[int] = deque()  # with retain_jobs: the jobs whose records are kept, oldest first
+        self.folded_jobs = StatusTable()  # with retain_jobs: the statuses of the jobs ended before those
+        self.folded_stages = StatusTable()  # and of their stage attempts
         # the shuffles stages that completed wrote, the latest KEEP_WRITTEN (a later stage writing them is skipped)
         self._written: dict[tuple, None] = {}
         self._signature_ids: dict[Any, int] = {}  # a stage signature (base, its parents' ids) -> its id
@@ -224,8 +286,11 @@ class SparkModel:
         return log_records.mark(label, self._at)
 
     def summary(self) -> SparkSummary:
-        return SparkSummary({j: job.status for j, job in self.jobs.items()}, dict(self.stage_status), self.task_ends,
-                            bool(self.uncertain))
+        jobs = dict(self.folded_jobs.items(False))
+        jobs.update((j, job.status) for j, job in self.jobs.items())
+        stages = dict(self.folded_stages.items(True))
+        stages.update(self.stage_status)
+        return SparkSummary(jobs, stages, self.task_ends, bool(self.uncertain))
 
     # --- emitting ----------------------------------------------------------------------------------------
 
@@ -389,8 +454,7 @@ class SparkModel:
             ups = updates.setdefault(id(scope), (scope, []))[1]
             if sid in skipped:  # its output exists: it feeds the children that run, in its scope, now
                 ups += [self._message(scope, cnode, port, ct, 1) for c, cnode, port, ct in fed if c not in skipped]
-                previous = self.stages.get(sid)
-                if previous is not None and previous.completed_ok:
+                if self._completed(sid):
                     continue  # Spark listed it before under this id, and it ran
             else:
                 ups.append(self._message(scope, node, 0, t, 1))
@@ -427,8 +491,7 @@ class SparkModel:
 
     def _output_exists(self, sid: int, writes: frozenset) -> bool:
         """Whether a stage's shuffle output is there already, so Spark skips it (see loops.py)."""
-        previous = self.stages.get(sid)
-        if previous is not None and previous.completed_ok:
+        if self._completed(sid):
             return True
         written = self._written
         return bool(writes) and all(w in written for w in writes)
@@ -613,8 +676,17 @@ class SparkModel:
         self._batch(st.region, updates, "StageCompleted", stage=sid, attempt=attempt, failed=failed)
         self._out += self.tasks.stage_completed(sid, attempt, self._at)
 
+    def _completed(self, sid: int) -> bool:
+        """Whether stage ``sid`` completed (an attempt of it did), its full record kept or folded."""
+        st = self.stages.get(sid)
+        if st is not None:
+            return st.completed_ok
+        return any(self.folded_stages.get((sid, a)) == "COMPLETE" for a in (0, *self._more_attempts.get(sid, ())))
+
     def _set_stage_status(self, sid: int, attempt: int, status: str, *, if_absent: bool = False) -> None:
         key = (sid, attempt)
+        if if_absent and key not in self.stage_status and self.folded_stages.get(key) is not None:
+            return  # a folded job's stage, listed again (its status stays Spark's: what it had)
         if key not in self.stage_status:
             if attempt != 0:
                 self._more_attempts.setdefault(sid, []).append(attempt)
@@ -663,6 +735,27 @@ class SparkModel:
                    status=job.status, **more)
         if (region.kind == "job" or region.closing) and not region.running:
             self._retire_region(region, "JobEnd")
+        if self.retain_jobs is not None:
+            self._ended_jobs.append(job_id)
+            while len(self._ended_jobs) > self.retain_jobs:
+                self._fold_job(self._ended_jobs.popleft())
+
+    def _fold_job(self, job_id: int) -> None:
+        """Keep only the statuses of an ended job and of its stages' attempts (``retain_jobs``): a long
+        application's model then grows by a few bytes a job."""
+        job = self.jobs.pop(job_id, None)
+        if job is None:
+            return
+        self.folded_jobs[job_id] = job.status
+        for sid in job.stages:
+            st = self.stages.get(sid)
+            if st is None or st.job_id != job_id:
+                continue  # listed again by a later job (its output reused): that job's record now
+            del self.stages[sid]
+            for a in (0, *self._more_attempts.get(sid, ())):
+                status = self.stage_status.pop((sid, a), None)
+                if status is not None:
+                    self.folded_stages[(sid, a)] = status
 
     # streaming
 
@@ -723,7 +816,12 @@ class SparkModel:
         region.op_ports.clear()
         region.edges.clear()
         region.stage_ids.clear()
+        region.messages.clear()  # empty by now, but a dict keeps the table it grew to until cleared
         region.loops.clear()  # its loops are nested scopes of it: retired with it
+        region.last_code = None
+        if self.retain_jobs is not None and region.kind in ("job", "sql execution"):
+            if self.regions.get(region.key) is region:  # these keys never come back: keep what runs, not every region
+                del self.regions[region.key]
 
     def _release_region(self, region: Region, event: str) -> None:
         """Release everything a region holds: its loops' first, then its own."""
