@@ -300,14 +300,18 @@ class Session:
     async def _settle_views(self, version: int) -> None:
         try:
             await self.graph_json((), columns=True)  # the form the browser asks for
-            # The requests that waited for this layout are answered in the loop's next turns: a graph of 10,000
-            # operators is most of a megabyte, written as the browser reads it. The build waits for that (a few
-            # milliseconds), rather than hold the answer back for its own quarter of a second.
-            await asyncio.sleep(0.02)
-            if version == self.structure_version and not self._stop:  # else grown since: its own settle builds
-                self.replay.root.schedule()
-        except Exception:  # the stream's own build, or the graph request, reports it to whoever asks
-            log.exception("session %s: laying out or building for structure version %d", self.id, version)
+        except Exception:  # the graph request reports it to whoever asks
+            log.exception("session %s: laying out structure version %d", self.id, version)
+        # The requests that waited for this layout are answered in the loop's next turns: a graph of 10,000
+        # operators is most of a megabyte, written as the browser reads it. The build waits for that (a few
+        # milliseconds), rather than hold the answer back for its own quarter of a second.
+        await asyncio.sleep(0.02)
+        if version != self.structure_version or self._stop:  # grown since: its own settle builds
+            return
+        try:
+            self.replay.root.schedule()
+        except Exception:  # the stream's own build reports it to whoever watches
+            log.exception("session %s: building the trackers for structure version %d", self.id, version)
 
     async def settled(self) -> None:
         """Returns once the settle under way (the root's layout, then the trackers) is done; at once if none is."""
