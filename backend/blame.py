@@ -321,6 +321,10 @@ def _id(v: Any) -> bool:
     return type(v) in (int, str)
 
 
+def _id_or_none(v: Any) -> bool:
+    return v is None or type(v) is int or type(v) is str
+
+
 def _without(rec: dict, where: str, bad: dict[str, str], report: Any) -> dict:
     """``rec`` without the fields ``bad`` names (field -> why), reported."""
     if not bad:
@@ -384,6 +388,9 @@ class BlameTracker:
 
     def __init__(self, replay: Replay, lazy: bool = False) -> None:
         self.replay = replay
+        # the replay's records were made in this process from checked values (the Spark model's): the fields blame
+        # reads in a detail are not checked again (the relation of a cause's launch to its batch's at still is)
+        self._trusted = replay.checked_records
         # lazy: walk completed times only when asked (times()) or when LAZY_PENDING are waiting, so a session's
         # ingest pays for the bookkeeping only
         self.lazy = lazy
@@ -461,13 +468,17 @@ class BlameTracker:
         return sb
 
     def _progress(self, rec: dict, advance: bool = True, line: int | None = None) -> None:
-        path = rec.get("scope", [])
         at = rec.get("at")
-        if type(at) is not float and not isinstance(at, (int, float)) or type(path) is not list:
+        if type(at) is not float and not isinstance(at, (int, float)):
+            return
+        path = rec.get("scope", [])
+        if type(path) is not list:
             return
         self._last_at = at
         self.seq = seq = self.seq + 1
-        sb = self.scopes.get(tuple(path)) or self._scope(path)
+        sb = self.scopes.get(tuple(path))
+        if sb is None:
+            sb = self._scope(path)
         cause = rec.get("cause")
         ended = None
         if cause:
@@ -644,20 +655,23 @@ class BlameTracker:
         if type(value) is not dict:
             return
         kind = value.get("kind")
-        if kind != "task" and kind != "stage":
-            return
-        stage, job, launched, host = value.get("stage"), value.get("job"), value.get("launched"), value.get("host")
-        # the fields blame reads, as _checked_detail checks them (inline: a well-formed value costs no call)
-        if not ((stage is None or type(stage) is int or type(stage) is str)
-                and (job is None or type(job) is int or type(job) is str)
-                and (launched is None or (type(launched) is float and -_INF < launched < _INF) or type(launched) is int)
-                and (host is None or type(host) is str)):
-            value = _checked_detail(rec, self._reporter(line))["value"]
-            stage, job, launched, host = value.get("stage"), value.get("job"), value.get("launched"), value.get("host")
-        if kind == "stage":
-            self._stage_job[stage] = job
-        elif key.startswith("task "):
-            self._spans.start(key, launched, stage, self._stage_job.get(stage), host)
+        if kind == "task":
+            stage, launched, host = value.get("stage"), value.get("launched"), value.get("host")
+            # the fields blame reads, as _checked_detail checks them (inline: a well-formed value costs no call;
+            # records the replay was told are checked where they were made, the Spark model's, are not checked)
+            if not self._trusted and not (
+                    (stage is None or type(stage) is int or type(stage) is str)
+                    and (launched is None or (type(launched) is float and -_INF < launched < _INF)
+                         or type(launched) is int)
+                    and (host is None or type(host) is str) and _id_or_none(value.get("job"))):
+                value = _checked_detail(rec, self._reporter(line))["value"]
+                stage, launched, host = value.get("stage"), value.get("launched"), value.get("host")
+            if key.startswith("task "):
+                self._spans.start(key, launched, stage, self._stage_job.get(stage), host)
+        elif kind == "stage":
+            if not self._trusted:
+                value = _checked_detail(rec, self._reporter(line))["value"]
+            self._stage_job[value.get("stage")] = value.get("job")
 
     # --- blaming ---------------------------------------------------------------------------------------------
 
