@@ -51,6 +51,8 @@ from tracker.timestamp import time_from_json
 __all__ = ["BlameTracker", "TimeBlame", "blame_log", "select", "KEEP_TIMES"]
 
 KEEP_TIMES = 10_000  # blamed times kept per tracker (the oldest are dropped first)
+KEEP_DONE = 10_000  # completed times a scope remembers by value (see _Scope.done)
+KEEP_STAGES = 10_000  # stages whose job blame remembers, for the task spans that name them (the latest)
 _INF = math.inf
 LAZY_PENDING = 256  # completed times a lazy tracker lets wait before walking them
 _PRUNE_EVERY = 32  # completions between prunes of intervals no open time can need
@@ -106,7 +108,17 @@ class _Scope:
     closed: list[Interval] = field(default_factory=list)
     first_seen: dict[Any, tuple[int, float]] = field(default_factory=dict)  # open time -> (seq, at) first held
     active: dict[Any, float] = field(default_factory=dict)  # open time -> when something but a driver first held it
-    done: set = field(default_factory=set)
+    # completed times, oldest first: the latest KEEP_DONE, so a long-lived scope's bookkeeping stays bounded; in a
+    # total order, every time at or before the latest one forgotten (``done_floor``: (le, time)) counts as completed
+    done: dict[Any, None] = field(default_factory=dict)
+    done_floor: tuple | None = None
+
+    def is_done(self, t: Any) -> bool:
+        """Did ``t`` complete already (so a pointstamp at it opens nothing)?"""
+        if t in self.done:
+            return True
+        floor = self.done_floor
+        return floor is not None and floor[0](t, floor[1])
     jobs: dict[Any, list] = field(default_factory=dict)
     job_start: dict[Any, float] = field(default_factory=dict)
     job_end: dict[Any, float] = field(default_factory=dict)
@@ -522,7 +534,7 @@ class BlameTracker:
                 open_iv[key] = Interval(loc, t, seq, at)
                 if reach is not None:
                     reach.add(loc, t)
-                if t not in sb.done:
+                if t in sb.first_seen or not sb.is_done(t):  # an open time, or one never completed
                     if t not in sb.first_seen:
                         sb.first_seen[t] = (seq, at)
                         if reach is not None and reach.total:
@@ -588,10 +600,25 @@ class BlameTracker:
                 le = scope.domain.le
                 done = [t for t in sb.first_seen if not any(any(le(f, t) for f in fr) for fr in frontiers)]
         for t in done:
-            sb.done.add(t)
+            self._remember_done(sb, t)
             del sb.first_seen[t]
             sb.active.pop(t, None)
             self._pending.append((sb, t, seq, at))
+
+    def _remember_done(self, sb: _Scope, t: Any) -> None:
+        """``t`` completed in ``sb``: remembered among the latest KEEP_DONE (an older one, forgotten, still counts
+        as completed in a total order, where it is at or before the floor)."""
+        sb.done[t] = None
+        if len(sb.done) <= KEEP_DONE:
+            return
+        old = next(iter(sb.done))
+        del sb.done[old]
+        try:
+            domain = self.replay.root.find(sb.path).domain
+        except KeyError:
+            return
+        if domain.total and (sb.done_floor is None or domain.le(sb.done_floor[1], old)):
+            sb.done_floor = (domain.le, old)
 
     def _is_driver(self, path: tuple, node: int) -> bool:
         roles = self._drivers.get(path)
@@ -671,7 +698,10 @@ class BlameTracker:
         elif kind == "stage":
             if not self._trusted:
                 value = _checked_detail(rec, self._reporter(line))["value"]
-            self._stage_job[value.get("stage")] = value.get("job")
+            stage_job = self._stage_job
+            stage_job[value.get("stage")] = value.get("job")
+            if len(stage_job) > KEEP_STAGES:  # the latest stages' jobs: a long application's stay bounded
+                del stage_job[next(iter(stage_job))]
 
     # --- blaming ---------------------------------------------------------------------------------------------
 
@@ -700,7 +730,7 @@ class BlameTracker:
                 sb.closed = [iv for iv in sb.closed if iv.end_seq is None]
             else:
                 sb.closed = [iv for iv in sb.closed if (iv.end_at or 0) >= opened]
-            for t in [t for t in sb.jobs if t in sb.done and t not in sb.first_seen]:
+            for t in [t for t in sb.jobs if t not in sb.first_seen and sb.is_done(t)]:
                 sb.jobs.pop(t, None)
                 sb.job_start.pop(t, None)
                 sb.job_end.pop(t, None)
@@ -712,6 +742,10 @@ class BlameTracker:
         if cut is None:
             cut = min((at for sb in self.scopes.values() for at in sb.active.values()), default=None)
         self._spans.prune(cut)
+        if cut is not None:  # the cores at an executor event before the cut: only the last one can still be asked
+            i = bisect_right(self._slots, cut, key=lambda s: s[0]) - 1
+            if i > 0:
+                del self._slots[:i]
 
     def _reach_to(self, scope: Subgraph, loc: Location) -> dict:
         key = (scope.path, loc)
