@@ -249,17 +249,20 @@ class _TaskSpans:
 
     def start(self, key: str, launched: Any, stage: Any, job: Any, host: Any) -> None:
         old = self.by_key.get(key)
-        if old is None or old[1] is not None:
+        if old is None:  # a key never seen (every Spark task id): its place is next
+            self.running = running = self.running + 1
+            if running > self.max_running:
+                self.max_running = running
+            self.by_key[key] = self.open[key] = [launched, None, stage, job, host, self.order, key]
+            self.order += 1
+            return
+        if old[1] is not None:
             self.running += 1
             if self.running > self.max_running:
                 self.max_running = self.running
-        if old is None:
-            order = self.order
-            self.order += 1
-        else:  # the same key again: it keeps its place
-            order = old[5]
-            if old[1] is not None:
-                self._unindex(old)
+        order = old[5]  # the same key again: it keeps its place
+        if old[1] is not None:
+            self._unindex(old)
         span = [launched, None, stage, job, host, order, key]
         self.by_key[key] = self.open[key] = span
 
@@ -443,7 +446,7 @@ class BlameTracker:
         if kind == "progress":
             if self._pending and (not self.lazy or len(self._pending) >= LAZY_PENDING):
                 self.flush()
-            self._progress(rec, line=line)
+            self._progress(rec, True, line)
         elif kind == "detail":
             self._detail(rec, line)
         elif kind == "mark":
