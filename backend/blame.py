@@ -51,6 +51,8 @@ from tracker.timestamp import time_from_json
 __all__ = ["BlameTracker", "TimeBlame", "blame_log", "select", "KEEP_TIMES"]
 
 KEEP_TIMES = 10_000  # blamed times kept per tracker (the oldest are dropped first)
+KEEP_DONE = 10_000  # completed times a scope remembers by value (see _Scope.done)
+KEEP_STAGES = 10_000  # stages whose job blame remembers, for the task spans that name them (the latest)
 _INF = math.inf
 LAZY_PENDING = 256  # completed times a lazy tracker lets wait before walking them
 _PRUNE_EVERY = 32  # completions between prunes of intervals no open time can need
@@ -106,7 +108,17 @@ class _Scope:
     closed: list[Interval] = field(default_factory=list)
     first_seen: dict[Any, tuple[int, float]] = field(default_factory=dict)  # open time -> (seq, at) first held
     active: dict[Any, float] = field(default_factory=dict)  # open time -> when something but a driver first held it
-    done: set = field(default_factory=set)
+    # completed times, oldest first: the latest KEEP_DONE, so a long-lived scope's bookkeeping stays bounded; in a
+    # total order, every time at or before the latest one forgotten (``done_floor``: (le, time)) counts as completed
+    done: dict[Any, None] = field(default_factory=dict)
+    done_floor: tuple | None = None
+
+    def is_done(self, t: Any) -> bool:
+        """Did ``t`` complete already (so a pointstamp at it opens nothing)?"""
+        if t in self.done:
+            return True
+        floor = self.done_floor
+        return floor is not None and floor[0](t, floor[1])
     jobs: dict[Any, list] = field(default_factory=dict)
     job_start: dict[Any, float] = field(default_factory=dict)
     job_end: dict[Any, float] = field(default_factory=dict)
@@ -237,17 +249,20 @@ class _TaskSpans:
 
     def start(self, key: str, launched: Any, stage: Any, job: Any, host: Any) -> None:
         old = self.by_key.get(key)
-        if old is None or old[1] is not None:
+        if old is None:  # a key never seen (every Spark task id): its place is next
+            self.running = running = self.running + 1
+            if running > self.max_running:
+                self.max_running = running
+            self.by_key[key] = self.open[key] = [launched, None, stage, job, host, self.order, key]
+            self.order += 1
+            return
+        if old[1] is not None:
             self.running += 1
             if self.running > self.max_running:
                 self.max_running = self.running
-        if old is None:
-            order = self.order
-            self.order += 1
-        else:  # the same key again: it keeps its place
-            order = old[5]
-            if old[1] is not None:
-                self._unindex(old)
+        order = old[5]  # the same key again: it keeps its place
+        if old[1] is not None:
+            self._unindex(old)
         span = [launched, None, stage, job, host, order, key]
         self.by_key[key] = self.open[key] = span
 
@@ -321,6 +336,10 @@ def _id(v: Any) -> bool:
     return type(v) in (int, str)
 
 
+def _id_or_none(v: Any) -> bool:
+    return v is None or type(v) is int or type(v) is str
+
+
 def _without(rec: dict, where: str, bad: dict[str, str], report: Any) -> dict:
     """``rec`` without the fields ``bad`` names (field -> why), reported."""
     if not bad:
@@ -384,6 +403,9 @@ class BlameTracker:
 
     def __init__(self, replay: Replay, lazy: bool = False) -> None:
         self.replay = replay
+        # the replay's records were made in this process from checked values (the Spark model's): the fields blame
+        # reads in a detail are not checked again (the relation of a cause's launch to its batch's at still is)
+        self._trusted = replay.checked_records
         # lazy: walk completed times only when asked (times()) or when LAZY_PENDING are waiting, so a session's
         # ingest pays for the bookkeeping only
         self.lazy = lazy
@@ -424,7 +446,7 @@ class BlameTracker:
         if kind == "progress":
             if self._pending and (not self.lazy or len(self._pending) >= LAZY_PENDING):
                 self.flush()
-            self._progress(rec, line=line)
+            self._progress(rec, True, line)
         elif kind == "detail":
             self._detail(rec, line)
         elif kind == "mark":
@@ -461,13 +483,17 @@ class BlameTracker:
         return sb
 
     def _progress(self, rec: dict, advance: bool = True, line: int | None = None) -> None:
-        path = rec.get("scope", [])
         at = rec.get("at")
-        if type(at) is not float and not isinstance(at, (int, float)) or type(path) is not list:
+        if type(at) is not float and not isinstance(at, (int, float)):
+            return
+        path = rec.get("scope", [])
+        if type(path) is not list:
             return
         self._last_at = at
         self.seq = seq = self.seq + 1
-        sb = self.scopes.get(tuple(path)) or self._scope(path)
+        sb = self.scopes.get(tuple(path))
+        if sb is None:
+            sb = self._scope(path)
         cause = rec.get("cause")
         ended = None
         if cause:
@@ -511,7 +537,7 @@ class BlameTracker:
                 open_iv[key] = Interval(loc, t, seq, at)
                 if reach is not None:
                     reach.add(loc, t)
-                if t not in sb.done:
+                if t in sb.first_seen or not sb.is_done(t):  # an open time, or one never completed
                     if t not in sb.first_seen:
                         sb.first_seen[t] = (seq, at)
                         if reach is not None and reach.total:
@@ -577,10 +603,25 @@ class BlameTracker:
                 le = scope.domain.le
                 done = [t for t in sb.first_seen if not any(any(le(f, t) for f in fr) for fr in frontiers)]
         for t in done:
-            sb.done.add(t)
+            self._remember_done(sb, t)
             del sb.first_seen[t]
             sb.active.pop(t, None)
             self._pending.append((sb, t, seq, at))
+
+    def _remember_done(self, sb: _Scope, t: Any) -> None:
+        """``t`` completed in ``sb``: remembered among the latest KEEP_DONE (an older one, forgotten, still counts
+        as completed in a total order, where it is at or before the floor)."""
+        sb.done[t] = None
+        if len(sb.done) <= KEEP_DONE:
+            return
+        old = next(iter(sb.done))
+        del sb.done[old]
+        try:
+            domain = self.replay.root.find(sb.path).domain
+        except KeyError:
+            return
+        if domain.total and (sb.done_floor is None or domain.le(sb.done_floor[1], old)):
+            sb.done_floor = (domain.le, old)
 
     def _is_driver(self, path: tuple, node: int) -> bool:
         roles = self._drivers.get(path)
@@ -644,20 +685,26 @@ class BlameTracker:
         if type(value) is not dict:
             return
         kind = value.get("kind")
-        if kind != "task" and kind != "stage":
-            return
-        stage, job, launched, host = value.get("stage"), value.get("job"), value.get("launched"), value.get("host")
-        # the fields blame reads, as _checked_detail checks them (inline: a well-formed value costs no call)
-        if not ((stage is None or type(stage) is int or type(stage) is str)
-                and (job is None or type(job) is int or type(job) is str)
-                and (launched is None or (type(launched) is float and -_INF < launched < _INF) or type(launched) is int)
-                and (host is None or type(host) is str)):
-            value = _checked_detail(rec, self._reporter(line))["value"]
-            stage, job, launched, host = value.get("stage"), value.get("job"), value.get("launched"), value.get("host")
-        if kind == "stage":
-            self._stage_job[stage] = job
-        elif key.startswith("task "):
-            self._spans.start(key, launched, stage, self._stage_job.get(stage), host)
+        if kind == "task":
+            stage, launched, host = value.get("stage"), value.get("launched"), value.get("host")
+            # the fields blame reads, as _checked_detail checks them (inline: a well-formed value costs no call;
+            # records the replay was told are checked where they were made, the Spark model's, are not checked)
+            if not self._trusted and not (
+                    (stage is None or type(stage) is int or type(stage) is str)
+                    and (launched is None or (type(launched) is float and -_INF < launched < _INF)
+                         or type(launched) is int)
+                    and (host is None or type(host) is str) and _id_or_none(value.get("job"))):
+                value = _checked_detail(rec, self._reporter(line))["value"]
+                stage, launched, host = value.get("stage"), value.get("launched"), value.get("host")
+            if key.startswith("task "):
+                self._spans.start(key, launched, stage, self._stage_job.get(stage), host)
+        elif kind == "stage":
+            if not self._trusted:
+                value = _checked_detail(rec, self._reporter(line))["value"]
+            stage_job = self._stage_job
+            stage_job[value.get("stage")] = value.get("job")
+            if len(stage_job) > KEEP_STAGES:  # the latest stages' jobs: a long application's stay bounded
+                del stage_job[next(iter(stage_job))]
 
     # --- blaming ---------------------------------------------------------------------------------------------
 
@@ -686,7 +733,7 @@ class BlameTracker:
                 sb.closed = [iv for iv in sb.closed if iv.end_seq is None]
             else:
                 sb.closed = [iv for iv in sb.closed if (iv.end_at or 0) >= opened]
-            for t in [t for t in sb.jobs if t in sb.done and t not in sb.first_seen]:
+            for t in [t for t in sb.jobs if t not in sb.first_seen and sb.is_done(t)]:
                 sb.jobs.pop(t, None)
                 sb.job_start.pop(t, None)
                 sb.job_end.pop(t, None)
@@ -698,6 +745,10 @@ class BlameTracker:
         if cut is None:
             cut = min((at for sb in self.scopes.values() for at in sb.active.values()), default=None)
         self._spans.prune(cut)
+        if cut is not None:  # the cores at an executor event before the cut: only the last one can still be asked
+            i = bisect_right(self._slots, cut, key=lambda s: s[0]) - 1
+            if i > 0:
+                del self._slots[:i]
 
     def _reach_to(self, scope: Subgraph, loc: Location) -> dict:
         key = (scope.path, loc)

@@ -70,7 +70,8 @@ class Replay:
         ``keep_finished``: None keeps retired scopes; a number folds every finished scope but the latest that many.
         ``checked_records``: the records are built in this process by ``log_records``' constructors from values
         checked where they entered (the Spark model: events whose types ``event_shape`` or a typed decode checked,
-        64-bit integers, strings), so the shape of structure and ``detail`` records is not checked again; marks,
+        64-bit integers, strings), so the shape of structure and ``detail`` records (and a batch's ``clears``, detail
+        keys) is not checked again; marks,
         which carry a source's values as they are, still are. What a record means (does its scope exist, has a
         time the scope's depth, does an edge close an identity cycle) is checked as always."""
         self.source = source
@@ -284,7 +285,8 @@ class Replay:
         if cause is not None and type(cause) is not dict:  # free metadata, but an object: blame and explain read it
             raise ValueError(f"cause must be a JSON object, not {short_repr(cause)}")
         clears = record.get("clears")
-        if clears is not None and (type(clears) is not list or not all(type(k) is str for k in clears)):
+        if clears is not None and not self.checked_records and \
+                (type(clears) is not list or not all(type(k) is str for k in clears)):  # the model's are
             raise ValueError(f"clears must be a list of detail keys (strings), not {short_repr(clears)}")
         updates: list[tuple[Location, Any, int]] = []
         append = updates.append

@@ -256,8 +256,9 @@ class TaskLedger:
         if running:
             a.running.remove(tid)
         reason = e.get("Task End Reason")
-        if (reason is None or reason.get("Reason", "Success") == "Success") and not get("Killed") \
-                and not get("Failed"):
+        # a batch released the task's capability: only a success does (the model's _task_end_batch)
+        if batch is not None or (reason is None or reason.get("Reason", "Success") == "Success") \
+                and not get("Killed") and not get("Failed"):
             launched = get("Launch Time")
             finished = get("Finish Time")
             if type(launched) is int and type(finished) is int and finished >= launched:
