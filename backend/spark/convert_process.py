@@ -43,7 +43,8 @@ class ConversionProcess:
     log cannot be read; a failure in the child is raised here as ``RuntimeError`` with its traceback."""
 
     def __init__(self, source: str | os.PathLike[str] | AppLog, *,
-                 on_error: Callable[[LineError], None] | None = None, batch: int = BATCH) -> None:
+                 on_error: Callable[[LineError], None] | None = None, batch: int = BATCH,
+                 read_in_child: bool = False) -> None:
         self.log = open_event_log(source)
         SparkLogConversion(self.log)  # the same checks, here: a missing codec is raised to the caller, not the child
         self._on_error = on_error
@@ -51,7 +52,7 @@ class ConversionProcess:
         self.line: int | None = None
         self._summary: RecordSummary | None = None
         self._model: SparkSummary | None = None
-        self._stream = ChildStream(_convert, (self.log, batch), name="flowscope-conversion")
+        self._stream = ChildStream(_convert, (self.log, batch, read_in_child), name="flowscope-conversion")
 
     def __iter__(self) -> Iterator[dict]:
         loads = orjson.loads
@@ -101,11 +102,11 @@ class ConversionProcess:
         self._stream.close()
 
 
-def _convert(put: Put, log: AppLog, batch: int) -> None:
+def _convert(put: Put, log: AppLog, batch: int, read_in_child: bool) -> None:
     """The child: one ``SparkLogConversion``, its records sent in batches with their lines, then the summaries."""
     dumps = orjson.dumps
     conversion = SparkLogConversion(log, on_error=lambda e: put(
-        _ERROR + dumps([e.path, e.line, e.kind, e.reason, e.excerpt])))
+        _ERROR + dumps([e.path, e.line, e.kind, e.reason, e.excerpt])), read_in_child=read_in_child)
     out: list[tuple[int | None, dict]] = []
     for rec in conversion:
         out.append((conversion.line, rec))
