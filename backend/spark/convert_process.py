@@ -40,7 +40,9 @@ class ConversionProcess:
     """``for rec in ConversionProcess(log): ...``: the records of ``SparkLogConversion(log)``, converted in a child
     process. ``lines`` (while iterating) is the event-log line of the latest record; ``summary()`` and
     ``model_summary()`` answer once the iteration ended. Raises like ``SparkLogConversion`` at construction when the
-    log cannot be read; a failure in the child is raised here as ``RuntimeError`` with its traceback."""
+    log cannot be read; a failure in the child is raised here as ``RuntimeError`` with its traceback.
+    ``read_in_child``: the child reads and decodes in a child of its own (``SparkLogConversion``'s option), so
+    reading, the model and whatever this process does with the records are three processes."""
 
     def __init__(self, source: str | os.PathLike[str] | AppLog, *,
                  on_error: Callable[[LineError], None] | None = None, batch: int = BATCH,
@@ -124,12 +126,14 @@ def _convert(put: Put, log: AppLog, batch: int, read_in_child: bool) -> None:
 
 
 def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None = None, check_contracts: bool = False,
-                     on_error: Callable[[LineError], None] | None = None) -> tuple[Replay, RecordSummary]:
-    """A Spark event log replayed to its full state (or its first ``at`` progress records), settled, with what the
-    conversion did: the records ``flowscope record`` writes, applied as ``flowscope frontiers`` applies them. A
-    large log is converted in a child process (``ConversionProcess``) while this one applies. Corrupt lines and
-    rejected records both reach ``on_error`` and the replay's ``errors``, in the order found. Raises like
-    ``SparkLogConversion`` when the log cannot be read."""
+                     on_error: Callable[[LineError], None] | None = None,
+                     ) -> tuple[Replay, ConversionProcess | SparkLogConversion]:
+    """A Spark event log replayed to its full state (or its first ``at`` progress records) and settled, with the
+    conversion that fed it (its ``summary()`` and ``model_summary()``): the records ``flowscope record`` writes,
+    applied as ``flowscope frontiers`` applies them. A large log takes three processes: one reads and decodes
+    (``EventReaderProcess``), one models (``ConversionProcess``), this one applies; a small one is converted here.
+    Corrupt lines and rejected records both reach ``on_error`` and the replay's ``errors``, in the order found.
+    Raises like ``SparkLogConversion`` when the log cannot be read."""
     log = open_event_log(source)
     replay = Replay(str(log.path), check_contracts, on_error=on_error, checked_records=True)
 
@@ -140,7 +144,7 @@ def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None 
 
     conversion: ConversionProcess | SparkLogConversion
     if sum(_size(p) for p in log.files) >= READ_IN_CHILD_BYTES:
-        conversion = ConversionProcess(log, on_error=reported)
+        conversion = ConversionProcess(log, on_error=reported, read_in_child=True)
     else:
         conversion = SparkLogConversion(log, on_error=reported)
     apply = replay.apply
@@ -152,7 +156,7 @@ def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None 
     finally:
         conversion.close()
     replay.finish()
-    return replay, conversion.summary()
+    return replay, conversion
 
 
 def _size(p: Any) -> int:
