@@ -218,7 +218,9 @@ child = resource.getrusage(resource.RUSAGE_CHILDREN)
 s = conversion.summary()
 open_ports = sum(1 for sc in state["scopes"] for p in sc["ports"] if p["frontier"])
 m = conversion.model_summary()
+model_cpu, reader_cpu = getattr(conversion, "cpu_seconds", None) or (0.0, 0.0)
 print(json.dumps({"seconds": t1 - t0, "cpu": cpu, "child_cpu": child.ru_utime + child.ru_stime,
+                  "model_cpu": model_cpu, "reader_cpu": reader_cpu,
                   "job_status": {str(k): v for k, v in m.jobs.items()},
                   "stage_status": {f"{k[0]}.{k[1]}": v for k, v in m.stages.items()}, "events": s.events,
                   "bytes": s.bytes_uncompressed, "batches": s.batches, "jobs": len(m.jobs), "tasks": m.tasks,
@@ -390,8 +392,9 @@ def main(argv: list[str] | None = None) -> int:
         assert r["errors"] == 0 and r["open_ports"] == 0 and r["jobs"] == meta["jobs"] and r["tasks"] == meta["tasks"], r
         runs.append(r)
         print(f"  flowscope run {i + 1}: {r['wall']:.2f} s wall ({r['seconds']:.2f} s replay; CPU {r['cpu']:.2f} s "
-              f"+ {r['child_cpu']:.2f} s in the reading and model processes), peak RSS {r['max_rss_mb']:.0f} MB "
-              f"+ {r['child_max_rss_mb']:.0f} MB (largest child), load {os.getloadavg()[0]:.1f}", flush=True)
+              f"replay + {r['model_cpu']:.2f} s model + {r['reader_cpu']:.2f} s reading), peak RSS "
+              f"{r['max_rss_mb']:.0f} MB + {r['child_max_rss_mb']:.0f} MB (largest child), load "
+              f"{os.getloadavg()[0]:.1f}", flush=True)
     commands = {}
     if not args.no_commands:
         with tempfile.TemporaryDirectory(prefix="flowscope-bench-") as tmp:

@@ -17,6 +17,8 @@ conversion in a child (a small log: here), the replay here, the settled ``Replay
 from __future__ import annotations
 
 import os
+import resource
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -54,6 +56,8 @@ class ConversionProcess:
         self.line: int | None = None
         self._summary: RecordSummary | None = None
         self._model: SparkSummary | None = None
+        # once it ended: CPU seconds of the conversion process, and of the process that read for it (0 if none)
+        self.cpu_seconds: tuple[float, float] | None = None
         self._stream = ChildStream(_convert, (self.log, batch, read_in_child), name="flowscope-conversion")
 
     def __iter__(self) -> Iterator[dict]:
@@ -75,6 +79,7 @@ class ConversionProcess:
             raise RuntimeError("the conversion process ended without a summary")
 
     def _finish(self, done: dict) -> None:
+        self.cpu_seconds = tuple(done["cpu"])
         summary = done["summary"]
         summary["errors"] = list(self.errors)
         self._summary = RecordSummary(**summary)
@@ -120,9 +125,11 @@ def _convert(put: Put, log: AppLog, batch: int, read_in_child: bool) -> None:
     summary = conversion.summary().to_json()
     del summary["errors"]  # sent one by one as they were found
     m = conversion.model.summary()
+    reader = resource.getrusage(resource.RUSAGE_CHILDREN)
     put(_DONE + dumps({"summary": summary, "model": {
         "jobs": {str(k): v for k, v in m.jobs.items()}, "stages": [[s, a, v] for (s, a), v in m.stages.items()],
-        "tasks": m.tasks, "uncertain": m.uncertain}}))
+        "tasks": m.tasks, "uncertain": m.uncertain},
+        "cpu": [time.process_time(), reader.ru_utime + reader.ru_stime]}))
 
 
 def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None = None, check_contracts: bool = False,
