@@ -10,10 +10,12 @@ ran the same query 100 times (`--copies`, `--source` to change it). It is writte
 What is measured, each as a fresh process (start-up included, as a user meets it):
 
 * **flowscope**: read the log (`backend.sources`), run it through the Spark model and apply every progress batch
-  to the tracker (`tracker.replay.Replay`), until every frontier of the finished application is known. Reading and
-  the model run in a child process, pipelined with the tracker (`backend.spark.convert_process`), so two cores
-  work on one log. Reported: wall time of the process, and events/s and MB/s of the replay itself; CPU time of
-  both processes and their peak RSS beside it.
+  to the tracker (`tracker.replay.Replay`), until every frontier of the finished application is known: what
+  `flowscope frontiers EVENTLOG` does (`backend.spark.convert_process.replay_event_log`: reading and decoding in
+  one process, the model in another, the tracker in the first, pipelined). Reported: wall time of the process,
+  and events/s and MB/s of the replay itself; CPU time of all processes and their peak RSS beside it. Then the
+  users' commands themselves, once each: `flowscope frontiers EVENTLOG --json` and `flowscope record EVENTLOG -o
+  OUT` (`--no-commands` skips them).
 * **History Server**: Spark's own, started from the installed pyspark (`$SPARK_HOME/bin/spark-class
   org.apache.spark.deploy.history.HistoryServer`, on 127.0.0.1, a fresh port, a directory holding only this log,
   `SPARK_DAEMON_MEMORY=4g` so it does not starve, `spark.ui.retained*` raised so its store keeps every job, stage,
@@ -34,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import socket
 import statistics
@@ -205,14 +208,9 @@ t0 = time.perf_counter()
 c0 = time.process_time()
 from flowscope.cli import tune_collector
 tune_collector()  # as the flowscope command does
-from backend.spark.convert_process import ConversionProcess
-from tracker.replay import Replay
-conversion = ConversionProcess(sys.argv[1])  # reading and the Spark model in a child process, pipelined
-replay = Replay(sys.argv[1], checked_records=True)  # the model's own records, as a session's replay takes them
-apply = replay.apply
-for rec in conversion:
-    apply(rec)
-replay.finish()
+from backend.spark.convert_process import replay_event_log
+# what `flowscope frontiers EVENTLOG` does: reading, the Spark model and the replay in three processes
+replay, conversion = replay_event_log(sys.argv[1])
 state = replay.state()
 t1 = time.perf_counter()
 cpu = time.process_time() - c0
@@ -220,11 +218,13 @@ child = resource.getrusage(resource.RUSAGE_CHILDREN)
 s = conversion.summary()
 open_ports = sum(1 for sc in state["scopes"] for p in sc["ports"] if p["frontier"])
 m = conversion.model_summary()
+model_cpu, reader_cpu = getattr(conversion, "cpu_seconds", None) or (0.0, 0.0)
 print(json.dumps({"seconds": t1 - t0, "cpu": cpu, "child_cpu": child.ru_utime + child.ru_stime,
+                  "model_cpu": model_cpu, "reader_cpu": reader_cpu,
                   "job_status": {str(k): v for k, v in m.jobs.items()},
                   "stage_status": {f"{k[0]}.{k[1]}": v for k, v in m.stages.items()}, "events": s.events,
                   "bytes": s.bytes_uncompressed, "batches": s.batches, "jobs": len(m.jobs), "tasks": m.tasks,
-                  "errors": len(replay.errors) + s.corrupt_lines, "open_ports": open_ports,
+                  "errors": len(replay.errors), "open_ports": open_ports,
                   "scopes": len(state["scopes"]),
                   "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "child_max_rss_mb": child.ru_maxrss / 1024}))
@@ -241,6 +241,19 @@ def run_flowscope(log: Path) -> dict:
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     result["wall"] = wall
     return result
+
+
+def run_command(args: list[str]) -> tuple[float, float]:
+    """A `flowscope` command as a user runs it: its wall time and CPU time (with its child processes')."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "flowscope.cli", *args], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, cwd=REPO, check=False)
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"flowscope {args[0]} failed:\n{proc.stderr}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
 # --- the History Server ------------------------------------------------------------------------------------------------
@@ -361,6 +374,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hs-memory", default="4g", help="the History Server's heap (SPARK_DAEMON_MEMORY, 4g)")
     parser.add_argument("--regen", action="store_true", help="regenerate the log even if it exists")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--no-commands", action="store_true",
+                        help="do not time the users' commands (flowscope frontiers, flowscope record)")
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.hs_repeat < 0:
         parser.error("--repeat must be at least 1 and --hs-repeat at least 0")
@@ -377,8 +392,18 @@ def main(argv: list[str] | None = None) -> int:
         assert r["errors"] == 0 and r["open_ports"] == 0 and r["jobs"] == meta["jobs"] and r["tasks"] == meta["tasks"], r
         runs.append(r)
         print(f"  flowscope run {i + 1}: {r['wall']:.2f} s wall ({r['seconds']:.2f} s replay; CPU {r['cpu']:.2f} s "
-              f"+ {r['child_cpu']:.2f} s in the conversion process), peak RSS {r['max_rss_mb']:.0f} MB "
-              f"+ {r['child_max_rss_mb']:.0f} MB, load {os.getloadavg()[0]:.1f}", flush=True)
+              f"replay + {r['model_cpu']:.2f} s model + {r['reader_cpu']:.2f} s reading), peak RSS "
+              f"{r['max_rss_mb']:.0f} MB + {r['child_max_rss_mb']:.0f} MB (largest child), load "
+              f"{os.getloadavg()[0]:.1f}", flush=True)
+    commands = {}
+    if not args.no_commands:
+        with tempfile.TemporaryDirectory(prefix="flowscope-bench-") as tmp:
+            for name, cmd in (("frontiers", ["frontiers", str(log), "--json"]),
+                              ("record", ["record", "-q", str(log), "-o", str(Path(tmp) / "out.jsonl")])):
+                wall, cpu = run_command(cmd)
+                commands[name] = {"wall": wall, "cpu": cpu}
+                print(f"  flowscope {name}: {wall:.2f} s wall, CPU {cpu:.2f} s (all its processes), "
+                      f"load {os.getloadavg()[0]:.1f}", flush=True)
     hs_runs = []
     for i in range(args.hs_repeat):
         h = run_history_server(log, meta, args.hs_memory)
@@ -389,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     best = min(runs, key=lambda r: r["wall"])
     if not hs_runs:
         print(f"flowscope alone: best {best['wall']:.2f} s wall, CPU {best['cpu']:.2f} s + {best['child_cpu']:.2f} s, "
-              f"peak RSS {best['max_rss_mb'] + best['child_max_rss_mb']:.0f} MB (both processes)")
+              f"peak RSS {best['max_rss_mb'] + best['child_max_rss_mb']:.0f} MB (this process + its largest child)")
         return 0
     agree = all(h["stages"] == runs[0]["stage_status"] and h["tasks"] == runs[0]["tasks"]
                 and h["succeeded"] == sum(v == "SUCCEEDED" for v in runs[0]["job_status"].values()) for h in hs_runs)
@@ -408,6 +433,7 @@ def main(argv: list[str] | None = None) -> int:
                            "max_rss_mb": max((h["max_rss_mb"] or 0) for h in hs_runs)},
     }
     figures["ratio_wall"] = hs_best["wall"] / best["wall"]
+    figures["commands"] = {name: {**c, "ratio_wall": hs_best["wall"] / c["wall"]} for name, c in commands.items()}
     figures["agree"] = agree
     print()
     print(f"{'':28}{'time to full state':>20}{'events/s':>14}{'MB/s':>10}{'peak RSS':>12}")
@@ -418,6 +444,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'History Server (from start)':28}{hs_best['wall']:>18.2f} s{meta['events'] / hs_best['wall']:>14,.0f}"
           f"{mb / hs_best['wall']:>10.1f}{figures['history_server']['max_rss_mb']:>9.0f} MB")
     print(f"{'  of which: app listed at':28}{hs_best['listed']:>18.2f} s")
+    for name, c in commands.items():
+        print(f"{'flowscope ' + name + ' (command)':28}{c['wall']:>18.2f} s{meta['events'] / c['wall']:>14,.0f}"
+              f"{mb / c['wall']:>10.1f}   {hs_best['wall'] / c['wall']:.1f}x")
     print()
     print(f"flowscope reaches full state {figures['ratio_wall']:.1f}x faster than the History Server lists the jobs "
           f"(goal: >= 10x); {best['batches']:,} progress batches applied")

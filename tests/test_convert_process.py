@@ -54,11 +54,13 @@ def test_replay_event_log_reaches_the_state_of_the_records_replayed(in_child, mo
 
     monkeypatch.setattr(convert_process, "READ_IN_CHILD_BYTES", 0 if in_child else 1 << 40)
     log = FIXTURE_LOGS[0]
-    replay, summary = convert_process.replay_event_log(log)
+    replay, conversion_used = convert_process.replay_event_log(log)
+    assert isinstance(conversion_used, ConversionProcess) == in_child
     expected = Replay(str(log.path), checked_records=True)
     conversion = SparkLogConversion(log)
     for rec in conversion:
         expected.apply(rec, conversion.line)
     expected.finish()
     assert replay.state() == expected.state() and replay.batches_applied == expected.batches_applied > 0
-    assert summary.events == conversion.summary().events and not replay.errors
+    assert conversion_used.summary().events == conversion.summary().events and not replay.errors
+    assert conversion_used.model_summary() == conversion.model_summary()

@@ -70,8 +70,8 @@ class Replay:
         ``keep_finished``: None keeps retired scopes; a number folds every finished scope but the latest that many.
         ``checked_records``: the records are built in this process by ``log_records``' constructors from values
         checked where they entered (the Spark model: events whose types ``event_shape`` or a typed decode checked,
-        64-bit integers, strings), so the shape of structure and ``detail`` records (and a batch's ``clears``, detail
-        keys) is not checked again; marks,
+        64-bit integers, strings), so the shape of structure and ``detail`` records, and the fields of a progress
+        record but its updates (a batch's ``clears`` among them), are not checked again; marks,
         which carry a source's values as they are, still are. What a record means (does its scope exist, has a
         time the scope's depth, does an edge close an identity cycle) is checked as always."""
         self.source = source
@@ -269,25 +269,16 @@ class Replay:
             scope, ports, parse = entry
         else:
             scope, ports, parse = self._scope(path)
-        # The one check of a progress record's fields (log_records leaves them here, where each is read anyway).
+        # The one check of a progress record's fields (log_records leaves them here, where each is read anyway);
+        # a record built in this process from checked values (``checked_records``) has only its updates checked.
         raw_updates = record.get("updates")
         if type(raw_updates) is not list:
             raise ValueError("updates must be a list of [port, time, delta]")
         if len(raw_updates) > MAX_UPDATES:
             raise ValueError(f"{len(raw_updates)} updates in one batch (limit {MAX_UPDATES})")
-        worker = record.get("worker")
-        if worker is not None and type(worker) is not int and type(worker) is not str:
-            raise ValueError(f"worker must be an integer or a string, not {short_repr(worker)}")
-        at = record.get("at")
-        if at is not None and type(at) is not float and type(at) is not int:
-            raise ValueError(f"at must be a number of seconds, not {short_repr(at)}")
-        cause = record.get("cause")
-        if cause is not None and type(cause) is not dict:  # free metadata, but an object: blame and explain read it
-            raise ValueError(f"cause must be a JSON object, not {short_repr(cause)}")
-        clears = record.get("clears")
-        if clears is not None and not self.checked_records and \
-                (type(clears) is not list or not all(type(k) is str for k in clears)):  # the model's are
-            raise ValueError(f"clears must be a list of detail keys (strings), not {short_repr(clears)}")
+        worker, at, cause, clears = record.get("worker"), record.get("at"), record.get("cause"), record.get("clears")
+        if not self.checked_records:
+            _check_progress_fields(worker, at, cause, clears)
         updates: list[tuple[Location, Any, int]] = []
         append = updates.append
         if parse is _parse1:
@@ -386,6 +377,18 @@ class Replay:
                 entry["reported"] = scope.reported_outputs()
             scopes.append(entry)
         return {"scopes": scopes}
+
+
+def _check_progress_fields(worker: Any, at: Any, cause: Any, clears: Any) -> None:
+    """A progress record's fields but its updates have the types the format says (else ValueError)."""
+    if worker is not None and type(worker) is not int and type(worker) is not str:
+        raise ValueError(f"worker must be an integer or a string, not {short_repr(worker)}")
+    if at is not None and type(at) is not float and type(at) is not int:
+        raise ValueError(f"at must be a number of seconds, not {short_repr(at)}")
+    if cause is not None and type(cause) is not dict:  # free metadata, but an object: blame and explain read it
+        raise ValueError(f"cause must be a JSON object, not {short_repr(cause)}")
+    if clears is not None and (type(clears) is not list or not all(type(k) is str for k in clears)):
+        raise ValueError(f"clears must be a list of detail keys (strings), not {short_repr(clears)}")
 
 
 def _count(record: dict, key: str, default: int = 0) -> int:

@@ -18,7 +18,7 @@ import multiprocessing
 import threading
 import traceback
 from collections.abc import Callable, Iterator
-from queue import SimpleQueue
+from queue import Queue
 from typing import Any
 
 __all__ = ["ChildStream", "Put"]
@@ -26,6 +26,7 @@ __all__ = ["ChildStream", "Put"]
 Put = Callable[[bytes], None]  # what a producer sends: one message
 
 _DATA, _FAILED = b"m", b"x"
+QUEUED = 64  # messages a child holds for a parent that is busy: a few MB
 
 
 class ChildStream:
@@ -39,7 +40,8 @@ class ChildStream:
         ctx: Any = multiprocessing.get_context(method)
         self._receive, send = ctx.Pipe(duplex=False)
         _widen(send.fileno())
-        self._child = ctx.Process(target=_run, args=(produce, args, send), daemon=True, name=name)
+        # not a daemon, so that it may have a child of its own: close() ends it, and so does a broken pipe
+        self._child = ctx.Process(target=_run, args=(produce, args, send), daemon=False, name=name)
         self._child.start()
         send.close()
         self.method = method
@@ -92,26 +94,45 @@ def _widen(fd: int) -> None:
 
 
 def _run(produce: Callable[..., None], args: tuple, send: Any) -> None:
-    """The child: the producer's messages queued for a sender thread, so producing never waits for the pipe."""
-    queue: SimpleQueue[bytes | None] = SimpleQueue()
-    sender = threading.Thread(target=_send_all, args=(queue, send), name="flowscope-child-sender")
-    sender.start()
-    put = queue.put
+    """The child: the producer's messages queued for a sender thread, so producing never waits for the pipe (up to
+    ``QUEUED`` messages: memory stays bounded when the parent is the slower side). The thread starts with the first
+    message, so a producer may start a child of its own (forked) before it sends. A parent that went away (the pipe
+    broke) ends the producer at its next message."""
+    queue: Queue[bytes | None] = Queue(QUEUED)
+    broken = threading.Event()
+    sender = threading.Thread(target=_send_all, args=(queue, send, broken), name="flowscope-child-sender")
+    started = False
+
+    def put(message: bytes) -> None:
+        nonlocal started
+        if not started:
+            started = True
+            sender.start()
+        if broken.is_set():
+            raise BrokenPipeError("the parent process stopped reading")
+        queue.put(_DATA + message)
+
     try:
-        produce(lambda message: put(_DATA + message), *args)
+        produce(put, *args)
     except BaseException:  # noqa: BLE001 - whatever it was, the parent says so
-        put(_FAILED + traceback.format_exc().encode())
+        if not broken.is_set():
+            queue.put(_FAILED + traceback.format_exc().encode())
     finally:
-        put(None)
+        if not started:
+            sender.start()
+        queue.put(None)
         sender.join()
 
 
-def _send_all(queue: SimpleQueue[bytes | None], send: Any) -> None:
-    """Write the queued messages to the pipe until the end (None); a parent that went away ends it too."""
+def _send_all(queue: Queue[bytes | None], send: Any, broken: threading.Event) -> None:
+    """Write the queued messages to the pipe until the end (None); a parent that went away ends it too (the rest
+    of the queue is drained, so the producer never blocks on it)."""
     try:
         while (message := queue.get()) is not None:
             send.send_bytes(message)
     except OSError:  # the parent closed its end: nobody reads any more
-        pass
+        broken.set()
+        while queue.get() is not None:
+            pass
     finally:
         send.close()

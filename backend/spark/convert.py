@@ -32,7 +32,7 @@ from tracker.progress_log import FORMAT, ProgressLogWriter
 
 from .event_fields import model_decoder
 from .event_shape import event_problem
-from .model import SparkModel
+from .model import SparkModel, SparkSummary
 from .redact import Redactor
 
 __all__ = ["EventLogError", "RecordSummary", "SparkLogConversion", "main", "open_event_log", "record", "register"]
@@ -242,6 +242,10 @@ class SparkLogConversion:
                 progress(last_bytes, total)
         if progress is not None:
             progress(stats.bytes_compressed, max(total, stats.bytes_compressed))
+
+    def model_summary(self) -> SparkSummary:
+        """What Spark itself would report of what was read so far (``SparkModel.summary``)."""
+        return self.model.summary()
 
     def close(self) -> None:
         """Stop reading (a child process reading the log is stopped); only needed when not iterated to the end."""

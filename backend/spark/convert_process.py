@@ -17,6 +17,8 @@ conversion in a child (a small log: here), the replay here, the settled ``Replay
 from __future__ import annotations
 
 import os
+import resource
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -40,10 +42,13 @@ class ConversionProcess:
     """``for rec in ConversionProcess(log): ...``: the records of ``SparkLogConversion(log)``, converted in a child
     process. ``lines`` (while iterating) is the event-log line of the latest record; ``summary()`` and
     ``model_summary()`` answer once the iteration ended. Raises like ``SparkLogConversion`` at construction when the
-    log cannot be read; a failure in the child is raised here as ``RuntimeError`` with its traceback."""
+    log cannot be read; a failure in the child is raised here as ``RuntimeError`` with its traceback.
+    ``read_in_child``: the child reads and decodes in a child of its own (``SparkLogConversion``'s option), so
+    reading, the model and whatever this process does with the records are three processes."""
 
     def __init__(self, source: str | os.PathLike[str] | AppLog, *,
-                 on_error: Callable[[LineError], None] | None = None, batch: int = BATCH) -> None:
+                 on_error: Callable[[LineError], None] | None = None, batch: int = BATCH,
+                 read_in_child: bool = False) -> None:
         self.log = open_event_log(source)
         SparkLogConversion(self.log)  # the same checks, here: a missing codec is raised to the caller, not the child
         self._on_error = on_error
@@ -51,7 +56,9 @@ class ConversionProcess:
         self.line: int | None = None
         self._summary: RecordSummary | None = None
         self._model: SparkSummary | None = None
-        self._stream = ChildStream(_convert, (self.log, batch), name="flowscope-conversion")
+        # once it ended: CPU seconds of the conversion process, and of the process that read for it (0 if none)
+        self.cpu_seconds: tuple[float, float] | None = None
+        self._stream = ChildStream(_convert, (self.log, batch, read_in_child), name="flowscope-conversion")
 
     def __iter__(self) -> Iterator[dict]:
         loads = orjson.loads
@@ -72,6 +79,7 @@ class ConversionProcess:
             raise RuntimeError("the conversion process ended without a summary")
 
     def _finish(self, done: dict) -> None:
+        self.cpu_seconds = tuple(done["cpu"])
         summary = done["summary"]
         summary["errors"] = list(self.errors)
         self._summary = RecordSummary(**summary)
@@ -101,11 +109,11 @@ class ConversionProcess:
         self._stream.close()
 
 
-def _convert(put: Put, log: AppLog, batch: int) -> None:
+def _convert(put: Put, log: AppLog, batch: int, read_in_child: bool) -> None:
     """The child: one ``SparkLogConversion``, its records sent in batches with their lines, then the summaries."""
     dumps = orjson.dumps
     conversion = SparkLogConversion(log, on_error=lambda e: put(
-        _ERROR + dumps([e.path, e.line, e.kind, e.reason, e.excerpt])))
+        _ERROR + dumps([e.path, e.line, e.kind, e.reason, e.excerpt])), read_in_child=read_in_child)
     out: list[tuple[int | None, dict]] = []
     for rec in conversion:
         out.append((conversion.line, rec))
@@ -117,18 +125,22 @@ def _convert(put: Put, log: AppLog, batch: int) -> None:
     summary = conversion.summary().to_json()
     del summary["errors"]  # sent one by one as they were found
     m = conversion.model.summary()
+    reader = resource.getrusage(resource.RUSAGE_CHILDREN)
     put(_DONE + dumps({"summary": summary, "model": {
         "jobs": {str(k): v for k, v in m.jobs.items()}, "stages": [[s, a, v] for (s, a), v in m.stages.items()],
-        "tasks": m.tasks, "uncertain": m.uncertain}}))
+        "tasks": m.tasks, "uncertain": m.uncertain},
+        "cpu": [time.process_time(), reader.ru_utime + reader.ru_stime]}))
 
 
 def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None = None, check_contracts: bool = False,
-                     on_error: Callable[[LineError], None] | None = None) -> tuple[Replay, RecordSummary]:
-    """A Spark event log replayed to its full state (or its first ``at`` progress records), settled, with what the
-    conversion did: the records ``flowscope record`` writes, applied as ``flowscope frontiers`` applies them. A
-    large log is converted in a child process (``ConversionProcess``) while this one applies. Corrupt lines and
-    rejected records both reach ``on_error`` and the replay's ``errors``, in the order found. Raises like
-    ``SparkLogConversion`` when the log cannot be read."""
+                     on_error: Callable[[LineError], None] | None = None,
+                     ) -> tuple[Replay, ConversionProcess | SparkLogConversion]:
+    """A Spark event log replayed to its full state (or its first ``at`` progress records) and settled, with the
+    conversion that fed it (its ``summary()`` and ``model_summary()``): the records ``flowscope record`` writes,
+    applied as ``flowscope frontiers`` applies them. A large log takes three processes: one reads and decodes
+    (``EventReaderProcess``), one models (``ConversionProcess``), this one applies; a small one is converted here.
+    Corrupt lines and rejected records both reach ``on_error`` and the replay's ``errors``, in the order found.
+    Raises like ``SparkLogConversion`` when the log cannot be read."""
     log = open_event_log(source)
     replay = Replay(str(log.path), check_contracts, on_error=on_error, checked_records=True)
 
@@ -139,7 +151,7 @@ def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None 
 
     conversion: ConversionProcess | SparkLogConversion
     if sum(_size(p) for p in log.files) >= READ_IN_CHILD_BYTES:
-        conversion = ConversionProcess(log, on_error=reported)
+        conversion = ConversionProcess(log, on_error=reported, read_in_child=True)
     else:
         conversion = SparkLogConversion(log, on_error=reported)
     apply = replay.apply
@@ -151,7 +163,7 @@ def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None 
     finally:
         conversion.close()
     replay.finish()
-    return replay, conversion.summary()
+    return replay, conversion
 
 
 def _size(p: Any) -> int:

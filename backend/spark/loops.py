@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import orjson
 
@@ -41,10 +42,15 @@ __all__ = ["JobCode", "LoopPlan", "chain_positions", "job_code", "loop_key", "ou
 def rdd_scope_name(rdd: dict) -> str | None:
     """The name of an RDD's operation scope (``map``, ``Exchange``...), None without one."""
     scope = rdd.get("Scope")
-    if not scope:
+    if not scope or type(scope) is not str:
         return None
+    return _scope_name(scope)
+
+
+@lru_cache(maxsize=4096)  # read three times per RDD of every job (signature, loop key, operator), and repeated
+def _scope_name(scope: str) -> str | None:
     try:
-        name = orjson.loads(scope).get("name")  # one per RDD of every job: the fast parser
+        name = orjson.loads(scope).get("name")
     except (ValueError, AttributeError):
         return None
     return name if type(name) is str else None  # a damaged scope names nothing (sorted with names, kept in attrs)

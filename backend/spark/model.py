@@ -252,7 +252,8 @@ class SparkModel:
         self._out = []
         self._line = line
         kind = event.get("Event")
-        problem = event_problem(event, checked)
+        # a typed decode checked every type: only a job start has a field types cannot check (event_shape)
+        problem = None if checked and kind != "SparkListenerJobStart" else event_problem(event, checked)
         if problem is not None:  # skipped whole: half an event would leave the model inconsistent
             self.damaged_events += 1
             if self.on_damaged is not None:
@@ -305,13 +306,16 @@ class SparkModel:
         if region.retired:  # nothing can reach a retired region: Spark said more than it should have
             self._uncertain(f"{event} names region {region.name!r} after it retired")
             return None
+        return self._emit_batch(region, updates, worker, {"event": event, **ids})
+
+    def _emit_batch(self, region: Region, updates: list, worker: str, cause: dict) -> dict:
+        """Emit the progress batch of ``updates`` (each non-zero) caused by ``cause`` (the event's line is added)."""
         seq = self._seq.get(worker, 0)
         self._seq[worker] = seq + 1
-        cause = {"event": event, **ids}
         if self._line is not None:
             cause["line"] = self._line
         batch = log_records.progress(region.path, worker, seq, self._at, updates, cause)
-        self._emit(batch)
+        self._out.append(batch)
         return batch
 
     def _mark(self, label: str, region: Region | None = None, **extra: Any) -> None:
@@ -648,12 +652,14 @@ class SparkModel:
             return None  # a task of an attempt already completed or failed (a zombie): nothing held
         att.caps -= 1
         region = st.region
-        updates = [[_port("out", st.node, 0), _jt(st.epoch), -1]]
+        updates = [[["out", st.node, 0], _jt(st.epoch), -1]]  # every update non-zero: no filter (see _batch)
         for node, port, time in st.targets:
             updates.append(self._deliver(region, node, port, time))
-        return self._batch(region, updates, "TaskEnd", worker=str(info.get("Executor ID", "driver")), stage=sid,
-                           attempt=attempt, task=info.get("Task ID"), index=index, partition=partition,
-                           launched=_seconds(info.get("Launch Time")))
+        if region.retired:
+            return self._batch(region, updates, "TaskEnd")  # says so
+        return self._emit_batch(region, updates, str(info.get("Executor ID", "driver")), {
+            "event": "TaskEnd", "stage": sid, "attempt": attempt, "task": info.get("Task ID"), "index": index,
+            "partition": partition, "launched": _seconds(info.get("Launch Time"))})
 
     def _release_stage(self, st: StageState, attempt: int | None = None) -> list:
         updates = []
