@@ -240,19 +240,25 @@ def _retained_bytes(log, keep: int, retain_jobs: int) -> tuple[int, Session]:
     return retained, session
 
 
-# What a long session may keep per job of this application (7 jobs, 4 regions, ~90 records a copy). Measured at
-# ~6.5 kB: about 1 kB is this module's concern (the history's died_at, 8 bytes a structure record, and each folded
-# region's scope path in the batch index; a byte per job and stage status; compressed marks; floats and paths the
-# model made that others keep), the rest is blame's per-completed-time results (~2.7 kB), the task ledger's
-# per-stage aggregates (~1.6 kB), the gap detector's listed stages (~0.4 kB) and decoded values they keep (~0.6 kB).
-# Before the history, its batch index and the marks were paged and the model folded its job list: ~17 kB a job.
-BYTES_PER_JOB = 8000
+# What a long session may keep per job of this application (7 jobs, 4 regions, ~90 records a copy) once every
+# table with a bound has reached it (the test makes those bounds small: the model's job list, the live regions,
+# blame's kept times, the task ledger's stage aggregates). Measured: ~1.3 kB. About 0.35 kB of it is the history's
+# died_at (8 bytes a structure record) and each folded region's scope path in the batch index, the compressed marks
+# and a byte per job and stage status; the rest the gap detector's listed stages (~0.4 kB), the executor timeline's
+# task bars (~0.15 kB) and decoded ids they keep. Before the history, its batch index and the marks were paged and
+# the model folded its job list: ~12.4 kB a job under the same bounds.
+BYTES_PER_JOB = 2000
 
 
-def test_a_long_sessions_memory_per_job_is_bounded(tmp_path_factory):
+def test_a_long_sessions_memory_per_job_is_bounded(tmp_path_factory, monkeypatch):
     """The memory a session keeps grows by at most BYTES_PER_JOB a job as the application gets longer: measured
     between a 140-job and a 560-job copy of the same application (the same shape: only its length differs), so
     what every session holds whatever its length (imports, caches, the open history segment) cancels out."""
+    import backend.blame
+    import backend.spark.tasks
+
+    monkeypatch.setattr(backend.blame, "KEEP_TIMES", 50)  # bounded tables, bounded early: 140 jobs fill them
+    monkeypatch.setattr(backend.spark.tasks, "KEEP_COMPLETED", 50)
     sizes = {}
     for copies in (2, 20, 80):  # the first warms the process up (imports, caches): not measured
         target = tmp_path_factory.mktemp(f"x{copies}") / "app"
