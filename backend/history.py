@@ -16,8 +16,10 @@ after batch k" (the timeline, seeking, explaining the past) the history keeps th
   frontier, pushed in) and a parent's ``out(K, j)`` for a nested scope ``K`` (its internal capabilities, reported
   out) are recomputed by the hierarchy itself. Taking a checkpoint reads each port's counts once: O(ports). It
   also copies the holder details present then (running tasks), so a restored replay knows them.
-* **A batch index.** Per batch, its wall-clock ``at``, worker and scope, in typed arrays (a few bytes a batch),
-  plus the running maximum of ``at`` so "the state at wall time T" is a binary search.
+* **A batch index.** Per batch, its wall-clock ``at``, worker and scope, in typed arrays, plus the running
+  maximum of ``at`` so "the state at wall time T" is a binary search. The index is paged with the segments: a
+  sealed segment's arrays go to the scratch file beside its records, and only the last running maximum of each
+  stays in memory (the binary search picks the segment, then reads its page).
 
 **State at batch k** = restore the checkpoint at or before ``k`` and re-apply the records after it: a fresh
 ``Replay`` gets the structure declared up to the checkpoint, its initial capabilities are dropped (the checkpoint
@@ -47,7 +49,7 @@ from __future__ import annotations
 import bisect
 import threading
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,11 +90,58 @@ class Segment:
     page: tuple[int, int] | None = None  # where it is in the scratch file, compressed, once sealed
     stored: int = 0  # its compressed size, once sealed
     count: int = 0  # records in the segment
-    batch_lines: array = field(default_factory=lambda: array("l"))  # record index of each applied batch
+    index: BatchIndex | None = field(default_factory=lambda: BatchIndex())  # its batches', while open
+    index_page: tuple[int, int] | None = None  # where the index is in the scratch file, once sealed
 
     @property
     def start(self) -> int:
         return self.checkpoint.batch
+
+
+class BatchIndex:
+    """The batches of one segment: wall clock, its running maximum over the session, worker (-1: none or not an
+    integer), scope id (into ``History.scope_paths``) and the record index in the segment."""
+
+    __slots__ = ("at", "at_max", "worker", "scope", "line")
+
+    def __init__(self, data: bytes | None = None) -> None:
+        self.at, self.at_max = array("d"), array("d")
+        self.worker, self.scope, self.line = array("q"), array("q"), array("q")
+        if data is not None:  # what to_bytes wrote: the columns one after the other, 8 bytes an entry
+            n = len(data) // 40
+            columns: tuple[array, ...] = (self.at, self.at_max, self.worker, self.scope, self.line)
+            for k, column in enumerate(columns):
+                column.frombytes(data[k * 8 * n:(k + 1) * 8 * n])
+
+    def to_bytes(self) -> bytes:
+        return b"".join(c.tobytes() for c in (self.at, self.at_max, self.worker, self.scope, self.line))
+
+
+class Column(Sequence):
+    """One column of the whole batch index (``history.at[b - 1]``: batch b's wall clock), read page by page."""
+
+    def __init__(self, history: History, name: str) -> None:
+        self._history, self._name = history, name
+
+    def __len__(self) -> int:
+        return self._history.batches
+
+    def __getitem__(self, b):
+        h = self._history
+        n = h.batches
+        if isinstance(b, slice):
+            return [self[k] for k in range(*b.indices(n))]
+        if b < 0:
+            b += n
+        if not 0 <= b < n:
+            raise IndexError(f"batch index {b} of {n}")
+        i, k = divmod(b, h.every)
+        return getattr(h.segment_index(i), self._name)[k]
+
+    def __iter__(self):
+        h = self._history
+        for i in range(len(h.segments)):
+            yield from getattr(h.segment_index(i), self._name)
 
 
 def primary_pointstamps(scope: Subgraph) -> list[tuple[Location, Any, int]]:
@@ -138,10 +187,14 @@ class History:
         self.fold_deaths: list[int] = []  # died_at of each fold whose records died (non-decreasing)
         self._fold_parents: list[tuple] = []  # and the path of the scope that held it
         self.segments: list[Segment] = [Segment(Checkpoint(0, 0, 0, None, []))]
-        self.at = array("d")  # per batch (index b - 1 for batch b): wall clock
-        self.at_max = array("d")  # running maximum of `at`: bisect for wall-time seeks
-        self.worker = array("l")
-        self.scope = array("l")  # scope id (index into scope_paths)
+        self._batches = 0
+        self._last_at = 0.0  # the latest batch's wall clock, and the running maximum
+        self._max_at = float("-inf")
+        self.segment_max = array("d")  # per sealed segment: the running maximum of `at` at its end
+        self._index_cache: dict[int, BatchIndex] = {}
+        # per batch (index b - 1 for batch b): wall clock, worker, scope id (index into scope_paths)
+        self.at, self.worker, self.scope = Column(self, "at"), Column(self, "worker"), Column(self, "scope")
+        self.at_max = Column(self, "at_max")  # the running maximum of `at`
         self.scope_paths: list[tuple] = []
         self._scope_ids: dict[tuple, int] = {}
         self._compressor = zstandard.ZstdCompressor(level=level)
@@ -156,7 +209,7 @@ class History:
 
     @property
     def batches(self) -> int:
-        return len(self.at)
+        return self._batches
 
     def record(self, record: dict) -> None:
         """Keep a record the replay is about to apply (progress and structure records only)."""
@@ -188,17 +241,23 @@ class History:
 
     def batch_applied(self, replay: Replay, at: Any, worker: Any, scope_path: tuple) -> None:
         """The record kept last was applied as batch ``replay.batches_applied``; checkpoint on segment ends."""
-        a = float(at) if isinstance(at, (int, float)) else (self.at[-1] if self.at else 0.0)
-        self.at.append(a)
-        self.at_max.append(a if not self.at_max or a > self.at_max[-1] else self.at_max[-1])
-        self.worker.append(worker if type(worker) is int else -1)
+        a = float(at) if isinstance(at, (int, float)) else self._last_at
+        self._last_at = a
+        if a > self._max_at:
+            self._max_at = a
         sid = self._scope_ids.get(scope_path)
         if sid is None:
             sid = self._scope_ids[scope_path] = len(self.scope_paths)
             self.scope_paths.append(scope_path)
-        self.scope.append(sid)
         seg = self.segments[-1]
-        seg.batch_lines.append(seg.count - 1)
+        index = seg.index
+        assert index is not None  # the last segment is open
+        index.at.append(a)
+        index.at_max.append(self._max_at)
+        index.worker.append(worker if type(worker) is int and -(1 << 63) <= worker < (1 << 63) else -1)
+        index.scope.append(sid)
+        index.line.append(seg.count - 1)
+        self._batches += 1
         if replay.batches_applied % self.every == 0:
             self._checkpoint(replay)
 
@@ -234,6 +293,11 @@ class History:
         seg.page = self.scratch.put(blob)
         seg.stored = len(blob)
         seg.lines = None
+        index = seg.index
+        assert index is not None  # open until now
+        seg.index_page = self.scratch.put(self._compressor.compress(index.to_bytes()))
+        seg.index = None
+        self.segment_max.append(index.at_max[-1])
         pointstamps = [(scope.path, primary_pointstamps(scope)) for scope in replay.root.scopes()]
         cp = Checkpoint(replay.batches_applied, len(self.structure), replay.progress_records, replay.last_at,
                         pointstamps, replay.details.snapshot())
@@ -241,12 +305,31 @@ class History:
 
     # --- reading ---------------------------------------------------------------------------------------
 
+    def segment_index(self, i: int) -> BatchIndex:
+        """The batch index of segment ``i``: the open one's as it is, a sealed one's read back (a few are cached)."""
+        seg = self.segments[i]
+        index = seg.index
+        if index is not None:
+            return index
+        cached = self._index_cache.get(i)
+        if cached is None:
+            assert seg.index_page is not None  # sealed
+            cached = BatchIndex(zstandard.ZstdDecompressor().decompress(self.scratch.get(seg.index_page)))
+            with self._lock:
+                if len(self._index_cache) >= 8:
+                    self._index_cache.pop(next(iter(self._index_cache)), None)
+                self._index_cache[i] = cached
+        return cached
+
     def batch_at_time(self, at: float) -> int:
         """The number of batches whose wall clock is at or before ``at``."""
-        return bisect.bisect_right(self.at_max, at)
+        i = bisect.bisect_right(self.segment_max, at)  # every batch of the segments before i is at or before it
+        if i >= len(self.segments):
+            return self.batches
+        return i * self.every + bisect.bisect_right(self.segment_index(i).at_max, at)
 
     def time_of(self, batch: int) -> float | None:
-        return self.at[batch - 1] if 0 < batch <= len(self.at) else None
+        return self.at[batch - 1] if 0 < batch <= self.batches else None
 
     def _segment_lines(self, i: int) -> list[bytes]:
         seg = self.segments[i]
@@ -269,8 +352,7 @@ class History:
         if not 0 < batch <= self.batches:
             raise IndexError(f"no batch {batch} (1..{self.batches})")
         i = (batch - 1) // self.every
-        seg = self.segments[i]
-        k = seg.batch_lines[batch - 1 - seg.start]
+        k = self.segment_index(i).line[batch - 1 - self.segments[i].start]
         return orjson.loads(memoryview(self._segment_lines(i)[k])[1:])
 
     def restore(self, batch: int) -> Replay:

@@ -20,6 +20,7 @@ seconds; Spark's initial watermark (the epoch itself) means no watermark yet and
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -66,7 +67,7 @@ def infer_trigger_interval(batches: list[dict]) -> tuple[float | None, str]:
                                  f"interval shown twice") + "; set it to mark late batches")
 
 
-def streaming_queries(marks: list[dict], scope_names: dict[tuple, str] | None = None,
+def streaming_queries(marks: Iterable[dict], scope_names: dict[tuple, str] | None = None,
                       trigger_s: float | None = None, triggers: dict[str, float] | None = None) -> list[dict]:
     """Every streaming query with batch marks, in order of first appearance: ``{query, scope, name, trigger:
     {interval_s, source, how}, batches: [{batch, start, end, duration_s, late, watermark, input_rows}]}``.

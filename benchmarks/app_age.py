@@ -75,7 +75,7 @@ if mode == "serve":
     extra = {"live_regions": sum(1 for _ in session.replay.root.scopes()) - 1, "folded": session.replay.folded,
              "errors": len(session.errors()),
              "history_mb": h.scratch.size / 1e6,  # compressed pages in the scratch file, on disk
-             "index_mb": sum(x.itemsize * len(x) for x in (h.died_at, h.at, h.at_max, h.worker, h.scope)) / 1e6,
+             "index_mb": (8 * len(h.died_at) + 8 * len(h.segment_max)) / 1e6,  # per structure record, segment
              "checkpoints": len(h.segments)}
 else:
     from backend.spark.convert import SparkLogConversion

@@ -192,3 +192,89 @@ def test_a_finished_jobs_stages_keep_only_what_names_them():
         assert not (st.parents or st.children or st.targets or st.writes), st.stage_id
         assert all(att.caps == 0 for att in st.attempts.values())  # a late event may name an attempt: nothing held
         assert st.region.path and st.node >= 3
+
+
+@pytest.mark.parametrize("name", ["batch_shuffle", "streaming_stateful", "task_retries", "iterative_kmeans",
+                                  "executor_lost"])
+def test_a_model_that_folds_ended_jobs_says_the_same(name):
+    """A session's model keeps the full records of only its latest ended jobs (``retain_jobs``); the rest fold into
+    a byte per status. Folding after every job changes no record it writes and nothing its summary says (every
+    job's and stage attempt's status, as Spark's own job list), and leaves one job's records."""
+    from backend.sources import EventLogReader
+    from backend.spark.model import SparkModel
+
+    log = next((REPO / "fixtures" / "spark" / name).glob("eventlog_v2_*"))
+    full, folding = SparkModel(), SparkModel(retain_jobs=1)
+    for ev in EventLogReader(log):
+        assert folding.feed(ev.event, ev.line) == full.feed(ev.event, ev.line), (name, ev.line)
+    assert folding.summary() == full.summary()
+    assert len(full.jobs) > 1 and len(folding.jobs) <= 1 and len(folding.folded_jobs) == len(full.jobs) - 1
+    assert len(folding.stages) < len(full.stages)
+    assert not any(r.retired for r in folding.regions.values() if r.kind in ("job", "sql execution"))
+
+
+def _retained_bytes(log, keep: int, retain_jobs: int) -> tuple[int, Session]:
+    """What a server session on ``log`` still holds once done (tracemalloc: every allocation made while it ran
+    and still alive), with ``keep`` finished regions live and ``retain_jobs`` jobs in the model's job list."""
+    import gc
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        feed = SparkLogFeed(log, follow=False)
+        feed.model.retain_jobs = retain_jobs
+        session = Session(feed, options=SessionOptions(keep_finished=keep, checkpoint_every=256))
+
+        async def run() -> None:
+            session.start()
+            while session.status not in ("done", "failed"):
+                await asyncio.sleep(0.01)
+
+        asyncio.run(run())
+        assert session.status == "done", session.error
+        gc.collect()
+        retained, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return retained, session
+
+
+# What a long session may keep per job of this application (7 jobs, 4 regions, ~90 records a copy) once every
+# table with a bound has reached it (the test makes those bounds small: the model's job list, the live regions,
+# blame's kept times, the task ledger's stage aggregates). Measured: ~1.3 kB. About 0.35 kB of it is the history's
+# died_at (8 bytes a structure record) and each folded region's scope path in the batch index, the compressed marks
+# and a byte per job and stage status; the rest the gap detector's listed stages (~0.4 kB), the executor timeline's
+# task bars (~0.15 kB) and decoded ids they keep. Before the history, its batch index and the marks were paged and
+# the model folded its job list: ~12.4 kB a job under the same bounds.
+BYTES_PER_JOB = 2000
+
+
+def test_a_long_sessions_memory_per_job_is_bounded(tmp_path_factory, monkeypatch):
+    """The memory a session keeps grows by at most BYTES_PER_JOB a job as the application gets longer: measured
+    between a 140-job and a 560-job copy of the same application (the same shape: only its length differs), so
+    what every session holds whatever its length (imports, caches, the open history segment) cancels out."""
+    import backend.blame
+    import backend.spark.tasks
+
+    monkeypatch.setattr(backend.blame, "KEEP_TIMES", 50)  # bounded tables, bounded early: 140 jobs fill them
+    monkeypatch.setattr(backend.spark.tasks, "KEEP_COMPLETED", 50)
+    sizes = {}
+    for copies in (2, 20, 80):  # the first warms the process up (imports, caches): not measured
+        target = tmp_path_factory.mktemp(f"x{copies}") / "app"
+        spec = importlib.util.spec_from_file_location("replicate", REPO / "benchmarks" / "replay_vs_history_server.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        jobs = module.generate(SOURCE, copies, target)["jobs"]
+        retained, session = _retained_bytes(target, keep=8, retain_jobs=30)
+        sizes[jobs] = retained
+        assert len(session.feed.model.jobs) <= 30 and sum(1 for _ in session.replay.root.scopes()) <= 1 + 8 + 2
+        assert len(session.replay.marks) > 2 * jobs  # the whole timeline is still there
+        history = session.history  # what it keeps of sealed segments in memory: where they are in the scratch file
+        assert all(seg.lines is None and seg.index is None for seg in history.segments[:-1])
+        assert copies == 2 or (len(history.segments) > 2 and history.scratch.size > 0)
+        del session
+    (j1, m1), (j2, m2) = sorted(sizes.items())[1:]
+    per_job = (m2 - m1) / (j2 - j1)
+    assert per_job < BYTES_PER_JOB, f"{per_job:.0f} bytes a job ({m1:,} bytes at {j1} jobs, {m2:,} at {j2})"

@@ -63,27 +63,26 @@ async def series(session: Session = Depends(deps.session), path: tuple = Depends
 def _workers(session: Session, buckets: int) -> dict:
     h = session.history
     n = h.batches
-    at, worker = h.at, h.worker
     stats: dict[int, list] = {}
-    for b in range(n):
-        w = worker[b]
+    # the first n batches (the ingest may add more meanwhile), read page by page (history.Column)
+    for b, a, w in zip(range(n), h.at, h.worker, strict=False):
         s = stats.get(w)
         if s is None:
-            stats[w] = [1, b + 1, b + 1, at[b], at[b]]
+            stats[w] = [1, b + 1, b + 1, a, a]
         else:
             s[0] += 1
             s[2] = b + 1
-            if at[b] < s[3]:
-                s[3] = at[b]
-            if at[b] > s[4]:
-                s[4] = at[b]
+            if a < s[3]:
+                s[3] = a
+            if a > s[4]:
+                s[4] = a
     lo = min((s[3] for s in stats.values()), default=0.0)
     hi = max((s[4] for s in stats.values()), default=0.0)
     width = (hi - lo) / buckets if hi > lo else 1.0
     hist = {str(w): [0] * buckets for w in stats}
-    for b in range(n):
-        i = min(buckets - 1, int((at[b] - lo) / width)) if width else 0
-        hist[str(worker[b])][max(0, i)] += 1
+    for _, a, w in zip(range(n), h.at, h.worker, strict=False):
+        i = min(buckets - 1, int((a - lo) / width)) if width else 0
+        hist[str(w)][max(0, i)] += 1
     return {
         "workers": [{"worker": w, "batches": s[0], "first_batch": s[1], "last_batch": s[2], "first_at": s[3],
                      "last_at": s[4]} for w, s in sorted(stats.items())],
@@ -111,15 +110,14 @@ async def batches(session: Session = Depends(deps.session), offset: int = Query(
             numbers = range(offset + 1, min(n, offset + limit) + 1)
             total = n
         else:
-            ws = h.worker
-            matching = [b + 1 for b in range(n) if ws[b] == worker]
+            matching = [b + 1 for b, w in zip(range(n), h.worker, strict=False) if w == worker]
             total = len(matching)
             numbers = matching[offset:offset + limit]
         out = []
         for b in numbers:
             rec = h.batch_record(b)
-            w = h.worker[b - 1]
-            out.append({"batch": b, "at": h.at[b - 1] if not math.isnan(h.at[b - 1]) else None,
+            w, at = h.worker[b - 1], h.at[b - 1]
+            out.append({"batch": b, "at": at if not math.isnan(at) else None,
                         "worker": None if w == -1 else w, "scope": list(h.scope_paths[h.scope[b - 1]]),
                         "seq": rec.get("seq"), "cause": rec.get("cause"), "updates": len(rec.get("updates") or ())})
         return {"total": total, "batches": out}
