@@ -13,7 +13,9 @@ times into one application (100 by default: 100 jobs, 100,400 tasks, ~520 MB of 
 
 Reported: CPU seconds of each process (imports, reading, replay; CPU rather than wall time since the machine may
 be shared), the overheads over ``base`` (and of ``blame-observed`` over ``base-observed``: what a session pays),
-and the peak RSS.
+and the peak RSS. Each process tunes the collector as every flowscope process does (``flowscope.cli``'s
+``tune_collector``). ``benchmarks/blame_answers.py`` checks that a change to what is measured here changed no
+answer.
 
     .venv/bin/python benchmarks/blame_overhead.py --copies 20 --repeat 1
 """
