@@ -101,3 +101,9 @@ def test_a_reader_not_read_to_its_end_stops_its_child():
     next(iter(child))
     child.close()
     assert not child.running
+
+
+def test_a_redacted_conversion_reading_whole_events_in_a_child_gives_the_same_records():
+    log = FIXTURE_LOGS[0]
+    here = list(SparkLogConversion(log, redact=True))
+    assert list(SparkLogConversion(log, redact=True, read_in_child=True)) == here

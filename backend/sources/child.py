@@ -26,7 +26,7 @@ __all__ = ["ChildStream", "Put"]
 Put = Callable[[bytes], None]  # what a producer sends: one message
 
 _DATA, _FAILED = b"m", b"x"
-QUEUED = 64  # messages a child holds for a parent that is busy: a few MB
+QUEUED = 16  # messages a child holds for a parent that is busy: a few MB (a batch is up to ~1 MB)
 
 
 class ChildStream:

@@ -57,14 +57,14 @@ class EventReaderProcess:
         if self._started:
             raise RuntimeError("an EventReaderProcess reads its log once; create a new one to read it again")
         self._started = True
-        loads, stats = orjson.loads, self.stats
+        loads, stats, new = orjson.loads, self.stats, tuple.__new__  # LogEvent(...) without its Python __new__
         for message in self._stream:
             kind, payload = message[:1], message[1:]
             if kind == _EVENTS or kind == _EVENTS_PICKLED:
                 path, read, events = loads(payload) if kind == _EVENTS else pickle.loads(payload)
                 stats.bytes_compressed = read
                 for line, whole, event in events:
-                    yield LogEvent(path, line, WholeEvent(event) if whole else event)
+                    yield new(LogEvent, (path, line, WholeEvent(event) if whole else event))
             elif kind == _ERROR:
                 err = LineError(*loads(payload))
                 self.errors.append(err)

@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -219,7 +220,7 @@ class SparkLogConversion:
         last_bytes = -1
         multi, typed = self._multi, self._typed
         ahead, self._ahead = self._ahead, []
-        events = _chain(ahead, self._events)
+        events = chain(ahead, self._events)
         for ev in events:
             self._path, self.line = ev.path, ev.line
             event = ev.event
@@ -265,11 +266,6 @@ class SparkLogConversion:
         s.bytes_read, s.bytes_uncompressed = stats.bytes_compressed, stats.bytes_uncompressed
         s.seconds = time.perf_counter() - self._started
         return s
-
-
-def _chain(first: list, rest: Iterator) -> Iterator:
-    yield from first
-    yield from rest
 
 
 def _size(p: Path) -> int:
