@@ -7,7 +7,7 @@ after batch k" (the timeline, seeking, explaining the past) the history keeps th
   kind tag), in segments of
   ``checkpoint_every`` batches; a full segment is compressed with zstandard (progress logs compress about ten
   times) and written to the session's scratch file (:class:`~backend.scratch_dir.ScratchFile`, an anonymous file
-  in the server's temporary directory): in memory stay only the open segment and where each sealed one is. The
+  in the system's temporary directory): in memory stay only the open segment and where each sealed one is. The
   structure records are kept a second time, apart, in compressed pages of the same scratch file
   (:class:`~tracker.pages.PagedLines`): a checkpoint's replay declares them first.
 * **Checkpoints.** At the start of each segment (after batch ``i * checkpoint_every``) the history takes the
@@ -172,7 +172,7 @@ class History:
     def __init__(self, checkpoint_every: int = 4096, pool_size: int = 4, level: int = 3,
                  keep_finished: int | None = None, directory: Path | None = None):
         """``keep_finished`` is the live replay's (restored replays fold the same scopes); ``directory`` is where
-        the scratch file is made (default: the server's per-user temporary directory, ``scratch_root``)."""
+        the scratch file is made (default: the system's temporary directory; the file is anonymous there)."""
         if checkpoint_every < 1:
             raise ValueError("checkpoint_every must be at least 1")
         self.every = checkpoint_every
