@@ -7,7 +7,7 @@ after batch k" (the timeline, seeking, explaining the past) the history keeps th
   kind tag), in segments of
   ``checkpoint_every`` batches; a full segment is compressed with zstandard (progress logs compress about ten
   times) and written to the session's scratch file (:class:`~backend.scratch_dir.ScratchFile`, an anonymous file
-  in the server's temporary directory): in memory stay only the open segment and where each sealed one is. The
+  in the system's temporary directory): in memory stay only the open segment and where each sealed one is. The
   structure records are kept a second time, apart, in compressed pages of the same scratch file
   (:class:`~tracker.pages.PagedLines`): a checkpoint's replay declares them first.
 * **Checkpoints.** At the start of each segment (after batch ``i * checkpoint_every``) the history takes the
@@ -69,7 +69,7 @@ from .scratch_dir import ScratchFile
 __all__ = ["History", "Checkpoint", "primary_pointstamps"]
 
 _STRUCTURE = frozenset(("scope", "operator", "edge", "retire"))
-_ALIVE = (1 << 62)  # died_at of a structure record that is still needed by every checkpoint
+_ALIVE = 0xFFFF_FFFF  # died_at of a structure record that is still needed by every checkpoint (4 bytes a record)
 STRUCTURE_PAGE = 256  # structure records per compressed page
 
 
@@ -172,7 +172,7 @@ class History:
     def __init__(self, checkpoint_every: int = 4096, pool_size: int = 4, level: int = 3,
                  keep_finished: int | None = None, directory: Path | None = None):
         """``keep_finished`` is the live replay's (restored replays fold the same scopes); ``directory`` is where
-        the scratch file is made (default: the server's per-user temporary directory, ``scratch_root``)."""
+        the scratch file is made (default: the system's temporary directory; the file is anonymous there)."""
         if checkpoint_every < 1:
             raise ValueError("checkpoint_every must be at least 1")
         self.every = checkpoint_every
@@ -181,10 +181,10 @@ class History:
         self.structure = PagedLines(STRUCTURE_PAGE, self.scratch, level)
         # per structure record: how many structure records had been kept when it stopped being needed (a record
         # inside a folded scope), else _ALIVE; a checkpoint past that point skips it
-        self.died_at = array("q")
+        self.died_at = array("I")
         self._inside: dict[tuple, list[int]] = {}  # scope path -> the structure records declaring its contents
         self._own: dict[tuple, list[int]] = {}  # scope path -> its own `scope` and `retire` records
-        self.fold_deaths: list[int] = []  # died_at of each fold whose records died (non-decreasing)
+        self.fold_deaths = array("I")  # died_at of each fold whose records died (non-decreasing)
         self._fold_parents: list[tuple] = []  # and the path of the scope that held it
         self.segments: list[Segment] = [Segment(Checkpoint(0, 0, 0, None, []))]
         self._batches = 0
@@ -195,8 +195,8 @@ class History:
         # per batch (index b - 1 for batch b): wall clock, worker, scope id (index into scope_paths)
         self.at, self.worker, self.scope = Column(self, "at"), Column(self, "worker"), Column(self, "scope")
         self.at_max = Column(self, "at_max")  # the running maximum of `at`
-        self.scope_paths: list[tuple] = []
-        self._scope_ids: dict[tuple, int] = {}
+        self.scope_paths = PagedLines(1024, self.scratch)  # per scope id: its path (JSON), the old ones on disk
+        self._scope_ids: dict[tuple, int] = {}  # the live scopes' ids
         self._compressor = zstandard.ZstdCompressor(level=level)
         self._pool: list[Replay] = []
         # where each restored replay has read the records up to: (segment, line of the next record)
@@ -248,7 +248,7 @@ class History:
         sid = self._scope_ids.get(scope_path)
         if sid is None:
             sid = self._scope_ids[scope_path] = len(self.scope_paths)
-            self.scope_paths.append(scope_path)
+            self.scope_paths.append(memoryview(orjson.dumps(list(scope_path))).tobytes())  # exactly sized: pages.py
         seg = self.segments[-1]
         index = seg.index
         assert index is not None  # the last segment is open
@@ -266,6 +266,8 @@ class History:
         own ``scope`` and ``retire`` records, what was declared inside it and in scopes nested in it) is dead for
         every later checkpoint: a replay restored there never declares it, and counts it as folded."""
         path, n = scope.path, len(scope.path)
+        for k in [k for k in self._scope_ids if k[:n] == path]:  # no batch names it again: its id stays on disk
+            del self._scope_ids[k]
         inside = [k for k in self._inside if k[:n] == path]
         own = [k for k in self._own if k[:n] == path]
         if scope.inputs or scope.outputs:
@@ -304,6 +306,10 @@ class History:
         self.segments.append(Segment(cp))
 
     # --- reading ---------------------------------------------------------------------------------------
+
+    def scope_path(self, sid: int) -> tuple:
+        """The path of the scope numbered ``sid`` in the batch index (``history.scope[b - 1]``: batch b's)."""
+        return tuple(orjson.loads(self.scope_paths[sid]))
 
     def segment_index(self, i: int) -> BatchIndex:
         """The batch index of segment ``i``: the open one's as it is, a sealed one's read back (a few are cached)."""

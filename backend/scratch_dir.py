@@ -7,8 +7,8 @@ removes the ``run-<pid>-*`` directories of processes that no longer exist: what 
 next start.
 
 A :class:`ScratchFile` is where a session puts what it must keep but rarely reads (its history's sealed pages): an
-anonymous file in that per-user directory, unlinked from the moment it is made, so it goes when it is closed or
-its process ends, however that ends.
+anonymous file in the system's temporary directory, unlinked from the moment it is made, so it goes when it is
+closed or its process ends, however that ends.
 """
 
 from __future__ import annotations
@@ -80,8 +80,8 @@ class ScratchFile:
     and writes, no shared file position)."""
 
     def __init__(self, directory: Path | None = None) -> None:
-        directory = directory or scratch_root()
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        """``directory``: where the file is made (default: the system's temporary directory; being anonymous, it
+        adds no entry there, and a server given ``--data-dir`` makes no directory of its own)."""
         self._file = tempfile.TemporaryFile(dir=directory)
         self._fd = self._file.fileno()
         self.size = 0  # bytes written

@@ -9,8 +9,9 @@ shifted, as `replay_vs_history_server.py` does) and measures, in a fresh process
 * **record**: the event log through the reader and the Spark model into progress records;
 * **frontiers**: the same, and every record applied to a one-shot tracker (`Replay`, as `flowscope frontiers`:
   it keeps every region, so its memory grows with the application);
-* **live**: the same into a tracker that folds finished regions (`Replay(keep_finished=64)`, a session's): the
-  live tracker alone, without the session's history;
+* **live**: the same into a tracker that folds finished regions (`Replay(keep_finished=64)`, a session's, and
+  the model folding ended jobs past the latest 1,000, a session's): the live tracker alone, without the session's
+  history;
 * **serve**: a server session (`backend.session.Session`, the feed `flowscope serve LOG` opens) run until done on
   an event loop: model, folding tracker, history with checkpoints, charts, blame bookkeeping.
 
@@ -85,6 +86,8 @@ else:
     if mode == "frontiers":
         replay = Replay(path, checked_records=True)
     elif mode == "live":
+        from backend.spark.model import SESSION_RETAINED_JOBS
+        conversion.model.retain_jobs = SESSION_RETAINED_JOBS  # as a session's model: Spark's job list folds
         replay = Replay(path, keep_finished=64, checked_records=True)
     next_mark = 0
     for rec in conversion:

@@ -118,7 +118,7 @@ async def batches(session: Session = Depends(deps.session), offset: int = Query(
             rec = h.batch_record(b)
             w, at = h.worker[b - 1], h.at[b - 1]
             out.append({"batch": b, "at": at if not math.isnan(at) else None,
-                        "worker": None if w == -1 else w, "scope": list(h.scope_paths[h.scope[b - 1]]),
+                        "worker": None if w == -1 else w, "scope": list(h.scope_path(h.scope[b - 1])),
                         "seq": rec.get("seq"), "cause": rec.get("cause"), "updates": len(rec.get("updates") or ())})
         return {"total": total, "batches": out}
 
