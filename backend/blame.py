@@ -112,6 +112,11 @@ class _Scope:
     # total order, every time at or before the latest one forgotten (``done_floor``: (le, time)) counts as completed
     done: dict[Any, None] = field(default_factory=dict)
     done_floor: tuple | None = None
+    jobs: dict[Any, list] = field(default_factory=dict)
+    job_start: dict[Any, float] = field(default_factory=dict)
+    job_end: dict[Any, float] = field(default_factory=dict)
+    batch_marks: dict[Any, dict] = field(default_factory=dict)
+    reach: _SinkReach | None = None  # what the live pointstamps could result in at the sinks (None: not kept now)
 
     def is_done(self, t: Any) -> bool:
         """Did ``t`` complete already (so a pointstamp at it opens nothing)?"""
@@ -119,11 +124,6 @@ class _Scope:
             return True
         floor = self.done_floor
         return floor is not None and floor[0](t, floor[1])
-    jobs: dict[Any, list] = field(default_factory=dict)
-    job_start: dict[Any, float] = field(default_factory=dict)
-    job_end: dict[Any, float] = field(default_factory=dict)
-    batch_marks: dict[Any, dict] = field(default_factory=dict)
-    reach: _SinkReach | None = None  # what the live pointstamps could result in at the sinks (None: not kept now)
 
 
 class _SinkReach:
