@@ -3,6 +3,8 @@ corrupt lines, counts and records as reading in this process, whether the child 
 
 from __future__ import annotations
 
+import os
+import select
 import threading
 
 import pytest
@@ -107,3 +109,29 @@ def test_a_redacted_conversion_reading_whole_events_in_a_child_gives_the_same_re
     log = FIXTURE_LOGS[0]
     here = list(SparkLogConversion(log, redact=True))
     assert list(SparkLogConversion(log, redact=True, read_in_child=True)) == here
+
+
+def _forever(put):
+    while True:
+        put(b"x" * 65536)
+
+
+def _relay(put):
+    for message in ChildStream(_forever):
+        put(message)
+
+
+def test_a_stream_abandoned_midway_leaves_no_process_behind():
+    """A child of a child that is stopped half-way ends too: it does not keep its own pipe's read end open (so
+    its writes break), nor whatever its parent held (a command's output would never close)."""
+    read_end, write_end = os.pipe()  # every process forked meanwhile holds write_end until it exits
+    try:
+        stream = ChildStream(_relay)
+        assert stream.method == "fork"
+        assert next(iter(stream)) == b"x" * 65536
+        stream.close()
+    finally:
+        os.close(write_end)
+    ready, _, _ = select.select([read_end], [], [], 30)
+    assert ready and os.read(read_end, 1) == b"", "a descendant still runs"
+    os.close(read_end)

@@ -26,6 +26,7 @@ __all__ = ["ChildStream", "Put"]
 Put = Callable[[bytes], None]  # what a producer sends: one message
 
 _DATA, _FAILED = b"m", b"x"
+_HELD: list[Any] = []  # the pipe ends this process holds (a forked child closes its copies)
 QUEUED = 16  # messages a child holds for a parent that is busy: a few MB (a batch is up to ~1 MB)
 
 
@@ -40,10 +41,14 @@ class ChildStream:
         ctx: Any = multiprocessing.get_context(method)
         self._receive, send = ctx.Pipe(duplex=False)
         _widen(send.fileno())
+        # A forked child holds a copy of every pipe end this process holds: it closes them (its own read end too),
+        # or a pipe whose reader went away would never break, and a reader would never see its writer's end.
+        inherited = [*_HELD, self._receive] if method == "fork" else []
         # not a daemon, so that it may have a child of its own: close() ends it, and so does a broken pipe
-        self._child = ctx.Process(target=_run, args=(produce, args, send), daemon=False, name=name)
+        self._child = ctx.Process(target=_run, args=(produce, args, send, inherited), daemon=False, name=name)
         self._child.start()
         send.close()
+        _HELD.append(self._receive)
         self.method = method
 
     def __iter__(self) -> Iterator[bytes]:
@@ -70,6 +75,8 @@ class ChildStream:
     def close(self) -> None:
         """Stop the child (if it still runs) and release the pipe."""
         self._receive.close()
+        if self._receive in _HELD:
+            _HELD.remove(self._receive)
         if self._child.is_alive():
             self._child.terminate()
         self._child.join()
@@ -93,11 +100,14 @@ def _widen(fd: int) -> None:
         pass
 
 
-def _run(produce: Callable[..., None], args: tuple, send: Any) -> None:
+def _run(produce: Callable[..., None], args: tuple, send: Any, inherited: list) -> None:
     """The child: the producer's messages queued for a sender thread, so producing never waits for the pipe (up to
     ``QUEUED`` messages: memory stays bounded when the parent is the slower side). The thread starts with the first
     message, so a producer may start a child of its own (forked) before it sends. A parent that went away (the pipe
     broke) ends the producer at its next message."""
+    for end in inherited:
+        end.close()
+    _HELD[:] = [send]  # what a child of this child must close
     queue: Queue[bytes | None] = Queue(QUEUED)
     broken = threading.Event()
     sender = threading.Thread(target=_send_all, args=(queue, send, broken), name="flowscope-child-sender")

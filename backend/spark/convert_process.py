@@ -10,8 +10,10 @@ summary; corrupt lines reach ``on_error`` as they arrive. The pipe costs this pr
 batch, a few microseconds per record, against the tens of microseconds the child's share of the work costs per
 event.
 
-:func:`replay_event_log` is what ``flowscope frontiers`` and ``explain`` do with a Spark event log: the
-conversion in a child (a small log: here), the replay here, the settled ``Replay`` returned.
+:func:`replay_event_log` is what ``flowscope frontiers`` and ``explain`` do with a Spark event log: for a large
+log three processes (reading and decoding, the model, the replay: the three stages cost about the same on a
+many-small-jobs log, and reading plus the model twice the replay on a few-big-jobs log), for a small one all here;
+the settled ``Replay`` returned.
 """
 
 from __future__ import annotations
