@@ -123,6 +123,8 @@ class Replay:
             if kind == "detail":  # half a Spark log's records (a task's start)
                 self.details.apply(record, self.batches_applied)
                 return True
+            if self._unsettled and kind in ("operator", "edge", "scope"):
+                self.settle()
             if kind == "operator":
                 self._operator(record)
             elif kind == "edge":
