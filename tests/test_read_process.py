@@ -4,8 +4,10 @@ corrupt lines, counts and records as reading in this process, whether the child 
 from __future__ import annotations
 
 import os
-import select
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +20,7 @@ from backend.spark.event_fields import model_decoder
 
 from .test_event_decode import FIXTURE_LOGS
 
+ROOT = Path(__file__).resolve().parent.parent
 _DAMAGED = (b'{"Event":"SparkListenerLogStart","Spark Version":"4.0.0"}\n{"Event": nope}\n'
             b'{"Event":"SparkListenerApplicationStart","App Name":"a","App ID":"app-1","Timestamp":5}\n'
             b'{"Event":"SparkListenerTaskStart","Stage ID":"x"}\n\n'
@@ -111,27 +114,62 @@ def test_a_redacted_conversion_reading_whole_events_in_a_child_gives_the_same_re
     assert list(SparkLogConversion(log, redact=True, read_in_child=True)) == here
 
 
-def _forever(put):
+_ABANDONED = """
+import os, select, sys
+from backend.sources.child import ChildStream
+
+def forever(put):
     while True:
         put(b"x" * 65536)
 
-
-def _relay(put):
-    for message in ChildStream(_forever):
+def relay(put):
+    for message in ChildStream(forever):
         put(message)
 
-
-def test_a_stream_abandoned_midway_leaves_no_process_behind():
-    """A child of a child that is stopped half-way ends too: it does not keep its own pipe's read end open (so
-    its writes break), nor whatever its parent held (a command's output would never close)."""
+if __name__ == "__main__":
     read_end, write_end = os.pipe()  # every process forked meanwhile holds write_end until it exits
     try:
-        stream = ChildStream(_relay)
-        assert stream.method == "fork"
+        stream = ChildStream(relay)
+        assert stream.method == "fork", stream.method
         assert next(iter(stream)) == b"x" * 65536
         stream.close()
     finally:
         os.close(write_end)
     ready, _, _ = select.select([read_end], [], [], 30)
     assert ready and os.read(read_end, 1) == b"", "a descendant still runs"
-    os.close(read_end)
+    print("no descendant left")
+"""
+
+
+def test_a_stream_abandoned_midway_leaves_no_process_behind(tmp_path):
+    """A child of a child that is stopped half-way ends too: it does not keep its own pipe's read end open (so
+    its writes break), nor whatever its parent held (a command's output would never close). Run in a fresh
+    interpreter, as a command runs: a process with no other thread, so its children are forked."""
+    script = tmp_path / "abandon.py"
+    script.write_text(_ABANDONED)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 0 and "no descendant left" in run.stdout, run.stderr
+
+
+_UNCLOSED = """
+from backend.sources.child import ChildStream
+
+def forever(put):
+    while True:
+        put(b"x" * 65536)
+
+if __name__ == "__main__":
+    stream = ChildStream(forever)  # never read nor closed, still referenced when the interpreter exits
+    print("exiting")
+"""
+
+
+def test_an_unclosed_stream_does_not_hold_the_interpreters_exit(tmp_path):
+    """A stream left open (a failure's traceback keeps it) is closed at exit: its child is not a daemon, and
+    multiprocessing would otherwise wait for it forever while it blocks on a pipe nobody reads."""
+    script = tmp_path / "unclosed.py"
+    script.write_text(_UNCLOSED)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 0 and "exiting" in run.stdout, run.stderr

@@ -14,9 +14,12 @@ stream with its traceback, raised here as ``RuntimeError``.
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
+import multiprocessing.util  # registers its exit handler now, so that this module's runs before it
 import threading
 import traceback
+import weakref
 from collections.abc import Callable, Iterator
 from queue import Queue
 from typing import Any
@@ -27,6 +30,11 @@ Put = Callable[[bytes], None]  # what a producer sends: one message
 
 _DATA, _FAILED = b"m", b"x"
 _HELD: list[Any] = []  # the pipe ends this process holds (a forked child closes its copies)
+# Streams not closed yet. A child is not a daemon, and at exit multiprocessing waits for every such child: one whose
+# stream was abandoned unclosed (still referenced, say by a traceback) blocks on a pipe nobody reads, and the exit
+# would wait forever. They are closed first (atexit runs this before multiprocessing's own handler, registered
+# earlier: multiprocessing.util is imported above).
+_OPEN: weakref.WeakSet[ChildStream] = weakref.WeakSet()
 QUEUED = 16  # messages a child holds for a parent that is busy: a few MB (a batch is up to ~1 MB)
 
 
@@ -49,6 +57,7 @@ class ChildStream:
         self._child.start()
         send.close()
         _HELD.append(self._receive)
+        _OPEN.add(self)
         self.method = method
 
     def __iter__(self) -> Iterator[bytes]:
@@ -74,12 +83,19 @@ class ChildStream:
 
     def close(self) -> None:
         """Stop the child (if it still runs) and release the pipe."""
+        _OPEN.discard(self)
         self._receive.close()
         if self._receive in _HELD:
             _HELD.remove(self._receive)
         if self._child.is_alive():
             self._child.terminate()
         self._child.join()
+
+
+@atexit.register
+def _close_open_streams() -> None:
+    for stream in list(_OPEN):
+        stream.close()
 
 
 def _fork_is_safe() -> bool:
