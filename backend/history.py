@@ -59,7 +59,7 @@ from weakref import WeakKeyDictionary
 import orjson
 import zstandard
 
-from tracker.pages import PagedLines
+from tracker.pages import PagedLines, RecentPages
 from tracker.reachability import OUT, Location
 from tracker.replay import Replay
 from tracker.subgraph import Subgraph
@@ -191,7 +191,7 @@ class History:
         self._last_at = 0.0  # the latest batch's wall clock, and the running maximum
         self._max_at = float("-inf")
         self.segment_max = array("d")  # per sealed segment: the running maximum of `at` at its end
-        self._index_cache: dict[int, BatchIndex] = {}
+        self._index_cache = RecentPages(8)  # sealed segments' batch indexes, read back
         # per batch (index b - 1 for batch b): wall clock, worker, scope id (index into scope_paths)
         self.at, self.worker, self.scope = Column(self, "at"), Column(self, "worker"), Column(self, "scope")
         self.at_max = Column(self, "at_max")  # the running maximum of `at`
@@ -203,7 +203,7 @@ class History:
         self._positions: WeakKeyDictionary[Replay, tuple[int, int]] = WeakKeyDictionary()
         self._pool_size = pool_size
         self._lock = threading.Lock()
-        self._lines_cache: dict[int, list[bytes]] = {}
+        self._lines_cache = RecentPages(4)  # sealed segments' records, read back (seeks run in worker threads)
 
     # --- recording (the ingest loop) -------------------------------------------------------------------
 
@@ -317,15 +317,10 @@ class History:
         index = seg.index
         if index is not None:
             return index
-        cached = self._index_cache.get(i)
-        if cached is None:
-            assert seg.index_page is not None  # sealed
-            cached = BatchIndex(zstandard.ZstdDecompressor().decompress(self.scratch.get(seg.index_page)))
-            with self._lock:
-                if len(self._index_cache) >= 8:
-                    self._index_cache.pop(next(iter(self._index_cache)), None)
-                self._index_cache[i] = cached
-        return cached
+        page = seg.index_page
+        assert page is not None  # sealed
+        read: BatchIndex = self._index_cache.get(i, lambda: BatchIndex(self._read(page)))
+        return read
 
     def batch_at_time(self, at: float) -> int:
         """The number of batches whose wall clock is at or before ``at``."""
@@ -342,16 +337,18 @@ class History:
         lines = seg.lines
         if lines is not None:
             return lines[:]  # the open segment: a snapshot of what is there now
-        cached = self._lines_cache.get(i)
-        if cached is None:
-            assert seg.page is not None  # a segment is either open (lines) or sealed (page)
-            data = zstandard.ZstdDecompressor().decompress(self.scratch.get(seg.page))
-            cached = data.split(b"\n") if data else []
-            with self._lock:  # seeks run in worker threads, several at once
-                if len(self._lines_cache) >= 4:
-                    self._lines_cache.pop(next(iter(self._lines_cache)), None)
-                self._lines_cache[i] = cached
+        page = seg.page
+        assert page is not None  # a segment is either open (lines) or sealed (page)
+
+        def load() -> list[bytes]:
+            data = self._read(page)
+            return data.split(b"\n") if data else []
+        cached: list[bytes] = self._lines_cache.get(i, load)
         return cached
+
+    def _read(self, page: tuple[int, int]) -> bytes:
+        """A sealed page of the scratch file, decompressed (a decompressor each: seeks run in several threads)."""
+        return zstandard.ZstdDecompressor().decompress(self.scratch.get(page))
 
     def batch_record(self, batch: int) -> dict:
         """The progress record applied as ``batch`` (1-based)."""

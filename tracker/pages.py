@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, overload
 
 import zstandard
@@ -44,7 +44,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; the tracker st
     def _loads(raw: bytes) -> Any:
         return json.loads(raw)
 
-__all__ = ["PageStore", "MemoryPages", "PagedLines", "MarkLog"]
+__all__ = ["PageStore", "MemoryPages", "PagedLines", "MarkLog", "RecentPages"]
 
 _CACHED_PAGES = 4
 
@@ -68,6 +68,27 @@ class MemoryPages:
         return handle
 
 
+class RecentPages:
+    """The last ``limit`` pages read back (decompressed), by key, for reader threads that may run several at once:
+    reading in order costs one decompression per page. ``get(key, load)`` returns the cached page or ``load()``'s,
+    which it keeps, dropping the oldest one kept."""
+
+    def __init__(self, limit: int = _CACHED_PAGES) -> None:
+        self.limit = limit
+        self._pages: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Any, load: Callable[[], Any]) -> Any:
+        page = self._pages.get(key)
+        if page is None:
+            page = load()
+            with self._lock:
+                if len(self._pages) >= self.limit:
+                    self._pages.pop(next(iter(self._pages)), None)
+                self._pages[key] = page
+        return page
+
+
 class PagedLines:
     """An append-only list of byte strings in compressed pages (see the module docstring)."""
 
@@ -81,7 +102,7 @@ class PagedLines:
         self._open: list[bytes] = []
         self._compressor = zstandard.ZstdCompressor(level=level)
         self._lock = threading.Lock()  # a reader never sees a page between the open list and the store
-        self._cache: dict[int, list[bytes]] = {}
+        self._cache = RecentPages()
 
     def __len__(self) -> int:
         return len(self.pages) * self.page_size + len(self._open)
@@ -108,16 +129,9 @@ class PagedLines:
         with self._lock:
             if p >= len(self.pages):
                 return self._open[:]
-            cached = self._cache.get(p)
             handle = self.pages[p]
-        if cached is not None:
-            return cached
-        data = zstandard.ZstdDecompressor().decompress(self.store.get(handle))
-        lines = data.split(b"\n")
-        with self._lock:
-            if len(self._cache) >= _CACHED_PAGES:
-                self._cache.pop(next(iter(self._cache)), None)
-            self._cache[p] = lines
+        lines: list[bytes] = self._cache.get(
+            p, lambda: zstandard.ZstdDecompressor().decompress(self.store.get(handle)).split(b"\n"))
         return lines
 
     def __getitem__(self, i: int) -> bytes:
