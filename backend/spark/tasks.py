@@ -233,10 +233,7 @@ class TaskLedger:
         tid = get("Task ID")
         launched = get("Launch Time")
         a.running.add(tid)
-        partition = get("Partition ID")  # partition_of, inline: one call less per task
-        index = get("Index")
-        value = {"kind": "task", "task": tid, "index": index,
-                 "partition": partition if type(partition) is int and partition >= 0 else index,
+        value = {"kind": "task", "task": tid, "index": get("Index"), "partition": partition_of(info),
                  "attempt": get("Attempt"), "executor": get("Executor ID"), "host": get("Host"),
                  "launched": launched / 1000.0 if isinstance(launched, (int, float)) else at,
                  "speculative": bool(get("Speculative", False)), "stage": a.stage, "stage_attempt": a.attempt}
