@@ -19,11 +19,16 @@ types of its fields were not checked by a field spec, so its reader checks them;
 ``dict`` whose listed fields have the types its spec declares. A skipped line is checked only for its closing
 brace: a truncated line is still reported, but a line corrupted in its middle is not noticed when nothing in it is
 read.
+
+Decoding a ``SparkListenerTaskEnd`` in two slices (the head before ``"Accumulables"``, the tail from
+``"Task Metrics"``) so that the three quarters nobody reads are not even parsed was measured and does not pay:
+msgspec skips those bytes at about 0.8 GB/s (6 us of a 9 us line), while finding the cuts, copying the slices and
+checking the nesting level cost more than that (13 us per line on the 100-job benchmark log).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -56,25 +61,26 @@ class EventDecoder:
     """
 
     def __init__(self, wanted: Mapping[str, type | None]) -> None:
-        self._whole = frozenset(k.encode() for k, v in wanted.items() if v is None)
-        self._slim: dict[bytes, msgspec.json.Decoder[Any]] = {
-            k.encode(): msgspec.json.Decoder(v) for k, v in wanted.items() if v is not None}
+        # type name -> its field spec's decode, or None for a type decoded whole: one lookup per line
+        self._kinds: dict[bytes, Callable[[bytes], Any] | None] = {
+            k.encode(): None if v is None else msgspec.json.Decoder(v).decode for k, v in wanted.items()}
         self._names: dict[bytes, str] = {}  # skipped type names, decoded once
 
     def __call__(self, raw: bytes) -> Any:
         if raw.startswith(_PREFIX):
             end = raw.find(b'"', _START)
-            name = raw[_START:end]
-            if end > 0 and b"\\" not in name:
-                if name in self._whole:
-                    return _whole(raw)
-                slim = self._slim.get(name)
-                if slim is not None:
+            if end > 0:
+                name = raw[_START:end]
+                kinds = self._kinds
+                if name in kinds:  # never an escaped name: no wanted type has a backslash in its name
+                    slim = kinds[name]
+                    if slim is None:
+                        return _whole(raw)
                     try:
-                        return slim.decode(raw)
+                        return slim(raw)
                     except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
                         return _whole(raw)  # the same event, or the same error, as a whole decode gives
-                if raw.rstrip().endswith(b"}"):
+                if b"\\" not in name and raw.rstrip().endswith(b"}"):
                     text = self._names.get(name)
                     if text is None:
                         text = self._names[name] = name.decode("utf-8", "replace")
