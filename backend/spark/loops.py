@@ -35,8 +35,8 @@ from functools import lru_cache
 
 import orjson
 
-__all__ = ["JobCode", "LoopPlan", "chain_positions", "job_code", "loop_key", "output_rdd", "plan_iteration",
-           "plan_repeat", "rdd_scope_name", "repeats", "shuffle_writes"]
+__all__ = ["JobCode", "LoopPlan", "StageCode", "chain_positions", "job_code", "loop_key", "output_rdd",
+           "plan_iteration", "plan_repeat", "rdd_scope_name", "repeats", "shuffle_writes", "shuffles_read"]
 
 
 def rdd_scope_name(rdd: dict) -> str | None:
@@ -56,19 +56,57 @@ def _scope_name(scope: str) -> str | None:
     return name if type(name) is str else None  # a damaged scope names nothing (sorted with names, kept in attrs)
 
 
+class StageCode:
+    """What one stage info says about the code its stage runs, read in one pass over its RDDs: a job's start reads it
+    for the stage's operator signature, its loop key, its operator's attributes and the job's :class:`JobCode`.
+
+    ``scopes``: its RDDs' scope names (those with one), sorted, repeats kept; ``callsites``: every RDD's call site
+    (as text), sorted; ``key``: its :func:`loop_key`; ``output``: its :func:`output_rdd`; ``rdd_ids``: the ids of
+    its RDDs; ``rdd_names``: their names, in order."""
+
+    __slots__ = ("name", "scopes", "callsites", "key", "output", "rdd_ids", "rdd_names")
+
+    def __init__(self, info: dict) -> None:
+        scopes: list[str] = []
+        callsites: list[str] = []
+        ids: list[int] = []
+        names: list = []
+        for r in info.get("RDD Info") or ():
+            get = r.get
+            names.append(get("Name"))
+            scope = get("Scope")
+            if scope and type(scope) is str:
+                name = _scope_name(scope)
+                if name:
+                    scopes.append(name)
+            callsites.append(str(get("Callsite", "")))
+            rdd = get("RDD ID")
+            if type(rdd) is int:
+                ids.append(rdd)
+        scopes.sort()
+        callsites.sort()
+        self.name = info.get("Stage Name")
+        self.scopes = tuple(scopes)
+        self.callsites = tuple(callsites)
+        self.key: tuple = (self.name, _distinct_sorted(self.scopes), _distinct_sorted(self.callsites))
+        self.output: int | None = max(ids) if ids else None
+        self.rdd_ids = ids
+        self.rdd_names = names
+
+
+def _distinct_sorted(values: tuple) -> tuple:
+    """``values`` (sorted) without repeats."""
+    return values if len(set(values)) == len(values) else tuple(sorted(set(values)))
+
+
 def loop_key(info: dict) -> tuple:
     """What a stage runs, as code: its name (call site) and the sets of its RDDs' scopes and call sites."""
-    rdds = info.get("RDD Info") or []
-    scopes = sorted({s for s in (rdd_scope_name(r) for r in rdds) if s})
-    callsites = sorted({str(r.get("Callsite", "")) for r in rdds})
-    return (info.get("Stage Name"), tuple(scopes), tuple(callsites))
+    return StageCode(info).key
 
 
 def output_rdd(info: dict) -> int | None:
     """The id of the RDD a stage writes (its last one: children get higher ids than their parents)."""
-    ids = [r.get("RDD ID") for r in info.get("RDD Info") or []]
-    ids = [i for i in ids if type(i) is int]
-    return max(ids) if ids else None
+    return StageCode(info).output
 
 
 def shuffle_writes(info: dict, children: list[dict]) -> frozenset:
@@ -76,7 +114,11 @@ def shuffle_writes(info: dict, children: list[dict]) -> frozenset:
     later job's stage that writes the same ones is skipped. Two shuffles of one RDD (Scala's ``pairs.reduceByKey``
     and ``pairs.groupByKey``) are read through different RDDs, so they stay apart. A log without RDD parent ids
     names each by the output RDD alone."""
-    out = output_rdd(info)
+    return shuffles_read(output_rdd(info), children)
+
+
+def shuffles_read(out: int | None, children: list[dict]) -> frozenset:
+    """:func:`shuffle_writes` of a stage whose output RDD is ``out``."""
     if out is None:
         return frozenset()
     reads = {(out, r.get("RDD ID")) for c in children for r in c.get("RDD Info") or []
@@ -172,13 +214,11 @@ class JobCode:
     rdds: frozenset
 
 
-def job_code(keys: Mapping[int, tuple], infos: Mapping[int, dict], skipped: Collection[int]) -> JobCode:
-    """A job's :class:`JobCode` from its stages' loop keys, stage infos and skipped set."""
-    running = [s for s in keys if s not in skipped]
-    outputs = {output_rdd(infos[s]) for s in running}
-    rdds = {r.get("RDD ID") for s in running for r in infos[s].get("RDD Info") or []}
-    return JobCode(frozenset(keys[s] for s in running), frozenset(o for o in outputs if o is not None),
-                   frozenset(r for r in rdds if type(r) is int))
+def job_code(codes: Mapping[int, StageCode], skipped: Collection[int]) -> JobCode:
+    """A job's :class:`JobCode` from its stages' :class:`StageCode` s and skipped set."""
+    running = [codes[s] for s in codes if s not in skipped]
+    return JobCode(frozenset(c.key for c in running), frozenset(c.output for c in running if c.output is not None),
+                   frozenset(r for c in running for r in c.rdd_ids))
 
 
 def repeats(previous: JobCode | None, job: JobCode) -> bool:

@@ -36,7 +36,7 @@ started) marks the session *uncertain* from that point instead of inventing prog
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,14 +45,13 @@ from tracker import log_records
 from .event_shape import event_problem
 from .loops import (
     JobCode,
+    StageCode,
     chain_positions,
     job_code,
-    loop_key,
     plan_iteration,
     plan_repeat,
-    rdd_scope_name,
     repeats,
-    shuffle_writes,
+    shuffles_read,
 )
 from .tasks import TaskLedger, partition_of
 
@@ -351,23 +350,24 @@ class SparkModel:
             region.edges.add(key)
             self._emit(log_records.edge(region.path, _port("out", src, 0), _port("in", tgt, port)))
 
-    def _stage_operator(self, region: Region, info: dict, signature: Any, parent_sigs: list, streaming: bool) -> int:
+    def _stage_operator(self, region: Region, info: dict, code: StageCode, signature: Any, parent_sigs: list,
+                        streaming: bool) -> int:
         node = region.ops.get(signature)
         if node is not None:
             return node
         node = region.next_node
         region.next_node += 1
         region.ops[signature] = node
-        region.op_ports[node] = {}
+        ports: dict[Any, int] = {}
+        region.op_ports[node] = ports
         for k, ps in enumerate(parent_sigs, start=1):
-            region.op_ports[node].setdefault(ps, k)
-        rdds = info.get("RDD Info") or []
-        scopes = sorted({s for s in (rdd_scope_name(r) for r in rdds) if s})
+            ports.setdefault(ps, k)
+        scopes = list(code.key[1])  # sorted, each once
         attrs = {
             "stage_ids": [info.get("Stage ID")],
-            "stage_name": info.get("Stage Name"),
+            "stage_name": code.name,
             "tasks": info.get("Number of Tasks"),
-            "rdds": [r.get("Name") for r in rdds][:8],
+            "rdds": code.rdd_names[:8],
             "scopes": scopes,
             "callsite": (info.get("Details") or "").split("\n", 1)[0][:300],
         }
@@ -408,36 +408,41 @@ class SparkModel:
             region = self._region(key, name, kind)
             epoch = region.next_epoch
             region.next_epoch += 1
-        ids = {i.get("Stage ID") for i in infos}
         by_id = {i.get("Stage ID"): i for i in infos}
-        parents = {sid: [p for p in (by_id[sid].get("Parent IDs") or []) if p in ids] for sid in by_id}
+        order = sorted(by_id)
+        parents = {sid: [p for p in (info.get("Parent IDs") or ()) if p in by_id] for sid, info in by_id.items()}
         children: dict[int, list[int]] = {sid: [] for sid in by_id}
         for sid, ps in parents.items():
             for p in ps:
                 children[p].append(sid)
+        codes = {sid: StageCode(info) for sid, info in by_id.items()}  # every RDD read once, here
         sigs: dict[int, Any] = {}
+        interned = self._signature_ids
 
         def signature(sid: int, depth: int = 0) -> Any:
-            if sid not in sigs:
-                info = by_id[sid]
-                base = _base_signature(info, streaming)
+            sig = sigs.get(sid)
+            if sig is None:
+                base = _base_signature(codes[sid], streaming)
                 if depth < 50:
-                    base = (base, tuple(sorted((signature(p, depth + 1) for p in parents[sid]), key=repr)))
+                    ps = parents[sid]
+                    if len(ps) > 1:
+                        base = (base, tuple(sorted((signature(p, depth + 1) for p in ps), key=repr)))
+                    else:
+                        base = (base, (signature(ps[0], depth + 1),) if ps else ())
                 # interned: a lineage that grows by one stage per job (a driver loop) would otherwise nest its
                 # signatures ever deeper, and hashing and sorting them would cost the square of the lineage per job
-                sigs[sid] = self._signature_ids.setdefault(base, len(self._signature_ids))
-            return sigs[sid]
+                sig = sigs[sid] = interned.setdefault(base, len(interned))
+            return sig
 
-        _distinct(sorted(by_id), signature, sigs)
-        writes = {sid: shuffle_writes(by_id[sid], [by_id[c] for c in children[sid]]) for sid in by_id
-                  if children[sid]}
-        skipped = {sid for sid in writes if self._output_exists(sid, writes[sid])}
-        place, iteration, loop = self._place(region, epoch, by_id, parents, sigs, skipped, streaming)
-        for sid in sorted(by_id):
+        _distinct(order, signature, sigs)
+        writes = {sid: shuffles_read(codes[sid].output, [by_id[c] for c in cs]) for sid, cs in children.items() if cs}
+        skipped = {sid for sid, w in writes.items() if self._output_exists(sid, w)} if writes else _NOTHING
+        place, iteration, loop = self._place(region, epoch, codes, parents, sigs, skipped, streaming)
+        for sid in order:
             scope, sig, _ = place[sid]
             parent_sigs = [_STEP] if sig == _STEP else [place[p][1] for p in sorted(parents[sid])
                                                          if place[p][0] is scope]
-            node = self._stage_operator(scope, by_id[sid], sig, parent_sigs, streaming)
+            node = self._stage_operator(scope, by_id[sid], codes[sid], sig, parent_sigs, streaming)
             if sig == _STEP:  # the feedback: its output, one iteration on, is its own input 1
                 self._edge(scope, node, _FEEDBACK, 0)
                 self._edge(scope, _FEEDBACK, node, 1)
@@ -448,8 +453,14 @@ class SparkModel:
             if not children[sid]:
                 self._edge(scope, node, *((0, 0) if scope.parent is not None else (2, 0)))
         updates: dict[int, tuple[Region, list]] = {id(region): (region, [])}
-        for sid in sorted(by_id):
-            self._set_stage_status(sid, by_id[sid].get("Stage Attempt ID", 0), "PENDING", if_absent=True)
+        status, folded = self.stage_status, (self.folded_stages if len(self.folded_stages) else None)
+        for sid in order:
+            info = by_id[sid]
+            key = (sid, info.get("Stage Attempt ID", 0))
+            if key not in status and (folded is None or folded.get(key) is None):  # _set_stage_status's if_absent
+                if key[1] != 0:
+                    self._more_attempts.setdefault(sid, []).append(key[1])
+                status[key] = "PENDING"
             scope, sig, t = place[sid]
             node = scope.ops[sig]
             fed = [(c, scope.ops[place[c][1]], scope.op_ports[scope.ops[place[c][1]]].get(sig, 1), place[c][2])
@@ -463,9 +474,9 @@ class SparkModel:
             else:
                 ups.append(self._message(scope, node, 0, t, 1))
             scope.stage_ids[sid] = None
-            self.stages[sid] = StageState(sid, by_id[sid].get("Stage Name", ""), scope, node, job_id, t,
+            self.stages[sid] = StageState(sid, info.get("Stage Name", ""), scope, node, job_id, t,
                                           parents[sid], children[sid], targets=targets,
-                                          num_tasks=by_id[sid].get("Number of Tasks", 0),
+                                          num_tasks=info.get("Number of Tasks", 0),
                                           iteration=t[1] if scope is not region else None,
                                           writes=writes.get(sid, _NOTHING))
         # the source: it must hold the epoch to send at it, then moves on
@@ -480,7 +491,7 @@ class SparkModel:
             if not streaming:
                 region_ups += [[src, region.source_time, -1], [src, epoch + 1, 1]]
                 region.source_time = epoch + 1
-        self.jobs[job_id] = Job(job_id, region, epoch, sorted(by_id), iteration=iteration, loop=loop)
+        self.jobs[job_id] = Job(job_id, region, epoch, order, iteration=iteration, loop=loop)
         region.running += 1
         self._batch(region, region_ups, "JobStart", job=job_id)
         for each in region.loops.values():  # a loop's driver moves on with its region's: [epoch + 1, 0]
@@ -511,21 +522,22 @@ class SparkModel:
         while len(written) > KEEP_WRITTEN:
             del written[next(iter(written))]
 
-    def _place(self, region: Region, epoch: int, by_id: dict, parents: dict, sigs: dict, skipped: set,
-               streaming: bool) -> tuple[dict[int, tuple[Region, Any, Any]], int | None, Region | None]:
+    def _place(self, region: Region, epoch: int, codes: dict[int, StageCode], parents: dict, sigs: dict,
+               skipped: Collection[int], streaming: bool
+               ) -> tuple[dict[int, tuple[Region, Any, Any]], int | None, Region | None]:
         """Each stage's scope, operator signature and time, the job's iteration and its loop (None, None: not an
         iteration). In the region
         by default (its recursive signature, the epoch); an iteration of a loop (loops.py) puts the loop's code
         and what runs downstream of it in the loop's scope, at ``(epoch, iteration)``: the step operator for the
         stages running the loop's code, loop-local signatures (parents in the loop only) for the others."""
-        place: dict[int, tuple[Region, Any, Any]] = {sid: (region, sigs[sid], epoch) for sid in by_id}
+        place: dict[int, tuple[Region, Any, Any]] = {sid: (region, sigs[sid], epoch) for sid in codes}
         if streaming:
             return place, None, None
-        keys = {sid: loop_key(info) for sid, info in by_id.items()}
+        keys = {sid: c.key for sid, c in codes.items()}
         pos = chain_positions(keys, parents)
         plan = plan_iteration(keys, pos, parents, skipped, region.loops)
         # no chain (or a known loop at position 0): the previous job's code again, once it ended, on a new dataset
-        code, previous = job_code(keys, by_id, skipped), region.last_code
+        code, previous = job_code(codes, skipped), region.last_code
         if (plan is None or plan.iteration == 0) and not region.running and repeats(previous, code):
             plan = plan_repeat(keys, parents, skipped, region.last_iteration + 1)
         region.last_code, region.last_iteration = code, plan.iteration if plan is not None else 0
@@ -543,7 +555,7 @@ class SparkModel:
                 return _STEP
             if sid not in local:
                 inside = (local_signature(p) for p in parents[sid] if p in plan.in_loop)
-                local[sid] = (_base_signature(by_id[sid], False), tuple(sorted(inside, key=repr)))
+                local[sid] = (_base_signature(codes[sid], False), tuple(sorted(inside, key=repr)))
             return local[sid]
 
         _distinct(sorted(s for s in plan.in_loop if s not in plan.members), local_signature, local)
@@ -922,14 +934,12 @@ def _progress_total(progress: dict, key: str) -> Any:
     return sum(values) if values else None
 
 
-def _base_signature(info: dict, streaming: bool) -> Any:
-    rdds = info.get("RDD Info") or []
-    scopes = tuple(sorted(s for s in (rdd_scope_name(r) for r in rdds) if s))
+def _base_signature(code: StageCode, streaming: bool) -> Any:
     if streaming:
         # stage names in streaming are useless ("start at NativeMethodAccessorImpl.java:0") and ids change per batch
-        names = tuple(sorted(str(r.get("Name")) for r in rdds if not str(r.get("Name", "")).isdigit()))
-        return ("scopes", scopes, names)
-    return (info.get("Stage Name"), scopes, tuple(sorted(str(r.get("Callsite", "")) for r in rdds)))
+        names = tuple(sorted(n for n in map(str, code.rdd_names) if not n.isdigit()))
+        return ("scopes", code.scopes, names)
+    return (code.name, code.scopes, code.callsites)
 
 
 def _stage_label(info: dict, scopes: list, streaming: bool) -> str:
