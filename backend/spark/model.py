@@ -456,11 +456,11 @@ class SparkModel:
         status, folded = self.stage_status, (self.folded_stages if len(self.folded_stages) else None)
         for sid in order:
             info = by_id[sid]
-            key = (sid, info.get("Stage Attempt ID", 0))
-            if key not in status and (folded is None or folded.get(key) is None):  # _set_stage_status's if_absent
-                if key[1] != 0:
-                    self._more_attempts.setdefault(sid, []).append(key[1])
-                status[key] = "PENDING"
+            attempt = (sid, info.get("Stage Attempt ID", 0))
+            if attempt not in status and (folded is None or folded.get(attempt) is None):  # as _set_stage_status's
+                if attempt[1] != 0:  # if_absent
+                    self._more_attempts.setdefault(sid, []).append(attempt[1])
+                status[attempt] = "PENDING"
             scope, sig, t = place[sid]
             node = scope.ops[sig]
             fed = [(c, scope.ops[place[c][1]], scope.op_ports[scope.ops[place[c][1]]].get(sig, 1), place[c][2])
