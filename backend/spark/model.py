@@ -42,6 +42,7 @@ from typing import Any
 
 from tracker import log_records
 
+from .dense_keys import DENSE_SLACK, dense_index
 from .event_shape import event_problem
 from .loops import (
     JobCode,
@@ -150,28 +151,21 @@ class Job:
 
 _STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "PENDING", "ACTIVE", "COMPLETE", "SKIPPED")
 _STATUS_CODE = {status: k + 1 for k, status in enumerate(_STATUSES)}  # 0: no entry
-_DENSE_SLACK = 1 << 16  # an id this far past the dense array's end goes to the dict (a hostile log's huge ids)
 
 
 class StatusTable:
-    """Statuses of finished jobs (keyed by job id) or stage attempts (``(stage id, attempt)``), a byte each: Spark
-    numbers jobs and stages densely from 0, so attempt 0 of id ``i`` is byte ``i`` of an array; anything else (a
-    later attempt, an id far past the others) goes to a small dict."""
+    """Statuses of finished jobs (keyed by job id) or stage attempts (``(stage id, attempt)``), a byte each
+    (``dense_keys``): attempt 0 of id ``i`` is byte ``i`` of an array; anything else goes to a small dict."""
 
     def __init__(self) -> None:
         self._codes = bytearray()
         self._others: dict = {}
         self._count = 0
 
-    @staticmethod
-    def _dense(key: Any) -> int | None:
-        k = key[0] if type(key) is tuple and len(key) == 2 and key[1] == 0 else key
-        return k if type(k) is int and k >= 0 else None
-
     def __setitem__(self, key: Any, status: str) -> None:
-        k, code = self._dense(key), _STATUS_CODE.get(status)
+        k, code = dense_index(key), _STATUS_CODE.get(status)
         codes = self._codes
-        if k is not None and code is not None and k < len(codes) + _DENSE_SLACK:
+        if k is not None and code is not None and k < len(codes) + DENSE_SLACK:
             if k >= len(codes):
                 codes.extend(bytes(k + 1 - len(codes)))
             self._count += codes[k] == 0
@@ -181,7 +175,7 @@ class StatusTable:
         self._others[key] = status
 
     def get(self, key: Any) -> str | None:
-        k = self._dense(key)
+        k = dense_index(key)
         if k is not None and k < len(self._codes) and self._codes[k]:
             return _STATUSES[self._codes[k] - 1]
         return self._others.get(key)
@@ -309,8 +303,9 @@ class SparkModel:
 
     def _emit_batch(self, region: Region, updates: list, worker: str, cause: dict) -> dict:
         """Emit the progress batch of ``updates`` (each non-zero) caused by ``cause`` (the event's line is added)."""
-        seq = self._seq.get(worker, 0)
-        self._seq[worker] = seq + 1
+        seqs = self._seq
+        seq = seqs.get(worker, 0)
+        seqs[worker] = seq + 1
         if self._line is not None:
             cause["line"] = self._line
         batch = log_records.progress(region.path, worker, seq, self._at, updates, cause)
@@ -585,13 +580,18 @@ class SparkModel:
         _count(region, (node, port, epoch), delta)
         return [_port("in", node, port), _jt(epoch), delta]
 
-    def _deliver(self, scope: Region, node: int, port: int, time: Any) -> list:
-        """One token from a task to a target: a stage's input, the region's driver (results), or, from a loop,
-        its output (node 0), which the tracker counts at the region's driver at the epoch: so does the model."""
-        if node == 0 and scope.parent is not None:
-            _count(scope.parent, (2, 0, time[0]), 1)
-            return [_port("in", 0, port), _jt(time), 1]
-        return self._message(scope, node, port, time, 1)
+    @staticmethod
+    def _deliver(scope: Region, targets: Sequence[tuple[int, int, Any]], updates: list) -> None:
+        """One token from a task to each of a stage's ``targets`` (added to ``updates``): a stage's input, the
+        region's driver (results), or, from a loop, its output (node 0), which the tracker counts at the region's
+        driver at the epoch: so does the model."""
+        parent = scope.parent
+        for node, port, time in targets:
+            if node == 0 and parent is not None:
+                _count(parent, (2, 0, time[0]), 1)
+            else:
+                _count(scope, (node, port, time), 1)
+            updates.append([["in", node, port], list(time) if type(time) is tuple else time, 1])
 
     def _take_messages(self, region: Region, node: int, epoch: Any) -> list:
         updates = []
@@ -647,31 +647,33 @@ class SparkModel:
 
     def _task_end_batch(self, e: dict, info: dict, st: StageState, sid: int, attempt: int) -> dict | None:
         """A successful task's output: its capability dropped, a token to each child stage (the batch emitted)."""
-        reason = (e.get("Task End Reason") or {}).get("Reason", "Success")
-        index = info.get("Index")
-        att = st.attempts.get(attempt)
-        if reason != "Success" or info.get("Killed") or info.get("Failed"):
+        get = info.get
+        reason = e.get("Task End Reason")
+        if (reason and reason.get("Reason", "Success") != "Success") or get("Killed") or get("Failed"):
             return None  # Spark retries the task: the capability stays
         partition = partition_of(info)
         done = (attempt, partition)
         succeeded = st.succeeded
         if succeeded is None:
-            succeeded = st.succeeded = set()
-        if done in succeeded:
+            st.succeeded = {done}
+        elif done in succeeded:
             return None  # a speculative or retried duplicate: only the attempt's first success of it produces
-        succeeded.add(done)
+        else:
+            succeeded.add(done)
+        att = st.attempts.get(attempt)
         if att is None or att.caps <= 0:
             return None  # a task of an attempt already completed or failed (a zombie): nothing held
         att.caps -= 1
-        region = st.region
-        updates = [[["out", st.node, 0], _jt(st.epoch), -1]]  # every update non-zero: no filter (see _batch)
-        for node, port, time in st.targets:
-            updates.append(self._deliver(region, node, port, time))
+        region, epoch = st.region, st.epoch
+        # every update non-zero: no filter (see _batch)
+        updates = [[["out", st.node, 0], list(epoch) if type(epoch) is tuple else epoch, -1]]
+        self._deliver(region, st.targets, updates)
         if region.retired:
             return self._batch(region, updates, "TaskEnd")  # says so
-        return self._emit_batch(region, updates, str(info.get("Executor ID", "driver")), {
-            "event": "TaskEnd", "stage": sid, "attempt": attempt, "task": info.get("Task ID"), "index": index,
-            "partition": partition, "launched": _seconds(info.get("Launch Time"))})
+        launched = get("Launch Time")
+        return self._emit_batch(region, updates, str(get("Executor ID", "driver")), {
+            "event": "TaskEnd", "stage": sid, "attempt": attempt, "task": get("Task ID"), "index": get("Index"),
+            "partition": partition, "launched": launched / 1000.0 if isinstance(launched, (int, float)) else None})
 
     def _release_stage(self, st: StageState, attempt: int | None = None) -> list:
         updates = []
@@ -905,10 +907,6 @@ def _distinct(order: list[int], signature: Callable[[int], Any], sigs: dict[int,
         seen[sig] = n + 1
         if n:
             sigs[sid] = (sig, n)
-
-
-def _seconds(ms: Any) -> float | None:
-    return ms / 1000.0 if isinstance(ms, (int, float)) else None
 
 
 def _iso_seconds(text: Any) -> float | None:
