@@ -29,7 +29,7 @@ where the stages go (see ``SparkModel`` and the docs).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -140,6 +140,8 @@ class LoopPlan:
 
 def chain_positions(keys: Mapping[int, tuple], parents: Mapping[int, list[int]]) -> dict[int, int]:
     """Each stage's position in its chain of stages running the same code (0: no parent runs it)."""
+    if not any(keys.get(p) == key for sid, key in keys.items() for p in parents[sid]):
+        return dict.fromkeys(keys, 0)  # no chain (most jobs)
     pos: dict[int, int] = {}
     for start in sorted(keys):
         stack = [start]
@@ -204,21 +206,36 @@ def _downstream(members: set[int], keys: Mapping[int, tuple], parents: Mapping[i
     return sorted(seen - members)
 
 
-@dataclass(frozen=True)
 class JobCode:
     """What a job of a batch region ran, to tell a repetition: the loop keys of its running stages, the RDDs they
-    write (each stage's output RDD), and every RDD they compute or read."""
+    write (each stage's output RDD), and every RDD they compute or read. Made from the running stages'
+    :class:`StageCode` s (``running``), the RDD sets are read only when asked for: only a job whose keys are its
+    region's previous job's needs them."""
 
-    keys: frozenset
-    outputs: frozenset
-    rdds: frozenset
+    __slots__ = ("keys", "_outputs", "_rdds", "_running")
+
+    def __init__(self, keys: frozenset, outputs: frozenset | None = None, rdds: frozenset | None = None,
+                 running: Sequence[StageCode] = ()) -> None:
+        self.keys = keys
+        self._outputs, self._rdds, self._running = outputs, rdds, running
+
+    @property
+    def outputs(self) -> frozenset:
+        if self._outputs is None:
+            self._outputs = frozenset(c.output for c in self._running if c.output is not None)
+        return self._outputs
+
+    @property
+    def rdds(self) -> frozenset:
+        if self._rdds is None:
+            self._rdds = frozenset(r for c in self._running for r in c.rdd_ids)
+        return self._rdds
 
 
 def job_code(codes: Mapping[int, StageCode], skipped: Collection[int]) -> JobCode:
     """A job's :class:`JobCode` from its stages' :class:`StageCode` s and skipped set."""
-    running = [codes[s] for s in codes if s not in skipped]
-    return JobCode(frozenset(c.key for c in running), frozenset(c.output for c in running if c.output is not None),
-                   frozenset(r for c in running for r in c.rdd_ids))
+    running = [c for s, c in codes.items() if s not in skipped]
+    return JobCode(frozenset(c.key for c in running), running=running)
 
 
 def repeats(previous: JobCode | None, job: JobCode) -> bool:

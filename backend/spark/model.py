@@ -530,7 +530,8 @@ class SparkModel:
             return place, None, None
         keys = {sid: c.key for sid, c in codes.items()}
         pos = chain_positions(keys, parents)
-        plan = plan_iteration(keys, pos, parents, skipped, region.loops)
+        # no chain and no loop yet: no iteration (plan_iteration's answer, without asking it)
+        plan = plan_iteration(keys, pos, parents, skipped, region.loops) if region.loops or any(pos.values()) else None
         # no chain (or a known loop at position 0): the previous job's code again, once it ended, on a new dataset
         code, previous = job_code(codes, skipped), region.last_code
         if (plan is None or plan.iteration == 0) and not region.running and repeats(previous, code):
@@ -593,11 +594,18 @@ class SparkModel:
                 _count(scope, (node, port, time), 1)
             updates.append([["in", node, port], list(time) if type(time) is tuple else time, 1])
 
-    def _take_messages(self, region: Region, node: int, epoch: Any) -> list:
+    @staticmethod
+    def _take_messages(region: Region, node: int, epoch: Any) -> list:
+        """Consume the tokens waiting at ``node``'s inputs at ``epoch`` (the model's counts go to zero)."""
+        messages = region.messages
+        if not messages:
+            return []
+        taken = [(key, count) for key, count in messages.items() if key[0] == node and key[2] == epoch and count > 0]
+        time = _jt(epoch)
         updates = []
-        for (n, port, t), count in list(region.messages.items()):
-            if n == node and t == epoch and count > 0:
-                updates.append(self._message(region, node, port, epoch, -count))
+        for key, count in taken:
+            del messages[key]  # as _count(region, key, -count)
+            updates.append([["in", node, key[1]], time if time is epoch else list(time), -count])
         return updates
 
     def _stage_event(self, e: dict, time_field: str, what: str) -> tuple[dict, int, int, StageState | None]:
@@ -701,7 +709,10 @@ class SparkModel:
         st = self.stages.get(sid)
         if st is not None:
             return st.completed_ok
-        return any(self.folded_stages.get((sid, a)) == "COMPLETE" for a in (0, *self._more_attempts.get(sid, ())))
+        folded = self.folded_stages
+        if not folded:  # nothing folded (a model keeping every job, or early on)
+            return False
+        return any(folded.get((sid, a)) == "COMPLETE" for a in (0, *self._more_attempts.get(sid, ())))
 
     def _set_stage_status(self, sid: int, attempt: int, status: str, *, if_absent: bool = False) -> None:
         key = (sid, attempt)
