@@ -291,15 +291,16 @@ class SparkModel:
     def _emit(self, record: dict) -> None:
         self._out.append(record)
 
-    def _batch(self, region: Region, updates: list, event: str, worker: str = "driver", **ids: Any) -> dict | None:
-        """Emit one progress batch of the non-zero ``updates`` (none if all are zero); returns it."""
+    def _batch(self, region: Region, updates: list, cause: dict) -> dict | None:
+        """Emit one progress batch of the driver's, of the non-zero ``updates`` (none if all are zero), caused by
+        ``cause`` (``{"event": its type, ...the Spark ids}``); returns it."""
         updates = [u for u in updates if u[2]]
         if not updates:
             return None
         if region.retired:  # nothing can reach a retired region: Spark said more than it should have
-            self._uncertain(f"{event} names region {region.name!r} after it retired")
+            self._uncertain(f"{cause['event']} names region {region.name!r} after it retired")
             return None
-        return self._emit_batch(region, updates, worker, {"event": event, **ids})
+        return self._emit_batch(region, updates, "driver", cause)
 
     def _emit_batch(self, region: Region, updates: list, worker: str, cause: dict) -> dict:
         """Emit the progress batch of ``updates`` (each non-zero) caused by ``cause`` (the event's line is added)."""
@@ -313,7 +314,7 @@ class SparkModel:
         return batch
 
     def _mark(self, label: str, region: Region | None = None, **extra: Any) -> None:
-        self._emit(log_records.mark(label, self._at, None if region is None else region.path, **extra))
+        self._out.append(log_records.mark(label, self._at, None if region is None else region.path, **extra))
 
     def _time(self, ms: Any) -> None:
         if isinstance(ms, (int, float)) and ms > 0:
@@ -488,13 +489,13 @@ class SparkModel:
                 region.source_time = epoch + 1
         self.jobs[job_id] = Job(job_id, region, epoch, order, iteration=iteration, loop=loop)
         region.running += 1
-        self._batch(region, region_ups, "JobStart", job=job_id)
+        self._batch(region, region_ups, {"event": "JobStart", "job": job_id})
         for each in region.loops.values():  # a loop's driver moves on with its region's: [epoch + 1, 0]
             ups = updates.get(id(each), (each, []))[1]
             if each.source_time is not None:
                 ups += [[src, _jt(each.source_time), -1], [src, [epoch + 1, 0], 1]]
                 each.source_time = (epoch + 1, 0)
-            self._batch(each, ups, "JobStart", job=job_id)
+            self._batch(each, ups, {"event": "JobStart", "job": job_id})
         more = {} if loop is None else {"iteration": iteration, "loop": loop.path}
         self._mark(f"job {job_id} started (epoch {epoch}" + (f", iteration {iteration})" if more else ")"), region,
                    job=job_id, epoch=epoch, **more)
@@ -628,7 +629,7 @@ class SparkModel:
         updates.append([_port("out", st.node, 0), _jt(st.epoch), n])
         st.attempts[attempt] = Attempt(caps=n)
         self._set_stage_status(sid, attempt, "ACTIVE")
-        self._batch(region, updates, "StageSubmitted", stage=sid, attempt=attempt, job=st.job_id)
+        self._batch(region, updates, {"event": "StageSubmitted", "stage": sid, "attempt": attempt, "job": st.job_id})
         self._out += self.tasks.stage_submitted(region.path, st.node, _jt(st.epoch), sid, attempt, n, st.job_id,
                                                 self._at, iteration=st.iteration)
 
@@ -677,7 +678,7 @@ class SparkModel:
         updates = [[["out", st.node, 0], list(epoch) if type(epoch) is tuple else epoch, -1]]
         self._deliver(region, st.targets, updates)
         if region.retired:
-            return self._batch(region, updates, "TaskEnd")  # says so
+            return self._batch(region, updates, {"event": "TaskEnd"})  # says so
         launched = get("Launch Time")
         return self._emit_batch(region, updates, str(get("Executor ID", "driver")), {
             "event": "TaskEnd", "stage": sid, "attempt": attempt, "task": get("Task ID"), "index": get("Index"),
@@ -701,7 +702,7 @@ class SparkModel:
             st.completed_ok = True
             self._wrote(st.writes)  # a shuffle map stage: its output stays
         updates = self._release_stage(st, attempt)
-        self._batch(st.region, updates, "StageCompleted", stage=sid, attempt=attempt, failed=failed)
+        self._batch(st.region, updates, {"event": "StageCompleted", "stage": sid, "attempt": attempt, "failed": failed})
         self._out += self.tasks.stage_completed(sid, attempt, self._at)
 
     def _completed(self, sid: int) -> bool:
@@ -745,15 +746,16 @@ class SparkModel:
             ups = updates.setdefault(id(st.region), (st.region, []))[1]
             ups += self._take_messages(st.region, st.node, st.epoch)
             ups += self._release_stage(st)
+        status, more = self.stage_status, self._more_attempts
         for sid in job.stages:
-            for a in (0, *self._more_attempts.get(sid, ())):
-                if self.stage_status.get((sid, a)) == "PENDING":  # never submitted: Spark reports it skipped
-                    self.stage_status[(sid, a)] = "SKIPPED"
+            for key in ((sid, 0), *((sid, a) for a in more.get(sid, ()))) if more else ((sid, 0),):
+                if status.get(key) == "PENDING":  # never submitted: Spark reports it skipped
+                    status[key] = "SKIPPED"
         region_ups = updates.pop(id(region), (region, []))[1]
         for scope, ups in updates.values():
-            self._batch(scope, ups, "JobEnd", job=job_id)
+            self._batch(scope, ups, {"event": "JobEnd", "job": job_id})
         region_ups += self._take_messages(region, 2, job.epoch)
-        self._batch(region, region_ups, "JobEnd", job=job_id)
+        self._batch(region, region_ups, {"event": "JobEnd", "job": job_id})
         for sid in job.stages:
             self._out += self.tasks.release_stage(sid, self._at)
             st = self.stages.get(sid)
@@ -808,7 +810,7 @@ class SparkModel:
             return
         if region.source_time is not None and region.source_time <= batch:
             self._batch(region, [[_port("out", 1, 0), region.source_time, -1], [_port("out", 1, 0), batch + 1, 1]],
-                        "QueryProgressEvent", query=qid, batch=batch)
+                        {"event": "QueryProgressEvent", "query": qid, "batch": batch})
             region.source_time = batch + 1
         watermark = (p.get("eventTime") or {}).get("watermark")
         duration = p.get("batchDuration")
@@ -872,7 +874,7 @@ class SparkModel:
             st = self.stages.get(sid)
             if st is not None and st.region is region:
                 updates += self._release_stage(st)
-        self._batch(region, updates, event)
+        self._batch(region, updates, {"event": event})
         for sid in region.stage_ids:  # this region's stages only: O(region), not O(application), per region
             st = self.stages.get(sid)
             if st is not None and st.region is region:
