@@ -588,11 +588,12 @@ class SparkModel:
         region's driver (results), or, from a loop, its output (node 0), which the tracker counts at the region's
         driver at the epoch: so does the model."""
         parent = scope.parent
-        for node, port, time in targets:
+        for target in targets:
+            node, port, time = target
             if node == 0 and parent is not None:
                 _count(parent, (2, 0, time[0]), 1)
             else:
-                _count(scope, (node, port, time), 1)
+                _count(scope, target, 1)  # a target is the (node, port, time) its tokens wait at
             updates.append([["in", node, port], list(time) if type(time) is tuple else time, 1])
 
     @staticmethod
