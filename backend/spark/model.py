@@ -747,9 +747,9 @@ class SparkModel:
             ups = updates.setdefault(id(st.region), (st.region, []))[1]
             ups += self._take_messages(st.region, st.node, st.epoch)
             ups += self._release_stage(st)
-        status, more = self.stage_status, self._more_attempts
+        status, later = self.stage_status, self._more_attempts
         for sid in job.stages:
-            for key in ((sid, 0), *((sid, a) for a in more.get(sid, ()))) if more else ((sid, 0),):
+            for key in ((sid, 0), *((sid, a) for a in later.get(sid, ()))) if later else ((sid, 0),):
                 if status.get(key) == "PENDING":  # never submitted: Spark reports it skipped
                     status[key] = "SKIPPED"
         region_ups = updates.pop(id(region), (region, []))[1]
