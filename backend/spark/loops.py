@@ -61,17 +61,18 @@ class StageCode:
     for the stage's operator signature, its loop key, its operator's attributes and the job's :class:`JobCode`.
 
     ``scopes``: its RDDs' scope names (those with one), sorted, repeats kept; ``callsites``: every RDD's call site
-    (as text), sorted; ``key``: its :func:`loop_key`; ``output``: its :func:`output_rdd`; ``rdd_ids``: the ids of
-    its RDDs; ``rdd_names``: their names, in order."""
+    (as text), sorted; ``key``: its :func:`loop_key`; ``rdd_names``: its RDDs' names, in order; ``output`` (its
+    :func:`output_rdd`) and ``rdd_ids`` (its RDDs' ids) are read when first asked for (a stage with children, a
+    possible repetition)."""
 
-    __slots__ = ("name", "scopes", "callsites", "key", "output", "rdd_ids", "rdd_names")
+    __slots__ = ("name", "scopes", "callsites", "key", "rdd_names", "_rdds", "_ids")
 
     def __init__(self, info: dict) -> None:
+        rdds = info.get("RDD Info") or ()
         scopes: list[str] = []
         callsites: list[str] = []
-        ids: list[int] = []
         names: list = []
-        for r in info.get("RDD Info") or ():
+        for r in rdds:
             get = r.get
             names.append(get("Name"))
             scope = get("Scope")
@@ -79,24 +80,30 @@ class StageCode:
                 name = _scope_name(scope)
                 if name:
                     scopes.append(name)
-            callsites.append(str(get("Callsite", "")))
-            rdd = get("RDD ID")
-            if type(rdd) is int:
-                ids.append(rdd)
+            callsite = get("Callsite", "")
+            callsites.append(callsite if type(callsite) is str else str(callsite))
         scopes.sort()
         callsites.sort()
         self.name = info.get("Stage Name")
-        self.scopes = tuple(scopes)
-        self.callsites = tuple(callsites)
-        self.key: tuple = (self.name, _distinct_sorted(self.scopes), _distinct_sorted(self.callsites))
-        self.output: int | None = max(ids) if ids else None
-        self.rdd_ids = ids
+        self.scopes = s = tuple(scopes)
+        self.callsites = c = tuple(callsites)
+        # the sets of scopes and call sites, sorted (most stages repeat neither)
+        self.key: tuple = (self.name, s if len(set(s)) == len(s) else tuple(sorted(set(s))),
+                           c if len(set(c)) == len(c) else tuple(sorted(set(c))))
         self.rdd_names = names
+        self._rdds = rdds
+        self._ids: list[int] | None = None
 
+    @property
+    def rdd_ids(self) -> list[int]:
+        if self._ids is None:
+            self._ids = [i for i in (r.get("RDD ID") for r in self._rdds) if type(i) is int]
+        return self._ids
 
-def _distinct_sorted(values: tuple) -> tuple:
-    """``values`` (sorted) without repeats."""
-    return values if len(set(values)) == len(values) else tuple(sorted(set(values)))
+    @property
+    def output(self) -> int | None:
+        ids = self.rdd_ids
+        return max(ids) if ids else None
 
 
 def loop_key(info: dict) -> tuple:
