@@ -344,7 +344,7 @@ class SparkModel:
         key = (src, tgt, port)
         if key not in region.edges:
             region.edges.add(key)
-            self._emit(log_records.edge(region.path, _port("out", src, 0), _port("in", tgt, port)))
+            self._emit(log_records.edge(region.path, ("out", src, 0), ("in", tgt, port)))  # made lists there
 
     def _stage_operator(self, region: Region, info: dict, code: StageCode, signature: Any, parent_sigs: list,
                         streaming: bool) -> int:
@@ -406,9 +406,11 @@ class SparkModel:
             region.next_epoch += 1
         by_id = {i.get("Stage ID"): i for i in infos}
         order = sorted(by_id)
-        parents = {sid: [p for p in (info.get("Parent IDs") or ()) if p in by_id] for sid, info in by_id.items()}
+        parents: dict[int, list[int]] = {}
         children: dict[int, list[int]] = {sid: [] for sid in by_id}
-        for sid, ps in parents.items():
+        for sid, info in by_id.items():
+            listed = info.get("Parent IDs")
+            parents[sid] = ps = [p for p in listed if p in by_id] if listed else []
             for p in ps:
                 children[p].append(sid)
         codes = {sid: StageCode(info) for sid, info in by_id.items()}  # every RDD read once, here
