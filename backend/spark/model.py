@@ -132,10 +132,14 @@ class Region:
     loops: dict[Any, Region] = field(default_factory=dict)  # loop key -> its loop scope
     last_code: JobCode | None = None  # what its latest job ran (a repeat of it is the next iteration, loops.py)
     last_iteration: int = 0  # that job's iteration (0: not in a loop)
+    scope_path: tuple[int, ...] = field(init=False)  # its path, for records (log_records makes it a list)
+
+    def __post_init__(self) -> None:
+        self.scope_path = (self.node,) if self.parent is None else (*self.parent.scope_path, self.node)
 
     @property
     def path(self) -> list[int]:
-        return [self.node] if self.parent is None else [*self.parent.path, self.node]
+        return list(self.scope_path)
 
 
 @dataclass(slots=True)  # one per job, stage or region of an application, however long
@@ -309,12 +313,12 @@ class SparkModel:
         seqs[worker] = seq + 1
         if self._line is not None:
             cause["line"] = self._line
-        batch = log_records.progress(region.path, worker, seq, self._at, updates, cause)
+        batch = log_records.progress(region.scope_path, worker, seq, self._at, updates, cause)
         self._out.append(batch)
         return batch
 
     def _mark(self, label: str, region: Region | None = None, **extra: Any) -> None:
-        self._out.append(log_records.mark(label, self._at, None if region is None else region.path, **extra))
+        self._out.append(log_records.mark(label, self._at, None if region is None else region.scope_path, **extra))
 
     def _time(self, ms: Any) -> None:
         if isinstance(ms, (int, float)) and ms > 0:
@@ -334,17 +338,17 @@ class SparkModel:
         region = Region(key, self._next_region, name, kind, source_time=start)
         self._next_region += 1
         self.regions[key] = region
-        self._emit(log_records.scope(region.path, name, 0, 0, 1, attrs={"kind": kind}))
-        self._emit(log_records.operator(region.path, 1, "driver (new work)", 0, 1, capabilities=[[start]],
+        self._emit(log_records.scope(region.scope_path, name, 0, 0, 1, attrs={"kind": kind}))
+        self._emit(log_records.operator(region.scope_path, 1, "driver (new work)", 0, 1, capabilities=[[start]],
                                         attrs={"role": "source"}))
-        self._emit(log_records.operator(region.path, 2, "driver (results)", 1, 0, attrs={"role": "sink"}))
+        self._emit(log_records.operator(region.scope_path, 2, "driver (results)", 1, 0, attrs={"role": "sink"}))
         return region
 
     def _edge(self, region: Region, src: int, tgt: int, port: int) -> None:
         key = (src, tgt, port)
         if key not in region.edges:
             region.edges.add(key)
-            self._emit(log_records.edge(region.path, ("out", src, 0), ("in", tgt, port)))  # made lists there
+            self._emit(log_records.edge(region.scope_path, ("out", src, 0), ("in", tgt, port)))  # made lists there
 
     def _stage_operator(self, region: Region, info: dict, code: StageCode, signature: Any, parent_sigs: list,
                         streaming: bool) -> int:
@@ -368,7 +372,7 @@ class SparkModel:
             "callsite": (info.get("Details") or "").split("\n", 1)[0][:300],
         }
         name = _stage_label(info, scopes, streaming)
-        self._emit(log_records.operator(region.path, node, name, 1 + len(parent_sigs), 1, attrs=attrs))
+        self._emit(log_records.operator(region.scope_path, node, name, 1 + len(parent_sigs), 1, attrs=attrs))
         self._edge(region, 1, node, 0)
         return node
 
@@ -571,7 +575,7 @@ class SparkModel:
         loop = Region(("loop", key), node, name, "loop", source_time=(epoch, 0), parent=region)
         loop.next_node = _FEEDBACK + 1
         region.loops[key] = loop
-        path = loop.path
+        path = loop.scope_path
         self._emit(log_records.scope(path, name, 0, 1, 2, attrs={"kind": "loop", "step": key[0]}))
         self._emit(log_records.operator(path, 1, "driver (next iteration)", 0, 1, capabilities=[[[epoch, 0]]],
                                         attrs={"role": "source"}))
@@ -846,7 +850,7 @@ class SparkModel:
         if region.retired:
             return
         self._release_region(region, event)
-        self._emit(log_records.retire(region.path))
+        self._emit(log_records.retire(region.scope_path))
         region.retired = True  # its key may come back (a restarted query): a new region then (see _region)
         region.ops.clear()
         region.op_ports.clear()
