@@ -442,8 +442,11 @@ class SparkModel:
         place, iteration, loop = self._place(region, epoch, codes, parents, sigs, skipped, streaming)
         for sid in order:
             scope, sig, _ = place[sid]
-            parent_sigs = [_STEP] if sig == _STEP else [place[p][1] for p in sorted(parents[sid])
-                                                         if place[p][0] is scope]
+            ps = parents[sid]
+            if sig == _STEP:
+                parent_sigs = [_STEP]
+            else:
+                parent_sigs = [place[p][1] for p in sorted(ps) if place[p][0] is scope] if ps else []
             node = self._stage_operator(scope, by_id[sid], codes[sid], sig, parent_sigs, streaming)
             if sig == _STEP:  # the feedback: its output, one iteration on, is its own input 1
                 self._edge(scope, node, _FEEDBACK, 0)
@@ -452,8 +455,8 @@ class SparkModel:
                 pscope, psig, _ = place[p]
                 if pscope is scope and not (psig == sig == _STEP):
                     self._edge(scope, scope.ops[psig], node, scope.op_ports[node].get(psig, 1))
-            if not children[sid]:
-                self._edge(scope, node, *((0, 0) if scope.parent is not None else (2, 0)))
+            if not children[sid]:  # a result stage: out of its loop, or to the region's driver (results)
+                self._edge(scope, node, 0 if scope.parent is not None else 2, 0)
         updates: dict[int, tuple[Region, list]] = {id(region): (region, [])}
         status, folded = self.stage_status, (self.folded_stages if len(self.folded_stages) else None)
         for sid in order:
@@ -465,10 +468,16 @@ class SparkModel:
                 status[attempt] = "PENDING"
             scope, sig, t = place[sid]
             node = scope.ops[sig]
-            fed = [(c, scope.ops[place[c][1]], scope.op_ports[scope.ops[place[c][1]]].get(sig, 1), place[c][2])
-                   for c in children[sid] if place[c][0] is scope]
-            targets = [f[1:] for f in fed] if children[sid] else [(0, 0, t) if scope.parent else (2, 0, epoch)]
-            ups = updates.setdefault(id(scope), (scope, []))[1]
+            if children[sid]:
+                fed = [(c, scope.ops[place[c][1]], scope.op_ports[scope.ops[place[c][1]]].get(sig, 1), place[c][2])
+                       for c in children[sid] if place[c][0] is scope]
+                targets = [f[1:] for f in fed]
+            else:
+                fed, targets = [], [(0, 0, t) if scope.parent else (2, 0, epoch)]
+            entry = updates.get(id(scope))
+            if entry is None:
+                entry = updates[id(scope)] = (scope, [])
+            ups = entry[1]
             if sid in skipped:  # its output exists: it feeds the children that run, in its scope, now
                 ups += [self._message(scope, cnode, port, ct, 1) for c, cnode, port, ct in fed if c not in skipped]
                 if self._completed(sid):
