@@ -242,11 +242,12 @@ def _retained_bytes(log, keep: int, retain_jobs: int) -> tuple[int, Session]:
 
 # What a long session may keep per job of this application (7 jobs, 4 regions, ~90 records a copy) once every
 # table with a bound has reached it (the test makes those bounds small: the model's job list, the live regions,
-# blame's kept times, the task ledger's stage aggregates). Measured: ~1.3 kB. About 0.35 kB of it is the history's
+# blame's kept times, the task ledger's stage aggregates). Measured: ~0.85 kB. About 0.35 kB of it is the history's
 # died_at (8 bytes a structure record) and each folded region's scope path in the batch index, the compressed marks
-# and a byte per job and stage status; the rest the gap detector's listed stages (~0.4 kB), the executor timeline's
-# task bars (~0.15 kB) and decoded ids they keep. Before the history, its batch index and the marks were paged and
-# the model folded its job list: ~12.4 kB a job under the same bounds.
+# and a byte per job and stage status; the rest the executor timeline's task bars (~0.15 kB) and decoded ids they
+# keep. The gap detector's listed stages and finished attempts took ~0.45 kB more until they became a byte per stage
+# (dense_keys.KeySet). Before the history, its batch index and the marks were paged and the model folded its job
+# list: ~12.4 kB a job under the same bounds.
 BYTES_PER_JOB = 2000
 
 

@@ -12,11 +12,14 @@ listed, a job end for a job that never started). This module adds what needs a m
   application did.
 
 Each is reported once as a reason; what to do with it (the model's "uncertain from here" mark) is the caller's
-business (the model's ``note_gap``). Memory: a set of task indices per running stage attempt, released at its end.
+business (the model's ``note_gap``). Memory: a set of task indices per running stage attempt, released at its end,
+and a byte per stage for the stages listed and the attempts finished (``dense_keys.KeySet``): a long application's
+detector grows by a few bytes a job.
 """
 
 from __future__ import annotations
 
+from .dense_keys import KeySet
 from .event_shape import event_problem
 
 __all__ = ["GapDetector"]
@@ -26,10 +29,10 @@ class GapDetector:
     """Feed it every event, in order (``check``); at the end of the stream call ``finish``."""
 
     def __init__(self) -> None:
-        self.listed: set[int] = set()  # stage ids some job listed
+        self.listed = KeySet()  # stage ids some job listed
         self.jobs: dict[int, list[int]] = {}  # running job -> its stage ids
         self.running: dict[tuple[int, int], tuple[int, set]] = {}  # (stage, attempt) -> (tasks, successful indices)
-        self.finished: set[tuple[int, int]] = set()
+        self.finished = KeySet()  # (stage, attempt) of the attempts that completed or whose end was reported lost
         self.app_ended = False
         self.reasons: list[str] = []
 

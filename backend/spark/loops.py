@@ -29,14 +29,14 @@ where the stages go (see ``SparkModel`` and the docs).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import orjson
 
-__all__ = ["JobCode", "LoopPlan", "chain_positions", "job_code", "loop_key", "output_rdd", "plan_iteration",
-           "plan_repeat", "rdd_scope_name", "repeats", "shuffle_writes"]
+__all__ = ["JobCode", "LoopPlan", "StageCode", "chain_positions", "job_code", "loop_key", "output_rdd",
+           "plan_iteration", "plan_repeat", "rdd_scope_name", "repeats", "shuffle_writes", "shuffles_read"]
 
 
 def rdd_scope_name(rdd: dict) -> str | None:
@@ -56,19 +56,64 @@ def _scope_name(scope: str) -> str | None:
     return name if type(name) is str else None  # a damaged scope names nothing (sorted with names, kept in attrs)
 
 
+class StageCode:
+    """What one stage info says about the code its stage runs, read in one pass over its RDDs: a job's start reads it
+    for the stage's operator signature, its loop key, its operator's attributes and the job's :class:`JobCode`.
+
+    ``scopes``: its RDDs' scope names (those with one), sorted, repeats kept; ``callsites``: every RDD's call site
+    (as text), sorted; ``key``: its :func:`loop_key`; ``rdd_names``: its RDDs' names, in order; ``output`` (its
+    :func:`output_rdd`) and ``rdd_ids`` (its RDDs' ids) are read when first asked for (a stage with children, a
+    possible repetition)."""
+
+    __slots__ = ("name", "scopes", "callsites", "key", "rdd_names", "_rdds", "_ids")
+
+    def __init__(self, info: dict) -> None:
+        rdds = info.get("RDD Info") or ()
+        scopes: list[str] = []
+        callsites: list[str] = []
+        names: list = []
+        for r in rdds:
+            get = r.get
+            names.append(get("Name"))
+            scope = get("Scope")
+            if scope and type(scope) is str:
+                name = _scope_name(scope)
+                if name:
+                    scopes.append(name)
+            callsite = get("Callsite", "")
+            callsites.append(callsite if type(callsite) is str else str(callsite))
+        scopes.sort()
+        callsites.sort()
+        self.name = info.get("Stage Name")
+        self.scopes = s = tuple(scopes)
+        self.callsites = c = tuple(callsites)
+        # the sets of scopes and call sites, sorted (most stages repeat neither)
+        self.key: tuple = (self.name, s if len(set(s)) == len(s) else tuple(sorted(set(s))),
+                           c if len(set(c)) == len(c) else tuple(sorted(set(c))))
+        self.rdd_names = names
+        self._rdds = rdds
+        self._ids: list[int] | None = None
+
+    @property
+    def rdd_ids(self) -> list[int]:
+        if self._ids is None:
+            self._ids = [i for i in (r.get("RDD ID") for r in self._rdds) if type(i) is int]
+        return self._ids
+
+    @property
+    def output(self) -> int | None:
+        ids = self.rdd_ids
+        return max(ids) if ids else None
+
+
 def loop_key(info: dict) -> tuple:
     """What a stage runs, as code: its name (call site) and the sets of its RDDs' scopes and call sites."""
-    rdds = info.get("RDD Info") or []
-    scopes = sorted({s for s in (rdd_scope_name(r) for r in rdds) if s})
-    callsites = sorted({str(r.get("Callsite", "")) for r in rdds})
-    return (info.get("Stage Name"), tuple(scopes), tuple(callsites))
+    return StageCode(info).key
 
 
 def output_rdd(info: dict) -> int | None:
     """The id of the RDD a stage writes (its last one: children get higher ids than their parents)."""
-    ids = [r.get("RDD ID") for r in info.get("RDD Info") or []]
-    ids = [i for i in ids if type(i) is int]
-    return max(ids) if ids else None
+    return StageCode(info).output
 
 
 def shuffle_writes(info: dict, children: list[dict]) -> frozenset:
@@ -76,7 +121,11 @@ def shuffle_writes(info: dict, children: list[dict]) -> frozenset:
     later job's stage that writes the same ones is skipped. Two shuffles of one RDD (Scala's ``pairs.reduceByKey``
     and ``pairs.groupByKey``) are read through different RDDs, so they stay apart. A log without RDD parent ids
     names each by the output RDD alone."""
-    out = output_rdd(info)
+    return shuffles_read(output_rdd(info), children)
+
+
+def shuffles_read(out: int | None, children: list[dict]) -> frozenset:
+    """:func:`shuffle_writes` of a stage whose output RDD is ``out``."""
     if out is None:
         return frozenset()
     reads = {(out, r.get("RDD ID")) for c in children for r in c.get("RDD Info") or []
@@ -98,6 +147,8 @@ class LoopPlan:
 
 def chain_positions(keys: Mapping[int, tuple], parents: Mapping[int, list[int]]) -> dict[int, int]:
     """Each stage's position in its chain of stages running the same code (0: no parent runs it)."""
+    if not any(keys.get(p) == key for sid, key in keys.items() for p in parents[sid]):
+        return dict.fromkeys(keys, 0)  # no chain (most jobs)
     pos: dict[int, int] = {}
     for start in sorted(keys):
         stack = [start]
@@ -162,23 +213,36 @@ def _downstream(members: set[int], keys: Mapping[int, tuple], parents: Mapping[i
     return sorted(seen - members)
 
 
-@dataclass(frozen=True)
 class JobCode:
     """What a job of a batch region ran, to tell a repetition: the loop keys of its running stages, the RDDs they
-    write (each stage's output RDD), and every RDD they compute or read."""
+    write (each stage's output RDD), and every RDD they compute or read. Made from the running stages'
+    :class:`StageCode` s (``running``), the RDD sets are read only when asked for: only a job whose keys are its
+    region's previous job's needs them."""
 
-    keys: frozenset
-    outputs: frozenset
-    rdds: frozenset
+    __slots__ = ("keys", "_outputs", "_rdds", "_running")
+
+    def __init__(self, keys: frozenset, outputs: frozenset | None = None, rdds: frozenset | None = None,
+                 running: Sequence[StageCode] = ()) -> None:
+        self.keys = keys
+        self._outputs, self._rdds, self._running = outputs, rdds, running
+
+    @property
+    def outputs(self) -> frozenset:
+        if self._outputs is None:
+            self._outputs = frozenset(c.output for c in self._running if c.output is not None)
+        return self._outputs
+
+    @property
+    def rdds(self) -> frozenset:
+        if self._rdds is None:
+            self._rdds = frozenset(r for c in self._running for r in c.rdd_ids)
+        return self._rdds
 
 
-def job_code(keys: Mapping[int, tuple], infos: Mapping[int, dict], skipped: Collection[int]) -> JobCode:
-    """A job's :class:`JobCode` from its stages' loop keys, stage infos and skipped set."""
-    running = [s for s in keys if s not in skipped]
-    outputs = {output_rdd(infos[s]) for s in running}
-    rdds = {r.get("RDD ID") for s in running for r in infos[s].get("RDD Info") or []}
-    return JobCode(frozenset(keys[s] for s in running), frozenset(o for o in outputs if o is not None),
-                   frozenset(r for r in rdds if type(r) is int))
+def job_code(codes: Mapping[int, StageCode], skipped: Collection[int]) -> JobCode:
+    """A job's :class:`JobCode` from its stages' :class:`StageCode` s and skipped set."""
+    running = [c for s, c in codes.items() if s not in skipped]
+    return JobCode(frozenset(c.key for c in running), running=running)
 
 
 def repeats(previous: JobCode | None, job: JobCode) -> bool:

@@ -36,23 +36,23 @@ started) marks the session *uncertain* from that point instead of inventing prog
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from tracker import log_records
 
+from .dense_keys import DENSE_SLACK, dense_index
 from .event_shape import event_problem
 from .loops import (
     JobCode,
+    StageCode,
     chain_positions,
     job_code,
-    loop_key,
     plan_iteration,
     plan_repeat,
-    rdd_scope_name,
     repeats,
-    shuffle_writes,
+    shuffles_read,
 )
 from .tasks import TaskLedger, partition_of
 
@@ -132,10 +132,14 @@ class Region:
     loops: dict[Any, Region] = field(default_factory=dict)  # loop key -> its loop scope
     last_code: JobCode | None = None  # what its latest job ran (a repeat of it is the next iteration, loops.py)
     last_iteration: int = 0  # that job's iteration (0: not in a loop)
+    scope_path: tuple[int, ...] = field(init=False)  # its path, for records (log_records makes it a list)
+
+    def __post_init__(self) -> None:
+        self.scope_path = (self.node,) if self.parent is None else (*self.parent.scope_path, self.node)
 
     @property
     def path(self) -> list[int]:
-        return [self.node] if self.parent is None else [*self.parent.path, self.node]
+        return list(self.scope_path)
 
 
 @dataclass(slots=True)  # one per job, stage or region of an application, however long
@@ -151,28 +155,21 @@ class Job:
 
 _STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "PENDING", "ACTIVE", "COMPLETE", "SKIPPED")
 _STATUS_CODE = {status: k + 1 for k, status in enumerate(_STATUSES)}  # 0: no entry
-_DENSE_SLACK = 1 << 16  # an id this far past the dense array's end goes to the dict (a hostile log's huge ids)
 
 
 class StatusTable:
-    """Statuses of finished jobs (keyed by job id) or stage attempts (``(stage id, attempt)``), a byte each: Spark
-    numbers jobs and stages densely from 0, so attempt 0 of id ``i`` is byte ``i`` of an array; anything else (a
-    later attempt, an id far past the others) goes to a small dict."""
+    """Statuses of finished jobs (keyed by job id) or stage attempts (``(stage id, attempt)``), a byte each
+    (``dense_keys``): attempt 0 of id ``i`` is byte ``i`` of an array; anything else goes to a small dict."""
 
     def __init__(self) -> None:
         self._codes = bytearray()
         self._others: dict = {}
         self._count = 0
 
-    @staticmethod
-    def _dense(key: Any) -> int | None:
-        k = key[0] if type(key) is tuple and len(key) == 2 and key[1] == 0 else key
-        return k if type(k) is int and k >= 0 else None
-
     def __setitem__(self, key: Any, status: str) -> None:
-        k, code = self._dense(key), _STATUS_CODE.get(status)
+        k, code = dense_index(key), _STATUS_CODE.get(status)
         codes = self._codes
-        if k is not None and code is not None and k < len(codes) + _DENSE_SLACK:
+        if k is not None and code is not None and k < len(codes) + DENSE_SLACK:
             if k >= len(codes):
                 codes.extend(bytes(k + 1 - len(codes)))
             self._count += codes[k] == 0
@@ -182,7 +179,7 @@ class StatusTable:
         self._others[key] = status
 
     def get(self, key: Any) -> str | None:
-        k = self._dense(key)
+        k = dense_index(key)
         if k is not None and k < len(self._codes) and self._codes[k]:
             return _STATUSES[self._codes[k] - 1]
         return self._others.get(key)
@@ -298,28 +295,30 @@ class SparkModel:
     def _emit(self, record: dict) -> None:
         self._out.append(record)
 
-    def _batch(self, region: Region, updates: list, event: str, worker: str = "driver", **ids: Any) -> dict | None:
-        """Emit one progress batch of the non-zero ``updates`` (none if all are zero); returns it."""
+    def _batch(self, region: Region, updates: list, cause: dict) -> dict | None:
+        """Emit one progress batch of the driver's, of the non-zero ``updates`` (none if all are zero), caused by
+        ``cause`` (``{"event": its type, ...the Spark ids}``); returns it."""
         updates = [u for u in updates if u[2]]
         if not updates:
             return None
         if region.retired:  # nothing can reach a retired region: Spark said more than it should have
-            self._uncertain(f"{event} names region {region.name!r} after it retired")
+            self._uncertain(f"{cause['event']} names region {region.name!r} after it retired")
             return None
-        return self._emit_batch(region, updates, worker, {"event": event, **ids})
+        return self._emit_batch(region, updates, "driver", cause)
 
     def _emit_batch(self, region: Region, updates: list, worker: str, cause: dict) -> dict:
         """Emit the progress batch of ``updates`` (each non-zero) caused by ``cause`` (the event's line is added)."""
-        seq = self._seq.get(worker, 0)
-        self._seq[worker] = seq + 1
+        seqs = self._seq
+        seq = seqs.get(worker, 0)
+        seqs[worker] = seq + 1
         if self._line is not None:
             cause["line"] = self._line
-        batch = log_records.progress(region.path, worker, seq, self._at, updates, cause)
+        batch = log_records.progress(region.scope_path, worker, seq, self._at, updates, cause)
         self._out.append(batch)
         return batch
 
     def _mark(self, label: str, region: Region | None = None, **extra: Any) -> None:
-        self._emit(log_records.mark(label, self._at, None if region is None else region.path, **extra))
+        self._out.append(log_records.mark(label, self._at, None if region is None else region.scope_path, **extra))
 
     def _time(self, ms: Any) -> None:
         if isinstance(ms, (int, float)) and ms > 0:
@@ -339,40 +338,41 @@ class SparkModel:
         region = Region(key, self._next_region, name, kind, source_time=start)
         self._next_region += 1
         self.regions[key] = region
-        self._emit(log_records.scope(region.path, name, 0, 0, 1, attrs={"kind": kind}))
-        self._emit(log_records.operator(region.path, 1, "driver (new work)", 0, 1, capabilities=[[start]],
+        self._emit(log_records.scope(region.scope_path, name, 0, 0, 1, attrs={"kind": kind}))
+        self._emit(log_records.operator(region.scope_path, 1, "driver (new work)", 0, 1, capabilities=[[start]],
                                         attrs={"role": "source"}))
-        self._emit(log_records.operator(region.path, 2, "driver (results)", 1, 0, attrs={"role": "sink"}))
+        self._emit(log_records.operator(region.scope_path, 2, "driver (results)", 1, 0, attrs={"role": "sink"}))
         return region
 
     def _edge(self, region: Region, src: int, tgt: int, port: int) -> None:
         key = (src, tgt, port)
         if key not in region.edges:
             region.edges.add(key)
-            self._emit(log_records.edge(region.path, _port("out", src, 0), _port("in", tgt, port)))
+            self._emit(log_records.edge(region.scope_path, ("out", src, 0), ("in", tgt, port)))  # made lists there
 
-    def _stage_operator(self, region: Region, info: dict, signature: Any, parent_sigs: list, streaming: bool) -> int:
+    def _stage_operator(self, region: Region, info: dict, code: StageCode, signature: Any, parent_sigs: list,
+                        streaming: bool) -> int:
         node = region.ops.get(signature)
         if node is not None:
             return node
         node = region.next_node
         region.next_node += 1
         region.ops[signature] = node
-        region.op_ports[node] = {}
+        ports: dict[Any, int] = {}
+        region.op_ports[node] = ports
         for k, ps in enumerate(parent_sigs, start=1):
-            region.op_ports[node].setdefault(ps, k)
-        rdds = info.get("RDD Info") or []
-        scopes = sorted({s for s in (rdd_scope_name(r) for r in rdds) if s})
+            ports.setdefault(ps, k)
+        scopes = list(code.key[1])  # sorted, each once
         attrs = {
             "stage_ids": [info.get("Stage ID")],
-            "stage_name": info.get("Stage Name"),
+            "stage_name": code.name,
             "tasks": info.get("Number of Tasks"),
-            "rdds": [r.get("Name") for r in rdds][:8],
+            "rdds": code.rdd_names[:8],
             "scopes": scopes,
             "callsite": (info.get("Details") or "").split("\n", 1)[0][:300],
         }
         name = _stage_label(info, scopes, streaming)
-        self._emit(log_records.operator(region.path, node, name, 1 + len(parent_sigs), 1, attrs=attrs))
+        self._emit(log_records.operator(region.scope_path, node, name, 1 + len(parent_sigs), 1, attrs=attrs))
         self._edge(region, 1, node, 0)
         return node
 
@@ -408,36 +408,46 @@ class SparkModel:
             region = self._region(key, name, kind)
             epoch = region.next_epoch
             region.next_epoch += 1
-        ids = {i.get("Stage ID") for i in infos}
         by_id = {i.get("Stage ID"): i for i in infos}
-        parents = {sid: [p for p in (by_id[sid].get("Parent IDs") or []) if p in ids] for sid in by_id}
+        order = sorted(by_id)
+        parents: dict[int, list[int]] = {}
         children: dict[int, list[int]] = {sid: [] for sid in by_id}
-        for sid, ps in parents.items():
+        for sid, info in by_id.items():
+            listed = info.get("Parent IDs")
+            parents[sid] = ps = [p for p in listed if p in by_id] if listed else []
             for p in ps:
                 children[p].append(sid)
+        codes = {sid: StageCode(info) for sid, info in by_id.items()}  # every RDD read once, here
         sigs: dict[int, Any] = {}
+        interned = self._signature_ids
 
         def signature(sid: int, depth: int = 0) -> Any:
-            if sid not in sigs:
-                info = by_id[sid]
-                base = _base_signature(info, streaming)
+            sig = sigs.get(sid)
+            if sig is None:
+                base = _base_signature(codes[sid], streaming)
                 if depth < 50:
-                    base = (base, tuple(sorted((signature(p, depth + 1) for p in parents[sid]), key=repr)))
+                    ps = parents[sid]
+                    if len(ps) > 1:
+                        base = (base, tuple(sorted((signature(p, depth + 1) for p in ps), key=repr)))
+                    else:
+                        base = (base, (signature(ps[0], depth + 1),) if ps else ())
                 # interned: a lineage that grows by one stage per job (a driver loop) would otherwise nest its
                 # signatures ever deeper, and hashing and sorting them would cost the square of the lineage per job
-                sigs[sid] = self._signature_ids.setdefault(base, len(self._signature_ids))
-            return sigs[sid]
+                sig = sigs[sid] = interned.setdefault(base, len(interned))
+            return sig
 
-        _distinct(sorted(by_id), signature, sigs)
-        writes = {sid: shuffle_writes(by_id[sid], [by_id[c] for c in children[sid]]) for sid in by_id
-                  if children[sid]}
-        skipped = {sid for sid in writes if self._output_exists(sid, writes[sid])}
-        place, iteration, loop = self._place(region, epoch, by_id, parents, sigs, skipped, streaming)
-        for sid in sorted(by_id):
+        _distinct(order, signature, sigs)
+        writes = {sid: shuffles_read(codes[sid].output, [by_id[c] for c in cs]) for sid, cs in children.items() if cs}
+        skipped = {sid for sid, w in writes.items() if self._output_exists(sid, w)} if writes else _NOTHING
+        place, iteration, loop = self._place(region, epoch, codes, parents, sigs, skipped, streaming)
+        for sid in order:
             scope, sig, _ = place[sid]
-            parent_sigs = [_STEP] if sig == _STEP else [place[p][1] for p in sorted(parents[sid])
-                                                         if place[p][0] is scope]
-            node = self._stage_operator(scope, by_id[sid], sig, parent_sigs, streaming)
+            ps = parents[sid]
+            if sig == _STEP:
+                parent_sigs = [_STEP]
+            else:
+                parent_sigs = [place[p][1] for p in sorted(ps) if place[p][0] is scope] if ps else []
+            node = self._stage_operator(scope, by_id[sid], codes[sid], sig, parent_sigs, streaming)
             if sig == _STEP:  # the feedback: its output, one iteration on, is its own input 1
                 self._edge(scope, node, _FEEDBACK, 0)
                 self._edge(scope, _FEEDBACK, node, 1)
@@ -445,17 +455,29 @@ class SparkModel:
                 pscope, psig, _ = place[p]
                 if pscope is scope and not (psig == sig == _STEP):
                     self._edge(scope, scope.ops[psig], node, scope.op_ports[node].get(psig, 1))
-            if not children[sid]:
-                self._edge(scope, node, *((0, 0) if scope.parent is not None else (2, 0)))
+            if not children[sid]:  # a result stage: out of its loop, or to the region's driver (results)
+                self._edge(scope, node, 0 if scope.parent is not None else 2, 0)
         updates: dict[int, tuple[Region, list]] = {id(region): (region, [])}
-        for sid in sorted(by_id):
-            self._set_stage_status(sid, by_id[sid].get("Stage Attempt ID", 0), "PENDING", if_absent=True)
+        status, folded = self.stage_status, (self.folded_stages if len(self.folded_stages) else None)
+        for sid in order:
+            info = by_id[sid]
+            attempt = (sid, info.get("Stage Attempt ID", 0))
+            if attempt not in status and (folded is None or folded.get(attempt) is None):  # as _set_stage_status's
+                if attempt[1] != 0:  # if_absent
+                    self._more_attempts.setdefault(sid, []).append(attempt[1])
+                status[attempt] = "PENDING"
             scope, sig, t = place[sid]
             node = scope.ops[sig]
-            fed = [(c, scope.ops[place[c][1]], scope.op_ports[scope.ops[place[c][1]]].get(sig, 1), place[c][2])
-                   for c in children[sid] if place[c][0] is scope]
-            targets = [f[1:] for f in fed] if children[sid] else [(0, 0, t) if scope.parent else (2, 0, epoch)]
-            ups = updates.setdefault(id(scope), (scope, []))[1]
+            if children[sid]:
+                fed = [(c, scope.ops[place[c][1]], scope.op_ports[scope.ops[place[c][1]]].get(sig, 1), place[c][2])
+                       for c in children[sid] if place[c][0] is scope]
+                targets = [f[1:] for f in fed]
+            else:
+                fed, targets = [], [(0, 0, t) if scope.parent else (2, 0, epoch)]
+            entry = updates.get(id(scope))
+            if entry is None:
+                entry = updates[id(scope)] = (scope, [])
+            ups = entry[1]
             if sid in skipped:  # its output exists: it feeds the children that run, in its scope, now
                 ups += [self._message(scope, cnode, port, ct, 1) for c, cnode, port, ct in fed if c not in skipped]
                 if self._completed(sid):
@@ -463,9 +485,9 @@ class SparkModel:
             else:
                 ups.append(self._message(scope, node, 0, t, 1))
             scope.stage_ids[sid] = None
-            self.stages[sid] = StageState(sid, by_id[sid].get("Stage Name", ""), scope, node, job_id, t,
+            self.stages[sid] = StageState(sid, info.get("Stage Name", ""), scope, node, job_id, t,
                                           parents[sid], children[sid], targets=targets,
-                                          num_tasks=by_id[sid].get("Number of Tasks", 0),
+                                          num_tasks=info.get("Number of Tasks", 0),
                                           iteration=t[1] if scope is not region else None,
                                           writes=writes.get(sid, _NOTHING))
         # the source: it must hold the epoch to send at it, then moves on
@@ -480,15 +502,15 @@ class SparkModel:
             if not streaming:
                 region_ups += [[src, region.source_time, -1], [src, epoch + 1, 1]]
                 region.source_time = epoch + 1
-        self.jobs[job_id] = Job(job_id, region, epoch, sorted(by_id), iteration=iteration, loop=loop)
+        self.jobs[job_id] = Job(job_id, region, epoch, order, iteration=iteration, loop=loop)
         region.running += 1
-        self._batch(region, region_ups, "JobStart", job=job_id)
+        self._batch(region, region_ups, {"event": "JobStart", "job": job_id})
         for each in region.loops.values():  # a loop's driver moves on with its region's: [epoch + 1, 0]
             ups = updates.get(id(each), (each, []))[1]
             if each.source_time is not None:
                 ups += [[src, _jt(each.source_time), -1], [src, [epoch + 1, 0], 1]]
                 each.source_time = (epoch + 1, 0)
-            self._batch(each, ups, "JobStart", job=job_id)
+            self._batch(each, ups, {"event": "JobStart", "job": job_id})
         more = {} if loop is None else {"iteration": iteration, "loop": loop.path}
         self._mark(f"job {job_id} started (epoch {epoch}" + (f", iteration {iteration})" if more else ")"), region,
                    job=job_id, epoch=epoch, **more)
@@ -511,21 +533,23 @@ class SparkModel:
         while len(written) > KEEP_WRITTEN:
             del written[next(iter(written))]
 
-    def _place(self, region: Region, epoch: int, by_id: dict, parents: dict, sigs: dict, skipped: set,
-               streaming: bool) -> tuple[dict[int, tuple[Region, Any, Any]], int | None, Region | None]:
+    def _place(self, region: Region, epoch: int, codes: dict[int, StageCode], parents: dict, sigs: dict,
+               skipped: Collection[int], streaming: bool
+               ) -> tuple[dict[int, tuple[Region, Any, Any]], int | None, Region | None]:
         """Each stage's scope, operator signature and time, the job's iteration and its loop (None, None: not an
         iteration). In the region
         by default (its recursive signature, the epoch); an iteration of a loop (loops.py) puts the loop's code
         and what runs downstream of it in the loop's scope, at ``(epoch, iteration)``: the step operator for the
         stages running the loop's code, loop-local signatures (parents in the loop only) for the others."""
-        place: dict[int, tuple[Region, Any, Any]] = {sid: (region, sigs[sid], epoch) for sid in by_id}
+        place: dict[int, tuple[Region, Any, Any]] = {sid: (region, sigs[sid], epoch) for sid in codes}
         if streaming:
             return place, None, None
-        keys = {sid: loop_key(info) for sid, info in by_id.items()}
+        keys = {sid: c.key for sid, c in codes.items()}
         pos = chain_positions(keys, parents)
-        plan = plan_iteration(keys, pos, parents, skipped, region.loops)
+        # no chain and no loop yet: no iteration (plan_iteration's answer, without asking it)
+        plan = plan_iteration(keys, pos, parents, skipped, region.loops) if region.loops or any(pos.values()) else None
         # no chain (or a known loop at position 0): the previous job's code again, once it ended, on a new dataset
-        code, previous = job_code(keys, by_id, skipped), region.last_code
+        code, previous = job_code(codes, skipped), region.last_code
         if (plan is None or plan.iteration == 0) and not region.running and repeats(previous, code):
             plan = plan_repeat(keys, parents, skipped, region.last_iteration + 1)
         region.last_code, region.last_iteration = code, plan.iteration if plan is not None else 0
@@ -543,7 +567,7 @@ class SparkModel:
                 return _STEP
             if sid not in local:
                 inside = (local_signature(p) for p in parents[sid] if p in plan.in_loop)
-                local[sid] = (_base_signature(by_id[sid], False), tuple(sorted(inside, key=repr)))
+                local[sid] = (_base_signature(codes[sid], False), tuple(sorted(inside, key=repr)))
             return local[sid]
 
         _distinct(sorted(s for s in plan.in_loop if s not in plan.members), local_signature, local)
@@ -560,7 +584,7 @@ class SparkModel:
         loop = Region(("loop", key), node, name, "loop", source_time=(epoch, 0), parent=region)
         loop.next_node = _FEEDBACK + 1
         region.loops[key] = loop
-        path = loop.path
+        path = loop.scope_path
         self._emit(log_records.scope(path, name, 0, 1, 2, attrs={"kind": "loop", "step": key[0]}))
         self._emit(log_records.operator(path, 1, "driver (next iteration)", 0, 1, capabilities=[[[epoch, 0]]],
                                         attrs={"role": "source"}))
@@ -573,19 +597,32 @@ class SparkModel:
         _count(region, (node, port, epoch), delta)
         return [_port("in", node, port), _jt(epoch), delta]
 
-    def _deliver(self, scope: Region, node: int, port: int, time: Any) -> list:
-        """One token from a task to a target: a stage's input, the region's driver (results), or, from a loop,
-        its output (node 0), which the tracker counts at the region's driver at the epoch: so does the model."""
-        if node == 0 and scope.parent is not None:
-            _count(scope.parent, (2, 0, time[0]), 1)
-            return [_port("in", 0, port), _jt(time), 1]
-        return self._message(scope, node, port, time, 1)
+    @staticmethod
+    def _deliver(scope: Region, targets: Sequence[tuple[int, int, Any]], updates: list) -> None:
+        """One token from a task to each of a stage's ``targets`` (added to ``updates``): a stage's input, the
+        region's driver (results), or, from a loop, its output (node 0), which the tracker counts at the region's
+        driver at the epoch: so does the model."""
+        parent = scope.parent
+        for target in targets:
+            node, port, time = target
+            if node == 0 and parent is not None:
+                _count(parent, (2, 0, time[0]), 1)
+            else:
+                _count(scope, target, 1)  # a target is the (node, port, time) its tokens wait at
+            updates.append([["in", node, port], list(time) if type(time) is tuple else time, 1])
 
-    def _take_messages(self, region: Region, node: int, epoch: Any) -> list:
+    @staticmethod
+    def _take_messages(region: Region, node: int, epoch: Any) -> list:
+        """Consume the tokens waiting at ``node``'s inputs at ``epoch`` (the model's counts go to zero)."""
+        messages = region.messages
+        if not messages:
+            return []
+        taken = [(key, count) for key, count in messages.items() if key[0] == node and key[2] == epoch and count > 0]
+        time = _jt(epoch)
         updates = []
-        for (n, port, t), count in list(region.messages.items()):
-            if n == node and t == epoch and count > 0:
-                updates.append(self._message(region, node, port, epoch, -count))
+        for key, count in taken:
+            del messages[key]  # as _count(region, key, -count)
+            updates.append([["in", node, key[1]], time if time is epoch else list(time), -count])
         return updates
 
     def _stage_event(self, e: dict, time_field: str, what: str) -> tuple[dict, int, int, StageState | None]:
@@ -608,7 +645,7 @@ class SparkModel:
         updates.append([_port("out", st.node, 0), _jt(st.epoch), n])
         st.attempts[attempt] = Attempt(caps=n)
         self._set_stage_status(sid, attempt, "ACTIVE")
-        self._batch(region, updates, "StageSubmitted", stage=sid, attempt=attempt, job=st.job_id)
+        self._batch(region, updates, {"event": "StageSubmitted", "stage": sid, "attempt": attempt, "job": st.job_id})
         self._out += self.tasks.stage_submitted(region.path, st.node, _jt(st.epoch), sid, attempt, n, st.job_id,
                                                 self._at, iteration=st.iteration)
 
@@ -635,31 +672,33 @@ class SparkModel:
 
     def _task_end_batch(self, e: dict, info: dict, st: StageState, sid: int, attempt: int) -> dict | None:
         """A successful task's output: its capability dropped, a token to each child stage (the batch emitted)."""
-        reason = (e.get("Task End Reason") or {}).get("Reason", "Success")
-        index = info.get("Index")
-        att = st.attempts.get(attempt)
-        if reason != "Success" or info.get("Killed") or info.get("Failed"):
+        get = info.get
+        reason = e.get("Task End Reason")
+        if (reason and reason.get("Reason", "Success") != "Success") or get("Killed") or get("Failed"):
             return None  # Spark retries the task: the capability stays
         partition = partition_of(info)
         done = (attempt, partition)
         succeeded = st.succeeded
         if succeeded is None:
-            succeeded = st.succeeded = set()
-        if done in succeeded:
+            st.succeeded = {done}
+        elif done in succeeded:
             return None  # a speculative or retried duplicate: only the attempt's first success of it produces
-        succeeded.add(done)
+        else:
+            succeeded.add(done)
+        att = st.attempts.get(attempt)
         if att is None or att.caps <= 0:
             return None  # a task of an attempt already completed or failed (a zombie): nothing held
         att.caps -= 1
-        region = st.region
-        updates = [[["out", st.node, 0], _jt(st.epoch), -1]]  # every update non-zero: no filter (see _batch)
-        for node, port, time in st.targets:
-            updates.append(self._deliver(region, node, port, time))
+        region, epoch = st.region, st.epoch
+        # every update non-zero: no filter (see _batch)
+        updates = [[["out", st.node, 0], list(epoch) if type(epoch) is tuple else epoch, -1]]
+        self._deliver(region, st.targets, updates)
         if region.retired:
-            return self._batch(region, updates, "TaskEnd")  # says so
-        return self._emit_batch(region, updates, str(info.get("Executor ID", "driver")), {
-            "event": "TaskEnd", "stage": sid, "attempt": attempt, "task": info.get("Task ID"), "index": index,
-            "partition": partition, "launched": _seconds(info.get("Launch Time"))})
+            return self._batch(region, updates, {"event": "TaskEnd"})  # says so
+        launched = get("Launch Time")
+        return self._emit_batch(region, updates, str(get("Executor ID", "driver")), {
+            "event": "TaskEnd", "stage": sid, "attempt": attempt, "task": get("Task ID"), "index": get("Index"),
+            "partition": partition, "launched": launched / 1000.0 if isinstance(launched, (int, float)) else None})
 
     def _release_stage(self, st: StageState, attempt: int | None = None) -> list:
         updates = []
@@ -679,7 +718,7 @@ class SparkModel:
             st.completed_ok = True
             self._wrote(st.writes)  # a shuffle map stage: its output stays
         updates = self._release_stage(st, attempt)
-        self._batch(st.region, updates, "StageCompleted", stage=sid, attempt=attempt, failed=failed)
+        self._batch(st.region, updates, {"event": "StageCompleted", "stage": sid, "attempt": attempt, "failed": failed})
         self._out += self.tasks.stage_completed(sid, attempt, self._at)
 
     def _completed(self, sid: int) -> bool:
@@ -687,7 +726,10 @@ class SparkModel:
         st = self.stages.get(sid)
         if st is not None:
             return st.completed_ok
-        return any(self.folded_stages.get((sid, a)) == "COMPLETE" for a in (0, *self._more_attempts.get(sid, ())))
+        folded = self.folded_stages
+        if not folded:  # nothing folded (a model keeping every job, or early on)
+            return False
+        return any(folded.get((sid, a)) == "COMPLETE" for a in (0, *self._more_attempts.get(sid, ())))
 
     def _set_stage_status(self, sid: int, attempt: int, status: str, *, if_absent: bool = False) -> None:
         key = (sid, attempt)
@@ -720,15 +762,16 @@ class SparkModel:
             ups = updates.setdefault(id(st.region), (st.region, []))[1]
             ups += self._take_messages(st.region, st.node, st.epoch)
             ups += self._release_stage(st)
+        status, later = self.stage_status, self._more_attempts
         for sid in job.stages:
-            for a in (0, *self._more_attempts.get(sid, ())):
-                if self.stage_status.get((sid, a)) == "PENDING":  # never submitted: Spark reports it skipped
-                    self.stage_status[(sid, a)] = "SKIPPED"
+            for key in ((sid, 0), *((sid, a) for a in later.get(sid, ()))) if later else ((sid, 0),):
+                if status.get(key) == "PENDING":  # never submitted: Spark reports it skipped
+                    status[key] = "SKIPPED"
         region_ups = updates.pop(id(region), (region, []))[1]
         for scope, ups in updates.values():
-            self._batch(scope, ups, "JobEnd", job=job_id)
+            self._batch(scope, ups, {"event": "JobEnd", "job": job_id})
         region_ups += self._take_messages(region, 2, job.epoch)
-        self._batch(region, region_ups, "JobEnd", job=job_id)
+        self._batch(region, region_ups, {"event": "JobEnd", "job": job_id})
         for sid in job.stages:
             self._out += self.tasks.release_stage(sid, self._at)
             st = self.stages.get(sid)
@@ -783,7 +826,7 @@ class SparkModel:
             return
         if region.source_time is not None and region.source_time <= batch:
             self._batch(region, [[_port("out", 1, 0), region.source_time, -1], [_port("out", 1, 0), batch + 1, 1]],
-                        "QueryProgressEvent", query=qid, batch=batch)
+                        {"event": "QueryProgressEvent", "query": qid, "batch": batch})
             region.source_time = batch + 1
         watermark = (p.get("eventTime") or {}).get("watermark")
         duration = p.get("batchDuration")
@@ -816,7 +859,7 @@ class SparkModel:
         if region.retired:
             return
         self._release_region(region, event)
-        self._emit(log_records.retire(region.path))
+        self._emit(log_records.retire(region.scope_path))
         region.retired = True  # its key may come back (a restarted query): a new region then (see _region)
         region.ops.clear()
         region.op_ports.clear()
@@ -847,7 +890,7 @@ class SparkModel:
             st = self.stages.get(sid)
             if st is not None and st.region is region:
                 updates += self._release_stage(st)
-        self._batch(region, updates, event)
+        self._batch(region, updates, {"event": event})
         for sid in region.stage_ids:  # this region's stages only: O(region), not O(application), per region
             st = self.stages.get(sid)
             if st is not None and st.region is region:
@@ -895,10 +938,6 @@ def _distinct(order: list[int], signature: Callable[[int], Any], sigs: dict[int,
             sigs[sid] = (sig, n)
 
 
-def _seconds(ms: Any) -> float | None:
-    return ms / 1000.0 if isinstance(ms, (int, float)) else None
-
-
 def _iso_seconds(text: Any) -> float | None:
     """A progress event's ISO 8601 UTC timestamp (``2026-11-21T19:52:15.005Z``) as epoch seconds."""
     if not isinstance(text, str):
@@ -922,14 +961,12 @@ def _progress_total(progress: dict, key: str) -> Any:
     return sum(values) if values else None
 
 
-def _base_signature(info: dict, streaming: bool) -> Any:
-    rdds = info.get("RDD Info") or []
-    scopes = tuple(sorted(s for s in (rdd_scope_name(r) for r in rdds) if s))
+def _base_signature(code: StageCode, streaming: bool) -> Any:
     if streaming:
         # stage names in streaming are useless ("start at NativeMethodAccessorImpl.java:0") and ids change per batch
-        names = tuple(sorted(str(r.get("Name")) for r in rdds if not str(r.get("Name", "")).isdigit()))
-        return ("scopes", scopes, names)
-    return (info.get("Stage Name"), scopes, tuple(sorted(str(r.get("Callsite", "")) for r in rdds)))
+        names = tuple(sorted(n for n in map(str, code.rdd_names) if not n.isdigit()))
+        return ("scopes", code.scopes, names)
+    return (code.name, code.scopes, code.callsites)
 
 
 def _stage_label(info: dict, scopes: list, streaming: bool) -> str:
