@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from backend.spark.dense_keys import DENSE_SLACK, KeySet
 from backend.spark.gaps import GapDetector
+from backend.spark.model import StatusTable
 
 # ids near 0, ids around the array's reach (so a far id may later fall inside it), negative ids, later attempts
 IDS = st.one_of(st.integers(0, 40), st.integers(DENSE_SLACK - 5, DENSE_SLACK + 60), st.integers(-3, -1))
@@ -73,3 +74,31 @@ def test_the_gap_detector_grows_by_bytes_per_job():
     # and it still knows them: a late task of a listed stage attempt that finished is a duplicate, not a gap
     assert gaps.check({"Event": "SparkListenerTaskEnd", "Stage ID": 5, "Stage Attempt ID": 0, "Task Info": {}}) is None
     assert 10999 in gaps.listed and (10999, 0) in gaps.finished and (10999, 1) not in gaps.finished
+
+
+STATUSES = st.sampled_from(["SUCCEEDED", "FAILED", "COMPLETE", "SKIPPED", "an unheard-of status"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.lists(st.tuples(IDS, STATUSES), max_size=60), st.lists(st.tuples(ATTEMPTS, STATUSES), max_size=60)))
+def test_a_status_table_answers_as_a_dict(sets):
+    """The model's folded statuses (``StatusTable``: job ids, or ``(stage, attempt)`` keys) hold each key once,
+    however it came: first far past the array and then again once the array grew past it, or with a status that
+    has no byte code after one that has."""
+    got, want = StatusTable(), {}
+    for key, status in sets:
+        got[key] = status
+        want[key] = status
+        assert got.get(key) == status
+        assert len(got) == len(want), key
+    stage_keys = bool(sets) and type(sets[0][0]) is tuple
+    assert sorted(got.items(stage_keys), key=repr) == sorted(want.items(), key=repr)
+
+
+def test_a_far_job_id_folded_again_after_the_array_grew_is_one_job():
+    table = StatusTable()
+    far = DENSE_SLACK + 10
+    table[far] = "SUCCEEDED"  # beside the array
+    table[100] = "SUCCEEDED"  # the array grows: the far id is now within its reach
+    table[far] = "FAILED"
+    assert len(table) == 2 and sorted(table.items(False)) == [(100, "SUCCEEDED"), (far, "FAILED")]

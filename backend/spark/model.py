@@ -174,7 +174,12 @@ class StatusTable:
                 codes.extend(bytes(k + 1 - len(codes)))
             self._count += codes[k] == 0
             codes[k] = code
+            if self._others and self._others.pop(key, None) is not None:
+                self._count -= 1  # kept beside the array until it grew past this id: one entry, not two
             return
+        if k is not None and k < len(codes) and codes[k]:
+            codes[k] = 0  # a status with no code now: it lives beside the array only
+            self._count -= 1
         self._count += key not in self._others
         self._others[key] = status
 
