@@ -359,11 +359,14 @@ class Replay:
         read from counts and frontiers, which add up the same in any order (a bulk replay's state is the same as
         one settled before each structure record)."""
         source = record.get("from")
+        node = source[1] if type(source) is list and len(source) == 3 else None
+        if type(node) is not int:
+            return True  # rejected below, where the reason is reported; settle as always
         try:
             scope = self._scope(record.get("scope"))[0]
-            child = scope.children.get(Location.from_json(source).node)
-        except (ValueError, KeyError, TypeError, IndexError):
-            return True  # rejected below, where the reason is reported; settle as always
+        except (ValueError, KeyError, TypeError):
+            return True
+        child = scope.children.get(node)
         return child is None or child.scope is not None
 
     def settle(self) -> None:

@@ -22,6 +22,7 @@ A finished nested scope can be retired: its state leaves the live hierarchy, its
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,8 @@ from .reachability import IN, OUT, Builder, Location, Source, Target, Tracker
 from .timestamp import Refinement, TimeDomain, domain
 
 __all__ = ["Subgraph", "OperatorNode"]
+
+PAUSE_GC_FROM = 256  # children from which a scope's build runs with the cyclic collector paused
 
 
 @dataclass
@@ -345,7 +348,9 @@ class Subgraph(Operate):
         if not self._dirty:
             return
         if self.tracker is None or self._build_afresh:
-            with gc_paused():  # a build's objects all stay alive: no collection can free anything meanwhile
+            # a big build's objects all stay alive: no collection can free anything meanwhile (a small one's few
+            # objects cost less than pausing and resuming the collector)
+            with gc_paused() if len(self.children) >= PAUSE_GC_FROM else nullcontext():
                 self._build()
         else:
             self._grow()
