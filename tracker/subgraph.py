@@ -522,7 +522,8 @@ class Subgraph(Operate):
 
     def schedule(self) -> bool:
         """Bring this scope and its nested scopes up to date with everything received; True if still tracking."""
-        tracker = self.built_tracker()
+        if self._dirty or self._child_dirty:  # needs_build, inlined: once per batch and nested scope
+            self.ensure_built()
         while True:
             tracker = self._current_tracker()
             if self._has_external:
@@ -565,7 +566,7 @@ class Subgraph(Operate):
                     if child is not None:
                         child.schedule()
                         self._pull_from(node, child)
-            if self.needs_build:
+            if self._dirty or self._child_dirty:
                 self.ensure_built()
             if not (self._incoming or self._has_external or self._active_children):
                 break
@@ -599,6 +600,8 @@ class Subgraph(Operate):
 
     def _pull_from(self, node: int, child: Subgraph) -> None:
         """The parent half of extract_progress for a nested scope (its reports are already global)."""
+        if not (any(child._consumed) or any(child._internal) or any(child._produced)):
+            return  # nothing to report (most batches, watched one at a time, change nothing at the boundary)
         consumed = [ChangeBatch() for _ in range(child.inputs)]
         internal = [ChangeBatch() for _ in range(child.outputs)]
         produced = [ChangeBatch() for _ in range(child.outputs)]
