@@ -30,9 +30,10 @@ def cycle_closed_by(scope: Subgraph, source: Location, target: Location) -> Cycl
     if source.kind != OUT or target.kind != IN:
         return None
     checker = _Checker()
-    back = checker.path(scope, target, source, scope.domain.depth, {source: [target]}, {})
-    if back is not None:
-        return CycleError(_rotated([source, *back[:-1]]), scope.label)
+    if not _leads_nowhere(scope, target, source):
+        back = checker.path(scope, target, source, scope.domain.depth, {source: [target]}, {})
+        if back is not None:
+            return CycleError(_rotated([source, *back[:-1]]), scope.label)
     chain = [scope]
     parent = scope.parent
     while parent is not None:
@@ -57,6 +58,17 @@ def cycle_closed_by(scope: Subgraph, source: Location, target: Location) -> Cycl
             if back is not None:
                 return CycleError(_rotated([Target(node, i), *back[:-1]]), outer.label)
     return None
+
+
+def _leads_nowhere(scope: Subgraph, target: Location, source: Location) -> bool:
+    """No path in ``scope`` leaves ``target`` for ``source``: target's node is another node whose outputs have no
+    edges yet (how a dataflow usually grows: an edge into the operator just added). Answers the search's question
+    without searching."""
+    node = target.node
+    op = scope.children.get(node)
+    if node == 0 or node == source.node or op is None:
+        return False
+    return not any(scope.targets_of(Source(node, o)) for o in range(op.outputs))
 
 
 def _rotated(cycle: list[Location]) -> list[Location]:

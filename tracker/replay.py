@@ -123,7 +123,7 @@ class Replay:
             if kind == "detail":  # half a Spark log's records (a task's start)
                 self.details.apply(record, self.batches_applied)
                 return True
-            if self._unsettled and kind in ("operator", "edge", "scope"):
+            if self._unsettled and kind == "edge" and self._reroutes_pending(record):
                 self.settle()
             if kind == "operator":
                 self._operator(record)
@@ -351,6 +351,23 @@ class Replay:
         self.batches_applied = batches_applied
         self.progress_records = progress_records
         self.last_at = last_at
+
+    def _reroutes_pending(self, record: dict) -> bool:
+        """Would this edge change where batches received but not yet propagated go? Only an edge from a nested
+        scope's output would: messages a nested scope produced reach its parent (along the edges from that output)
+        when it is scheduled, so they must be moved before the edge exists. Everything else structure changes is
+        read from counts and frontiers, which add up the same in any order (a bulk replay's state is the same as
+        one settled before each structure record)."""
+        source = record.get("from")
+        node = source[1] if type(source) is list and len(source) == 3 else None
+        if type(node) is not int:
+            return True  # rejected below, where the reason is reported; settle as always
+        try:
+            scope = self._scope(record.get("scope"))[0]
+        except (ValueError, KeyError, TypeError):
+            return True
+        child = scope.children.get(node)
+        return child is None or child.scope is not None
 
     def settle(self) -> None:
         """Propagate every batch received so far through the hierarchy."""

@@ -22,6 +22,7 @@ A finished nested scope can be retired: its state leaves the live hierarchy, its
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,8 @@ from .reachability import IN, OUT, Builder, Location, Source, Target, Tracker
 from .timestamp import Refinement, TimeDomain, domain
 
 __all__ = ["Subgraph", "OperatorNode"]
+
+PAUSE_GC_FROM = 256  # children from which a scope's build runs with the cyclic collector paused
 
 
 @dataclass
@@ -345,7 +348,9 @@ class Subgraph(Operate):
         if not self._dirty:
             return
         if self.tracker is None or self._build_afresh:
-            with gc_paused():  # a build's objects all stay alive: no collection can free anything meanwhile
+            # a big build's objects all stay alive: no collection can free anything meanwhile (a small one's few
+            # objects cost less than pausing and resuming the collector)
+            with gc_paused() if len(self.children) >= PAUSE_GC_FROM else nullcontext():
                 self._build()
         else:
             self._grow()
@@ -517,7 +522,8 @@ class Subgraph(Operate):
 
     def schedule(self) -> bool:
         """Bring this scope and its nested scopes up to date with everything received; True if still tracking."""
-        tracker = self.built_tracker()
+        if self._dirty or self._child_dirty:  # needs_build, inlined: once per batch and nested scope
+            self.ensure_built()
         while True:
             tracker = self._current_tracker()
             if self._has_external:
@@ -560,7 +566,7 @@ class Subgraph(Operate):
                     if child is not None:
                         child.schedule()
                         self._pull_from(node, child)
-            if self.needs_build:
+            if self._dirty or self._child_dirty:
                 self.ensure_built()
             if not (self._incoming or self._has_external or self._active_children):
                 break
@@ -594,6 +600,8 @@ class Subgraph(Operate):
 
     def _pull_from(self, node: int, child: Subgraph) -> None:
         """The parent half of extract_progress for a nested scope (its reports are already global)."""
+        if not (any(child._consumed) or any(child._internal) or any(child._produced)):
+            return  # nothing to report (most batches, watched one at a time, change nothing at the boundary)
         consumed = [ChangeBatch() for _ in range(child.inputs)]
         internal = [ChangeBatch() for _ in range(child.outputs)]
         produced = [ChangeBatch() for _ in range(child.outputs)]
