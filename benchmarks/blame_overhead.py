@@ -15,7 +15,8 @@ Reported: CPU seconds of each process (imports, reading, replay; CPU rather than
 be shared), the overheads over ``base`` (and of ``blame-observed`` over ``base-observed``: what a session pays),
 and the peak RSS. Each process tunes the collector as every flowscope process does (``flowscope.cli``'s
 ``tune_collector``). ``benchmarks/blame_answers.py`` checks that a change to what is measured here changed no
-answer.
+answer; ``benchmarks/blame_cost_split.py`` says which part (the model's task ledger, the replay's holder details,
+blame) pays the microseconds per task.
 
     .venv/bin/python benchmarks/blame_overhead.py --copies 20 --repeat 1
 """
