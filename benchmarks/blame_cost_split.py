@@ -27,21 +27,29 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 
+def silent_ledger() -> type:
+    """A task ledger that records nothing: the Spark model as it was before task-level holders (no ``detail``
+    records, no ``clears``, no aggregates). ``blame_overhead.py``'s base modes use it too."""
+    from backend.spark import tasks
+
+    class Silent(tasks.TaskLedger):
+        def stage_submitted(self, *a: Any, **k: Any) -> list: return []
+        def task_started(self, *a: Any, **k: Any) -> list: return []
+        def task_ended(self, *a: Any, **k: Any) -> None: return None
+        def stage_completed(self, *a: Any, **k: Any) -> list: return []
+        def release_stage(self, *a: Any, **k: Any) -> list: return []
+
+    return Silent
+
+
 def convert(log: Path, silent: bool) -> tuple[list[dict], float]:
     """The log's records and the CPU seconds converting it took (``silent``: task ledger recording nothing)."""
     import backend.spark.model as model
-    from backend.spark import tasks
     from backend.spark.convert import SparkLogConversion
 
     shipped = model.TaskLedger
     if silent:
-        class Silent(tasks.TaskLedger):
-            def stage_submitted(self, *a: Any, **k: Any) -> list: return []
-            def task_started(self, *a: Any, **k: Any) -> list: return []
-            def task_ended(self, *a: Any, **k: Any) -> None: return None
-            def stage_completed(self, *a: Any, **k: Any) -> list: return []
-            def release_stage(self, *a: Any, **k: Any) -> list: return []
-        model.TaskLedger = Silent  # type: ignore[misc]
+        model.TaskLedger = silent_ledger()  # type: ignore[misc]
     try:
         started = time.process_time()
         records = list(SparkLogConversion(str(log)))

@@ -40,18 +40,13 @@ t0 = time.perf_counter()
 from flowscope.cli import tune_collector
 tune_collector()  # as every flowscope process does (the blame command, the server)
 from backend.spark.convert import SparkLogConversion
-from backend.spark import tasks
 from tracker.replay import Replay
 mode = sys.argv[2]
 if mode.startswith("base"):
-    class Silent(tasks.TaskLedger):
-        def stage_submitted(self, *a, **k): return []
-        def task_started(self, *a, **k): return []
-        def task_ended(self, *a, **k): return None
-        def stage_completed(self, *a, **k): return []
-        def release_stage(self, *a, **k): return []
+    sys.path.insert(0, "benchmarks")
+    from blame_cost_split import silent_ledger
     import backend.spark.model as model
-    model.TaskLedger = Silent
+    model.TaskLedger = silent_ledger()
 conversion = SparkLogConversion(sys.argv[1])
 observed = mode.endswith("observed")
 replay = Replay(sys.argv[1], observer=(lambda *a: None) if observed else None, checked_records=True)

@@ -522,7 +522,7 @@ class Subgraph(Operate):
 
     def schedule(self) -> bool:
         """Bring this scope and its nested scopes up to date with everything received; True if still tracking."""
-        if self._dirty or self._child_dirty:  # needs_build, inlined: once per batch and nested scope
+        if self.needs_build:
             self.ensure_built()
         while True:
             tracker = self._current_tracker()
@@ -566,7 +566,7 @@ class Subgraph(Operate):
                     if child is not None:
                         child.schedule()
                         self._pull_from(node, child)
-            if self._dirty or self._child_dirty:
+            if self.needs_build:
                 self.ensure_built()
             if not (self._incoming or self._has_external or self._active_children):
                 break

@@ -47,7 +47,7 @@ def rdd_scope_name(rdd: dict) -> str | None:
     return _scope_name(scope)
 
 
-@lru_cache(maxsize=4096)  # read three times per RDD of every job (signature, loop key, operator), and repeated
+@lru_cache(maxsize=4096)  # read once per RDD of every job (StageCode), and the same scopes repeat job after job
 def _scope_name(scope: str) -> str | None:
     try:
         name = orjson.loads(scope).get("name")
@@ -75,11 +75,9 @@ class StageCode:
         for r in rdds:
             get = r.get
             names.append(get("Name"))
-            scope = get("Scope")
-            if scope and type(scope) is str:
-                name = _scope_name(scope)
-                if name:
-                    scopes.append(name)
+            name = rdd_scope_name(r)
+            if name:
+                scopes.append(name)
             callsite = get("Callsite", "")
             callsites.append(callsite if type(callsite) is str else str(callsite))
         scopes.sort()

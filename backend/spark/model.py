@@ -463,14 +463,9 @@ class SparkModel:
             if not children[sid]:  # a result stage: out of its loop, or to the region's driver (results)
                 self._edge(scope, node, 0 if scope.parent is not None else 2, 0)
         updates: dict[int, tuple[Region, list]] = {id(region): (region, [])}
-        status, folded = self.stage_status, (self.folded_stages if len(self.folded_stages) else None)
         for sid in order:
             info = by_id[sid]
-            attempt = (sid, info.get("Stage Attempt ID", 0))
-            if attempt not in status and (folded is None or folded.get(attempt) is None):  # as _set_stage_status's
-                if attempt[1] != 0:  # if_absent
-                    self._more_attempts.setdefault(sid, []).append(attempt[1])
-                status[attempt] = "PENDING"
+            self._set_stage_status(sid, info.get("Stage Attempt ID", 0), "PENDING", if_absent=True)
             scope, sig, t = place[sid]
             node = scope.ops[sig]
             if children[sid]:
@@ -614,7 +609,7 @@ class SparkModel:
                 _count(parent, (2, 0, time[0]), 1)
             else:
                 _count(scope, target, 1)  # a target is the (node, port, time) its tokens wait at
-            updates.append([["in", node, port], list(time) if type(time) is tuple else time, 1])
+            updates.append([["in", node, port], _jt(time), 1])
 
     @staticmethod
     def _take_messages(region: Region, node: int, epoch: Any) -> list:
@@ -696,7 +691,7 @@ class SparkModel:
         att.caps -= 1
         region, epoch = st.region, st.epoch
         # every update non-zero: no filter (see _batch)
-        updates = [[["out", st.node, 0], list(epoch) if type(epoch) is tuple else epoch, -1]]
+        updates = [[["out", st.node, 0], _jt(epoch), -1]]
         self._deliver(region, st.targets, updates)
         if region.retired:
             return self._batch(region, updates, {"event": "TaskEnd"})  # says so
