@@ -960,11 +960,12 @@ class BlameTracker:
                 s["holder"]["doing"] = "between jobs (addBatch, driver-side)" if mark is not None else "driver"
 
 
-def blame_log(records: Any, on_error: Any = None, source: str = "<blame>") -> list[TimeBlame]:
+def blame_log(records: Any, on_error: Any = None, source: str = "<blame>",
+              checked_records: bool = False) -> list[TimeBlame]:
     """Replay ``records`` (an iterable of records or ``(line, record)`` pairs) and blame every completed time;
     ``on_error`` is told of each problem (a rejected record, a field blame leaves out) as a ``LineError`` naming
-    ``source`` and the line."""
-    replay = Replay(source, on_error=on_error)
+    ``source`` and the line. ``checked_records``: the records come from the Spark model (``Replay``'s option)."""
+    replay = Replay(source, on_error=on_error, checked_records=checked_records)
     tracker = BlameTracker(replay)
     for item in records:
         line, rec = item if isinstance(item, tuple) else (None, item)

@@ -10,7 +10,8 @@ summary; corrupt lines reach ``on_error`` as they arrive. The pipe costs this pr
 batch, a few microseconds per record, against the tens of microseconds the child's share of the work costs per
 event.
 
-:func:`replay_event_log` is what ``flowscope frontiers`` and ``explain`` do with a Spark event log: for a large
+:func:`replay_event_log` is what ``flowscope frontiers`` and ``explain`` do with a Spark event log, and
+:func:`event_log_conversion` its choice of processes, which ``flowscope blame`` shares: for a large
 log three processes (reading and decoding, the model, the replay: the three stages cost about the same on a
 many-small-jobs log, and reading plus the model twice the replay on a few-big-jobs log), for a small one all here;
 the settled ``Replay`` returned.
@@ -33,7 +34,7 @@ from tracker.replay import Replay
 from .convert import READ_IN_CHILD_BYTES, RecordSummary, SparkLogConversion, open_event_log
 from .model import SparkSummary
 
-__all__ = ["ConversionProcess", "replay_event_log"]
+__all__ = ["ConversionProcess", "event_log_conversion", "replay_event_log"]
 
 # Records per message: the pipe costs little, and the replay takes a batch's records while they are still in its
 # cache (1,024 cost it ~8% more CPU on the 100-job benchmark log).
@@ -137,14 +138,14 @@ def _convert(put: Put, log: AppLog, batch: int, read_in_child: bool) -> None:
 
 
 def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None = None, check_contracts: bool = False,
-                     on_error: Callable[[LineError], None] | None = None,
+                     on_error: Callable[[LineError], None] | None = None, threshold: int | None = None,
                      ) -> tuple[Replay, ConversionProcess | SparkLogConversion]:
     """A Spark event log replayed to its full state (or its first ``at`` progress records) and settled, with the
     conversion that fed it (its ``summary()`` and ``model_summary()``): the records ``flowscope record`` writes,
     applied as ``flowscope frontiers`` applies them. A large log takes three processes: one reads and decodes
     (``EventReaderProcess``), one models (``ConversionProcess``), this one applies; a small one is converted here.
     Corrupt lines and rejected records both reach ``on_error`` and the replay's ``errors``, in the order found.
-    Raises like ``SparkLogConversion`` when the log cannot be read."""
+    Raises like ``SparkLogConversion`` when the log cannot be read. ``threshold``: see :func:`event_log_conversion`."""
     log = open_event_log(source)
     replay = Replay(str(log.path), check_contracts, on_error=on_error, checked_records=True)
 
@@ -153,11 +154,7 @@ def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None 
         if on_error is not None:
             on_error(err)
 
-    conversion: ConversionProcess | SparkLogConversion
-    if sum(_size(p) for p in log.files) >= READ_IN_CHILD_BYTES:
-        conversion = ConversionProcess(log, on_error=reported, read_in_child=True)
-    else:
-        conversion = SparkLogConversion(log, on_error=reported)
+    conversion = event_log_conversion(log, on_error=reported, threshold=threshold)
     apply = replay.apply
     try:
         for rec in conversion:
@@ -168,6 +165,20 @@ def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None 
         conversion.close()
     replay.finish()
     return replay, conversion
+
+
+def event_log_conversion(source: str | os.PathLike[str] | AppLog, *,
+                         on_error: Callable[[LineError], None] | None = None, threshold: int | None = None,
+                         ) -> ConversionProcess | SparkLogConversion:
+    """The conversion of a Spark event log that feeds a replay in this process: for a log of ``threshold`` bytes
+    (default ``READ_IN_CHILD_BYTES``) or more on disk, ``ConversionProcess`` reading in a child of its own (two
+    more processes, so that this one only applies the records), else ``SparkLogConversion`` here (a child's
+    start-up costs more than it saves). Iterate over it for the records (its ``line`` is the latest one's event-log
+    line) and ``close()`` it after; corrupt lines reach ``on_error`` as found. Raises like ``SparkLogConversion``."""
+    log = open_event_log(source)
+    if sum(_size(p) for p in log.files) >= (READ_IN_CHILD_BYTES if threshold is None else threshold):
+        return ConversionProcess(log, on_error=on_error, read_in_child=True)
+    return SparkLogConversion(log, on_error=on_error)
 
 
 def _size(p: Any) -> int:

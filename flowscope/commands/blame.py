@@ -26,6 +26,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--top", type=int, metavar="N", help="only the N slowest times")
     p.add_argument("--nested", action="store_true",
                    help="with --scope: also the times of the scopes inside it (a region's loop iterations)")
+    # tests: the size from which a Spark log is converted in other processes (event_log_conversion's threshold)
+    p.add_argument("--pipeline-bytes", type=int, default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_blame)
 
 
@@ -59,6 +61,7 @@ def cmd_blame(args: argparse.Namespace) -> int:
     from backend.blame import blame_log, select
     from backend.feeds import FeedError, default_registry
     from backend.security import PathNotAllowed
+    from backend.spark.follow_feed import SPARK_EVENT_LOG
 
     try:
         scope = json.loads(args.scope) if args.scope else None
@@ -66,8 +69,11 @@ def cmd_blame(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"flowscope: --scope/--time must be JSON: {e}", file=sys.stderr)
         return 2
+    registry = default_registry()
     try:
-        feed = default_registry().open(args.log)
+        if registry.identify(args.log).name == SPARK_EVENT_LOG.name:
+            return _blame_spark_log(args, scope, time)
+        feed = registry.open(args.log)
     except FileNotFoundError:
         print(f"flowscope: {args.log}: no such file", file=sys.stderr)
         return 2
@@ -84,7 +90,38 @@ def cmd_blame(args: argparse.Namespace) -> int:
 
     problems: list = []  # the log's rejected records and the fields blame left out, after the feed's own
     times = select(blame_log(records(), problems.append, str(args.log)), scope, time, args.top, args.nested)
-    for err in feed.errors + problems:
+    return _report(args, times, feed.errors + problems)
+
+
+def _blame_spark_log(args: argparse.Namespace, scope: list | None, time: Any) -> int:
+    """A Spark event log converted as ``flowscope frontiers`` converts it (``event_log_conversion``: a large log in
+    two more processes), the records replayed and blamed here."""
+    from backend.blame import blame_log, select
+    from backend.sources import MissingCodecError
+    from backend.spark.convert import EventLogError
+    from backend.spark.convert_process import event_log_conversion
+
+    corrupt: list = []  # the log's corrupt lines and damaged events, reported before blame's own problems
+    try:
+        conversion = event_log_conversion(args.log, on_error=corrupt.append, threshold=args.pipeline_bytes)
+    except (FileNotFoundError, EventLogError, MissingCodecError) as e:
+        print(f"flowscope: {e}", file=sys.stderr)
+        return 2
+
+    def records():
+        for rec in conversion:
+            yield conversion.line, rec
+
+    problems: list = []
+    try:
+        blamed = blame_log(records(), problems.append, str(args.log), checked_records=True)
+    finally:
+        conversion.close()
+    return _report(args, select(blamed, scope, time, args.top, args.nested), corrupt + problems)
+
+
+def _report(args: argparse.Namespace, times: list, errors: list) -> int:
+    for err in errors:
         print(f"flowscope: {err}", file=sys.stderr)
     if args.json:
         sys.stdout.write(json.dumps({"times": [b.to_json() for b in times]}) + "\n")
