@@ -11,6 +11,11 @@ times into one application (100 by default: 100 jobs, 100,400 tasks, ~520 MB of 
 * ``base-observed`` / ``blame-observed``: ``base`` and ``blame`` with a replay that propagates after every batch,
   as a session's does.
 
+``--commands`` measures instead what a user pays: ``flowscope frontiers LOG --json`` against ``flowscope blame LOG
+--json`` (output to /dev/null), each a fresh process, best of ``--repeat`` by wall time; wall seconds and CPU
+seconds of the command and its children (the conversion processes), and blame's wall overhead over frontiers.
+``--log`` takes any Spark event log (a file or a rolling directory) instead of the built one, in either mode.
+
 Reported: CPU seconds of each process (imports, reading, replay; CPU rather than wall time since the machine may
 be shared), the overheads over ``base`` (and of ``blame-observed`` over ``base-observed``: what a session pays),
 and the peak RSS. Each process tunes the collector as every flowscope process does (``flowscope.cli``'s
@@ -19,14 +24,18 @@ answer; ``benchmarks/blame_cost_split.py`` says which part (the model's task led
 blame) pays the microseconds per task.
 
     .venv/bin/python benchmarks/blame_overhead.py --copies 20 --repeat 1
+    .venv/bin/python benchmarks/blame_overhead.py --commands --copies 100 --repeat 3
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -78,6 +87,36 @@ def run(log: Path, mode: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def run_command(log: Path, command: str) -> dict:
+    """``flowscope COMMAND LOG --json`` as a user runs it: wall and CPU seconds (its children included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    with open(os.devnull, "wb") as devnull:
+        proc = subprocess.run([sys.executable, "-c", "import sys; from flowscope.cli import main; sys.exit(main())",
+                               command, str(log), "--json"], stdout=devnull, stderr=subprocess.PIPE, cwd=REPO,
+                              env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"flowscope {command} failed:\n{proc.stderr.decode(errors='replace')}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall": wall, "cpu": cpu}
+
+
+def compare_commands(log: Path, repeat: int) -> None:
+    best: dict[str, dict] = {}
+    for _ in range(repeat):
+        for command in ("frontiers", "blame"):
+            r = run_command(log, command)
+            if command not in best or r["wall"] < best[command]["wall"]:
+                best[command] = r
+    for command, r in best.items():
+        print(f"  flowscope {command:<9} --json  {r['wall']:6.2f} s wall  {r['cpu']:6.2f} s CPU (children included)")
+    w = best["blame"]["wall"] / best["frontiers"]["wall"] - 1
+    c = best["blame"]["cpu"] / best["frontiers"]["cpu"] - 1
+    print(f"blame over frontiers: wall {w:+.1%}, CPU {c:+.1%}")
+
+
 def main(argv: list[str] | None = None) -> int:
     from replay_vs_history_server import DEFAULT_SOURCE, ensure_log
 
@@ -85,9 +124,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--copies", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
+    ap.add_argument("--log", type=Path, help="this Spark event log instead of the one built from --source")
+    ap.add_argument("--commands", action="store_true",
+                    help="flowscope frontiers against flowscope blame, wall and CPU, as a user runs them")
     args = ap.parse_args(argv)
-    log, meta = ensure_log(args.source, args.copies, False)
-    print(f"log: {meta['jobs']} jobs, {meta['tasks']:,} tasks, {meta['bytes'] / 1e6:.0f} MB", flush=True)
+    if args.log is not None:
+        log = args.log
+        size = sum(p.stat().st_size for p in log.iterdir()) if log.is_dir() else log.stat().st_size
+        print(f"log: {log} ({size / 1e6:.0f} MB)", flush=True)
+    else:
+        log, meta = ensure_log(args.source, args.copies, False)
+        print(f"log: {meta['jobs']} jobs, {meta['tasks']:,} tasks, {meta['bytes'] / 1e6:.0f} MB", flush=True)
+    if args.commands:
+        compare_commands(log, args.repeat)
+        return 0
     best: dict[str, dict] = {}
     for _ in range(args.repeat):
         for mode in ("base", "tasks", "blame", "base-observed", "blame-observed"):
