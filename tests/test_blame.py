@@ -22,7 +22,7 @@ from tests.e2e.server import running_server
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "spark"
 NAMES = ("batch_shuffle", "streaming_stateful", "iterative_pagerank", "skewed_straggler", "task_retries",
-         "streaming_stall", "slot_starvation", "driver_stall", "executor_lost")
+         "streaming_stall", "slot_starvation", "driver_stall", "executor_lost", "iterative_kmeans")
 KINDS = {"task", "waiting-for-slots", "scheduler", "recompute", "driver", "capability", "message"}
 
 

@@ -16,6 +16,7 @@ from backend.fleet.job import analyze_app, analyze_task, canonical_path, group_a
 from backend.fleet.report import render_report, replay_command
 from backend.sources import read_events
 from backend.sources.encoders import encode
+from backend.spark.tasks import SKEW_FINDING
 
 from .conftest import FIXTURES
 
@@ -156,7 +157,7 @@ def test_a_micro_batch_runs_from_its_trigger_and_the_stall_is_found() -> None:
 def test_the_straggler_and_its_skew_name_partition_0() -> None:
     rows = analyze_log(_fixture("skewed_straggler"))
     (stage,) = [s for s in rows.stages if s["stragglers"]]
-    assert stage["skew"] > 5 and stage["tasks"] == 4 and "partition 0" in stage["straggler"]
+    assert stage["skew"] >= SKEW_FINDING and stage["tasks"] == 4 and "partition 0" in stage["straggler"]
     assert stage["held_s"] >= stage["max_task_s"]
     (slow,) = [t for t in rows.times if t["culprit_signature"] == stage["signature"]]
     assert "partition 0" in slow["culprit"]

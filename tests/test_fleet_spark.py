@@ -12,6 +12,7 @@ import pytest
 
 from backend.fleet.analyze import analyze_log
 from backend.fleet.job import run_fleet
+from backend.spark.tasks import SKEW_FINDING
 
 from .test_fleet import _fixture, _plain_events, make_fleet, write_log
 
@@ -91,7 +92,7 @@ def test_the_fleet_tables_are_the_per_application_analysis(session, tmp_path: Pa
     # the same code in every copy: each fixture's signatures recur in all of its copies
     assert max(r["applications"] for r in signatures.values()) >= COPIES
     straggling = [r for r in signatures.values() if r["stragglers"]]
-    assert straggling and all(r["max_skew"] > 2 for r in straggling)
+    assert straggling and all(r["max_skew"] >= SKEW_FINDING for r in straggling)
 
     page = (out / "report.html").read_text()
     assert summary.report == str(out / "report.html") and "plotly" in page.lower()

@@ -12,7 +12,8 @@ rows say is read off the tracker, not re-derived from Spark's events:
   frontier no longer contains a time `<= t` (../shared/design/blame.md, "The interval of a time");
 - a **stage** row is a stage operator at one epoch: how long its output held capabilities at that epoch (from
   submission until its last task's success or its release), with the task durations Spark reported for it
-  (median, max, skew = max / median, stragglers).
+  (median, max, the skew score and stragglers as the Spark model's findings define them: mean absolute deviation
+  over the mean, as FLIP-418, and ``backend.spark.tasks.straggler_median``).
 
 Blame (who held those seconds, by kind) is computed elsewhere, from the same progress-log records; `analyze_log`
 takes it as a function (`blame=`) and `blame_columns` turns its answer (blame.md's `--json` contract) into the
@@ -38,6 +39,7 @@ from backend.sources.decode import WholeEvent
 from backend.spark.convert import EventLogError, open_event_log
 from backend.spark.event_fields import model_decoder
 from backend.spark.model import SparkModel
+from backend.spark.tasks import skew_score, straggler_median
 from tracker.contracts import BatchInfo
 from tracker.reachability import Location
 from tracker.replay import Replay
@@ -58,8 +60,6 @@ __all__ = [
 
 # blame.md's kinds for Spark; each becomes a `blame_<kind>_s` column of times/ (seconds, null until blamed)
 BLAME_KINDS = ("task", "waiting-for-slots", "scheduler", "recompute", "driver")
-STRAGGLER_FACTOR = 2.0  # a task is a straggler when it ran this many times its stage's median...
-STRAGGLER_MIN_S = 0.5  # ...and at least this many seconds longer than the median
 MAX_PROBLEMS = 20  # problems listed per application (the counts are in their own columns)
 
 _SINK_INPUT = Location.from_json(["in", 2, 0])  # the driver (results) operator's input in every region
@@ -369,12 +369,13 @@ class _Analysis:
             durations = sorted(d for d, _ in tasks)
             median = statistics.median(durations) if durations else None
             longest = max(tasks, key=lambda x: x[0]) if tasks else None
-            stragglers = [d for d in durations if median is not None and _is_straggler(d, median)]
+            stragglers = [d for d in durations if straggler_median(d, durations) is not None]
             straggler = None
-            if longest is not None and median is not None and _is_straggler(longest[0], median):
+            others = straggler_median(longest[0], durations) if longest is not None else None
+            if longest is not None and others is not None:
                 info = longest[1]
                 straggler = (f"task {info.get('Task ID')} (partition {info.get('Index')}, executor "
-                             f"{info.get('Executor ID')}) ran {longest[0]:.2f} s, median {median:.2f} s")
+                             f"{info.get('Executor ID')}) ran {longest[0]:.2f} s, median of the others {others:.2f} s")
             row = dict.fromkeys(STAGE_COLUMNS)
             row.update(
                 # a loop's stage holds (epoch, iteration): the row's time is the epoch (its job's), as elsewhere
@@ -385,7 +386,7 @@ class _Analysis:
                 failed_attempts=sum(len(self.failed_attempts.get(s, ())) for s in sids),
                 start=hold.first, held_s=held, tasks=len(durations), median_task_s=median,
                 max_task_s=durations[-1] if durations else None,
-                skew=(durations[-1] / median) if durations and median else None,
+                skew=skew_score(durations) if durations else None,
                 stragglers=len(stragglers), straggler=straggler,
             )
             rows.append(row)
@@ -453,10 +454,6 @@ class _Analysis:
             readable=bool(stats.events), problems=problems[:MAX_PROBLEMS],
         )
         return row
-
-
-def _is_straggler(seconds: float, median: float) -> bool:
-    return seconds >= STRAGGLER_FACTOR * median and seconds - median >= STRAGGLER_MIN_S
 
 
 def _first_past(lows: list[float], t: int, monotone: bool) -> int | None:

@@ -85,7 +85,7 @@ def render_report(signatures: list[dict], slow: list[dict], series: list[dict], 
             customdata=[[s.get("applications"), s.get("runs"), s.get("max_skew") or 0, s.get("stragglers")]
                         for s in signatures][::-1],
             hovertemplate="%{y}<br>%{x:.2f} s held<br>%{customdata[0]} applications, %{customdata[1]} runs<br>"
-                          "max skew %{customdata[2]:.1f}, %{customdata[3]} stragglers<extra></extra>"))
+                          "max skew %{customdata[2]:.2f}, %{customdata[3]} stragglers<extra></extra>"))
         fig.update_layout(height=120 + 22 * len(signatures), margin={"l": 10, "r": 10, "t": 10, "b": 40},
                           xaxis_title="seconds the stage's output held capabilities (sum over the fleet)")
         parts.append(_figure_html(fig, first, "signatures"))
@@ -98,7 +98,7 @@ def render_report(signatures: list[dict], slow: list[dict], series: list[dict], 
                 f"<tr><td><code>{e(str(s.get('signature')))}</code></td><td>{e(str(s.get('name')))}</td>"
                 f"<td>{e(str(s.get('region_kind')))}</td><td class=n>{s.get('applications')}</td>"
                 f"<td class=n>{s.get('runs')}</td><td class=n>{_num(s.get('held_s'))}</td>"
-                f"<td class=n>{_num(s.get('max_held_s'))}</td><td class=n>{_num(s.get('max_skew'), 1)}</td>"
+                f"<td class=n>{_num(s.get('max_held_s'))}</td><td class=n>{_num(s.get('max_skew'), 2)}</td>"
                 f"<td class=n>{s.get('stragglers')}</td><td class=n>{s.get('failed_attempts')}</td></tr>")
         parts.append("</table>")
     else:

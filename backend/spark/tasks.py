@@ -28,7 +28,8 @@ from typing import Any
 
 from tracker.log_records import detail
 
-__all__ = ["TaskLedger", "StageAggregate", "partition_of", "skew_score", "stragglers", "STRAGGLER_FACTOR",
+__all__ = ["TaskLedger", "StageAggregate", "partition_of", "skew_score", "stragglers", "straggler_median",
+           "STRAGGLER_FACTOR",
            "STRAGGLER_MIN_S", "SKEW_FINDING"]
 
 STRAGGLER_FACTOR = 3.0
@@ -70,8 +71,9 @@ def median_of_others(ordered: list[float], value: float) -> float:
     return at(m // 2) if m % 2 else (at(m // 2 - 1) + at(m // 2)) / 2
 
 
-def _far_median(duration: float, ordered: list[float]) -> float | None:
-    """The median of the others (``ordered``: every duration, sorted) if ``duration`` is a straggler's, else None."""
+def straggler_median(duration: float, ordered: list[float]) -> float | None:
+    """The median of the others (``ordered``: every duration, sorted) if ``duration`` is a straggler's, else None:
+    the one straggler rule, which the fleet's stage rows use too."""
     med = median_of_others(ordered, duration)
     return med if duration >= STRAGGLER_FACTOR * med and duration - med >= STRAGGLER_MIN_S else None
 
@@ -81,7 +83,7 @@ def _straggler_indexes(durations: list[float], ordered: list[float]) -> list[tup
     longest first (ties in their order)."""
     far = []
     for i in heapq.nlargest(MAX_STRAGGLERS, range(len(durations)), key=durations.__getitem__):
-        med = _far_median(durations[i], ordered)
+        med = straggler_median(durations[i], ordered)
         if med is not None:
             far.append((i, med))
     return far
@@ -327,7 +329,7 @@ class TaskLedger:
         ordered = sorted(durations)
         slow = []
         for duration, _, (tid, index, executor, launched, records, partition) in sorted(a.longest, reverse=True):
-            med = _far_median(duration, ordered)
+            med = straggler_median(duration, ordered)
             if med is not None:
                 slow.append({"task": tid, "index": index, "partition": partition, "executor": executor,
                              "duration": duration, "launched": launched, "records": records, "median_others": med})
