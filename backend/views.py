@@ -24,13 +24,27 @@ FINDING_FIELDS = ("finding", "node", "time", "stage", "attempt", "task", "index"
                   "duration_s", "median_task_s", "summary")
 
 
+def completed_time(m: dict) -> Any:
+    """The time of its scope that a mark says completed, which blame splits (``GET .../blame?scope=&time=``): a
+    finished job's epoch (its mark carries the job's status), a micro-batch's id (its ``batch N done`` mark, with
+    the trigger's start); None for any other mark."""
+    if "status" in m and "job" in m and m.get("epoch") is not None:
+        return m["epoch"]
+    if "trigger_start" in m and m.get("batch") is not None:
+        return m["batch"]
+    return None
+
+
 def mark_json(m: dict) -> dict:
-    """A timeline mark as the API and the stream send it: label, wall time, the batches before it, its scope, and a
-    finding's details (``FINDING_FIELDS``) when it is one."""
+    """A timeline mark as the API and the stream send it: label, wall time, the batches before it, its scope, the
+    time it completes there (:func:`completed_time`), and a finding's details (``FINDING_FIELDS``) when it is one."""
     out = {"label": str(m.get("label", "")), "at": m.get("at"), "after": m.get("after", 0)}
     scope = m.get("scope")
     if isinstance(scope, list):
         out["scope"] = scope
+        done = completed_time(m)
+        if done is not None:
+            out["completes"] = done
     if isinstance(m.get("finding"), str):
         for k in FINDING_FIELDS:
             if k in m:

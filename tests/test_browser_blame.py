@@ -68,3 +68,29 @@ def test_executor_timeline_draws_every_task(page, server, stall_sid):
     legend = [t.text_content() for t in page.query_selector_all("#executor-chart .legend .legendtext")]
     assert sorted(legend) == sorted(f"stage {s}" for s in set(tasks["stage"]))
     shot(page, "executor-timeline")
+
+
+def test_a_finished_job_or_batch_mark_opens_its_own_waterfall(page, server, stall_sid):
+    """A mark of a completed time (a micro-batch's "batch N done", a job's "succeeded") opens the Blame tab on
+    that time, even one outside the listed scope's slowest (job 0 is in scope [1], the list is scope [2]'s)."""
+    marks = httpx.get(f"{server.url}/api/sessions/{stall_sid}/marks").json()["marks"]
+    done = {m["label"]: m for m in marks if m.get("completes") is not None}
+    assert done["batch 1 done"]["completes"] == 1 and done["batch 1 done"]["scope"] == [2]
+    assert done["job 0 succeeded (epoch 0)"]["scope"] == [1]
+    assert not any(m.get("completes") is not None for m in marks if "started" in m["label"])
+    page.goto(f"{server.url}/#/s/{stall_sid}?scope=2")
+    page.wait_for_selector("#graph circle.port")
+    page.click('#tabs button[data-tab="marks-tab"]')
+    row = page.wait_for_selector('#tab-marks-tab .list-row:has-text("batch 1 done")')
+    row.query_selector("button.mark-blame").click()
+    active = page.wait_for_selector("#tab-blame .blame-time.active", timeout=15000)
+    assert "batch 1" in active.inner_text()
+    page.wait_for_selector('#blame-waterfall .gtitle:has-text("batch 1")')
+    shot(page, "blame-from-a-mark")
+    page.click('#tabs button[data-tab="marks-tab"]')
+    row = page.wait_for_selector('#tab-marks-tab .list-row:has-text("job 0 succeeded")')
+    row.query_selector("button.mark-blame").click()
+    page.wait_for_selector('#tab-blame .blame-time.active:has-text("time 0")', timeout=15000)
+    first = page.query_selector_all("#tab-blame .blame-time")[0]
+    assert "active" in (first.get_attribute("class") or "")  # not among scope [2]'s times: listed first
+    assert "batch" not in first.inner_text()

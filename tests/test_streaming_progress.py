@@ -114,7 +114,8 @@ def test_finding_marks_carry_their_details(server, client):
     assert s["duration_s"] > 5 * s["median_task_s"] and isinstance(s["task"], int) and s["executor"] == "driver"
     assert skew[0]["summary"]["skew"] >= 0.5 and skew[0]["summary"]["tasks"] >= 4
     plain = [m for m in marks if not m.get("finding")]
-    assert plain and all(set(m) <= {"label", "at", "after", "scope"} for m in plain)
+    assert plain and all(set(m) <= {"label", "at", "after", "scope", "completes"} for m in plain)
+    assert any("completes" in m for m in plain)  # the finished jobs' marks name the time they complete
 
 
 def test_mark_json_is_what_rest_and_the_stream_send():

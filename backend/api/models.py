@@ -167,6 +167,8 @@ class Mark(BaseModel):
     at: float | None = None
     after: int = Field(description="batches applied before the mark")
     scope: list[int] | None = None
+    completes: Any = Field(None, description="a finished job's or micro-batch's mark: the time of its scope it "
+                                             "completes (GET .../blame?scope=&time= splits its latency)")
     finding: str | None = Field(None, description="a Spark finding: straggler or skew; then node, time, stage, "
                                                   "attempt, and task, partition, index, executor, duration_s, "
                                                   "median_task_s (a straggler) or summary (a skewed stage's "

@@ -1,6 +1,7 @@
 // The Blame tab: the slowest completed times of the scope (jobs, micro-batches) and, for the one picked, a waterfall
 // of where its seconds went (GET .../blame): one bar per segment of the critical path, coloured by kind. Clicking a
-// bar opens that holder at that moment: the view seeks to the batch then and explains the holder's port.
+// bar opens that holder at that moment: the view seeks to the batch then and explains the holder's port. A mark of a
+// finished job or micro-batch opens its own time here (want()), listed first when it is not among the slowest.
 
 import * as api from "./api.js";
 import { esc } from "./dom.js";
@@ -25,6 +26,8 @@ export function segmentLabel(s) {
     return `task ${h.task} · stage ${h.stage} · partition ${part} · ${h.executor}`;
   }
   if (s.kind === "waiting-for-slots") return `task ${h.task} waits for a slot (stage ${h.stage})`;
+  // a task not launched yet while slots were free: the scheduler's own delay
+  if (s.kind === "scheduler" && h.task !== undefined) return `task ${h.task} pending with a slot free (stage ${h.stage})`;
   if (h.doing) return `${h.operator}: ${h.doing}`;
   return `${h.operator} ${h.port ? h.port.join(",") : ""}`;
 }
@@ -46,6 +49,14 @@ export class BlameView {
     this.loadPlotly = loadPlotly;
     this.times = [];
     this.picked = null;
+    this.wanted = null;
+  }
+
+  // The next show() draws this time's waterfall: [scope path, time] as a mark names them (a job's epoch, a
+  // micro-batch's id: the region's time).
+  want(scope, time) {
+    this.wanted = { scope, time };
+    this.picked = null;
   }
 
   async show(sid, scope) {
@@ -55,6 +66,19 @@ export class BlameView {
     if (scope.length) { params.scope = scope.join(","); params.nested = true; }
     const data = await api.get(`/api/sessions/${sid}/blame`, params);
     this.times = data.times;
+    const wanted = this.wanted;
+    this.wanted = null;
+    if (wanted) {
+      const same = (t) => t.scope.join() === wanted.scope.join() && JSON.stringify(t.time) === JSON.stringify(wanted.time);
+      let found = this.times.find(same);
+      if (!found) {
+        const one = await api.get(`/api/sessions/${sid}/blame`, { scope: wanted.scope.join(","), time: JSON.stringify(wanted.time) });
+        found = one.times[0];
+        if (found) this.times = [found, ...this.times];
+      }
+      if (found) this.picked = found;
+      else if (this.h.toast) this.h.toast(`no blame for time ${JSON.stringify(wanted.time)} of scope [${wanted.scope}] (not completed yet?)`);
+    }
     if (!this.times.length) {
       this.box.innerHTML = `<p class="muted">No completed job or micro-batch in this scope yet.</p>`;
       return;

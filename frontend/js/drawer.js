@@ -37,6 +37,12 @@ const LAYOUT = {
 };
 const CONFIG = { displayModeBar: false, responsive: true };
 
+// The time a mark says completed in its scope (the server's `completes`: a finished job, a micro-batch), which
+// the Blame tab splits; null for any other mark.
+function blamedTime(m) {
+  return Array.isArray(m.scope) && m.completes !== undefined && m.completes !== null ? m.completes : null;
+}
+
 export class Drawer {
   constructor(root, handlers) {
     this.root = root;
@@ -222,9 +228,17 @@ export class Drawer {
     const box = this.root.querySelector("#tab-marks-tab");
     const t0 = this.info && this.info.first_at ? this.info.first_at : 0;
     box.innerHTML = data.total ? data.marks.map((m, i) =>
-      `<div class="list-row" data-i="${i}"><span class="b">batch ${m.after}</span><span class="muted">${m.at ? "+" + duration(m.at - t0) : ""}</span><span>${esc(m.label)}</span></div>`).join("")
+      `<div class="list-row" data-i="${i}"><span class="b">batch ${m.after}</span><span class="muted">${m.at ? "+" + duration(m.at - t0) : ""}</span><span>${esc(m.label)}</span>${blamedTime(m) !== null ? `<button class="mark-blame" title="where this time's seconds went">blame</button>` : ""}</div>`).join("")
       : `<p class="muted">No marks in this session.</p>`;
     for (const r of box.querySelectorAll(".list-row")) r.addEventListener("click", () => this.h.seek(data.marks[+r.dataset.i].after));
+    for (const b of box.querySelectorAll(".mark-blame")) {
+      b.addEventListener("click", (ev) => {
+        ev.stopPropagation();
+        const m = data.marks[+b.closest(".list-row").dataset.i];
+        this.blame.want(m.scope, blamedTime(m));
+        this.select("blame");
+      });
+    }
   }
 
   async errors() {
