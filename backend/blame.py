@@ -410,11 +410,14 @@ class BlameTracker:
         # ingest pays for the bookkeeping only
         self.lazy = lazy
         self.scopes: dict[tuple, _Scope] = {}
+        # the scopes a prune may change or that hold an open time; the others are idle (no open time, no ended
+        # interval, no job kept): a prune would leave them as they are, so it visits only these
+        self._unpruned: dict[tuple, _Scope] = {}
         self.results: deque[TimeBlame] = deque(maxlen=KEEP_TIMES)
         self.seq = 0
         self._pending: list[tuple[_Scope, Any, int, float]] = []
         self._ports: dict[tuple, Location] = {}
-        self._reach: dict[tuple, dict] = {}
+        self._reach: dict[tuple, dict[Location, dict]] = {}  # scope path -> port -> the summaries to it
         self._sinks: dict[tuple, list[Location]] = {}
         self._drivers: dict[tuple, set[int]] = {}
         self._executors: dict[str, int] = {}
@@ -432,11 +435,10 @@ class BlameTracker:
         path, n = scope.path, len(scope.path)
         for key in [k for k in self.scopes if k[:n] == path]:
             del self.scopes[key]
-        for table in (self._sinks, self._drivers):
+            self._unpruned.pop(key, None)
+        for table in (self._sinks, self._drivers, self._reach):
             for key in [k for k in table if k[:n] == path]:
                 del table[key]
-        for key in [k for k in self._reach if k[0][:n] == path]:
-            del self._reach[key]
 
     # --- feeding -------------------------------------------------------------------------------------------
 
@@ -452,13 +454,27 @@ class BlameTracker:
         elif kind == "mark":
             self._mark(_checked_mark(rec, self._reporter(line)))
         elif kind in ("scope", "operator", "edge"):
-            self._reach.clear()
-            self._sinks.clear()
-            self._drivers.clear()
-            for sb in self.scopes.values():
-                sb.reach = None  # counted along the old paths: counted afresh at the next completion check
+            self._structure_changed(rec.get("path") if kind == "scope" else rec.get("scope", []))
             if kind == "operator" and rec.get("capabilities"):
                 self._initial(rec)
+
+    def _structure_changed(self, path: Any) -> None:
+        """The scope at ``path`` changed (for a scope record, the new scope: its parent gained a child). What blame
+        counted along the paths to the sinks of that scope and of each scope around it is stale (a nested scope's
+        summary is part of its parent's paths); every other scope's is not, so a growing application's structure
+        records cost their depth, not the number of scopes so far."""
+        try:
+            key = tuple(path)
+            chain = [key[:n] for n in range(len(key), -1, -1)]
+        except TypeError:  # not a path (the replay rejects such a record first): forget every scope's
+            chain = list(self.scopes) + [()]
+        for p in chain:
+            self._reach.pop(p, None)
+            self._sinks.pop(p, None)
+            self._drivers.pop(p, None)
+            sb = self.scopes.get(p)
+            if sb is not None:
+                sb.reach = None  # counted along the old paths: counted afresh at the next completion check
 
     def _initial(self, rec: dict) -> None:
         """An operator's initial capabilities: positive from now (the last batch's time) on."""
@@ -544,6 +560,7 @@ class BlameTracker:
                             reach.opened(t)
                     if t not in sb.active and not self._is_driver(sb.path, loc.node):
                         sb.active[t] = at
+                        self._unpruned[sb.path] = sb
             elif after <= 0 < before:
                 iv = open_iv.pop(key, None)
                 released = True
@@ -554,6 +571,7 @@ class BlameTracker:
                     if ended is not None and delta < 0:
                         iv.task_ends.append(ended)
                     sb.closed.append(iv)
+                    self._unpruned[sb.path] = sb
         clears = rec.get("clears")
         if clears:
             end = self._spans.end
@@ -667,6 +685,7 @@ class BlameTracker:
             for sc, t in times:
                 if label.endswith(")") and " started " in label:
                     sc.jobs.setdefault(t, []).append(rec["job"])
+                    self._unpruned[sc.path] = sc
                     sc.job_start[t] = min(at, sc.job_start.get(t, at))
                 else:
                     sc.job_end[t] = max(at, sc.job_end.get(t, at))
@@ -725,7 +744,7 @@ class BlameTracker:
     def _prune(self) -> None:
         """Drop what no open time can need: intervals and task spans that ended before every open time began."""
         cut = None
-        for sb in self.scopes.values():
+        for sb in list(self._unpruned.values()):
             opened = min(sb.active.values(), default=None)
             if opened is not None:
                 cut = opened if cut is None else min(cut, opened)
@@ -738,12 +757,14 @@ class BlameTracker:
                 sb.job_start.pop(t, None)
                 sb.job_end.pop(t, None)
                 sb.batch_marks.pop(t, None)
+            if not sb.active and not sb.closed and not sb.jobs:
+                del self._unpruned[sb.path]
         self._prune_spans(cut)
 
     def _prune_spans(self, cut: float | None = None) -> None:
         """Drop the spans of tasks that ended before every open time began (all ended ones if none is open)."""
         if cut is None:
-            cut = min((at for sb in self.scopes.values() for at in sb.active.values()), default=None)
+            cut = min((at for sb in self._unpruned.values() for at in sb.active.values()), default=None)
         self._spans.prune(cut)
         if cut is not None:  # the cores at an executor event before the cut: only the last one can still be asked
             i = bisect_right(self._slots, cut, key=lambda s: s[0]) - 1
@@ -751,10 +772,12 @@ class BlameTracker:
                 del self._slots[:i]
 
     def _reach_to(self, scope: Subgraph, loc: Location) -> dict:
-        key = (scope.path, loc)
-        got = self._reach.get(key)
+        by_port = self._reach.get(scope.path)
+        if by_port is None:
+            by_port = self._reach[scope.path] = {}
+        got = by_port.get(loc)
         if got is None:
-            got = self._reach[key] = scope.path_summaries_to(loc)
+            got = by_port[loc] = scope.path_summaries_to(loc)
         return got
 
     def _blame(self, sb: _Scope, t: Any, end_seq: int, end_at: float) -> TimeBlame | None:

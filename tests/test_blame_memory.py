@@ -47,3 +47,26 @@ def test_completed_times_are_remembered_up_to_a_bound_and_an_old_one_is_not_blam
     feed(held(300, 403.0, -1))
     assert [b.time for b in tracker.times()[300:]] == [300]
     assert not sb.first_seen and len(sb.done) == 50
+
+
+def region(k: int, at: float) -> list[dict]:
+    """Region ``[k]`` of a growing application: its structure, then its time 0 held and released (completed)."""
+    nested = [dict(r, scope=[k]) for r in STRUCTURE]
+    return [{"type": "scope", "path": [k], "name": f"job {k}", "inputs": 0, "outputs": 0, "depth": 1}, *nested,
+            dict(held(0, at, 1), scope=[k]), dict(held(0, at + 0.5, -1), scope=[k])]
+
+
+def test_a_growing_application_costs_blame_its_new_scope_not_every_scope_so_far():
+    """A new region's structure records leave what blame counted for the other regions (it reads them again only
+    in the scope that changed and around it), and a prune visits only the scopes that still hold something."""
+    replay = Replay("growing", checked_records=True)
+    tracker = BlameTracker(replay)
+    for k in range(1, 301):
+        for rec in region(k, 10.0 + k):
+            assert replay.apply(rec)
+            tracker.record(rec)
+    times = tracker.times()
+    assert [b.scope for b in times] == [[k] for k in range(1, 301)]  # every region's time blamed
+    first = tracker.scopes[(1,)]
+    assert first.reach is not None  # counted once, at its completion, and not thrown away as the others came
+    assert len(tracker._unpruned) <= blame_module._PRUNE_EVERY + 1  # finished regions are idle: not visited
