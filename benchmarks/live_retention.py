@@ -17,6 +17,7 @@ import importlib.util
 import sys
 import tempfile
 import tracemalloc
+import types
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,6 +38,41 @@ def _replicate(copies: int, target: Path) -> dict:
     return module.generate(SOURCE, copies, target)
 
 
+_SKIP = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.CodeType)
+
+
+def deep_size(root: object, stop: set[int]) -> int:
+    """Bytes of every object reachable from ``root`` (classes, modules and functions not followed, nor ``stop``)."""
+    seen: set[int] = set(stop)
+    todo, total = [root], 0
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, _SKIP):
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        todo.extend(gc.get_referents(obj))
+    return total
+
+
+def structure_sizes(session: Session) -> dict[str, int]:
+    """Deep bytes of each long-lived part of a session; the live parts stop at the seekable history."""
+    stop = {id(session.history), id(session)}
+    parts = {"history (seekable)": session.history}
+    feed = session.feed
+    model = getattr(feed, "model", None)
+    stop.add(id(feed))
+    if model is not None:
+        stop.add(id(model))
+        parts["model"] = model
+    for name, value in vars(session).items():
+        if name not in ("history", "feed", "replay", "listeners") and not isinstance(value, (int, float, str)):
+            parts[f"session.{name}"] = value
+    parts["replay"] = session.replay
+    stop.update(id(v) for v in parts.values())
+    return {name: deep_size(value, stop - {id(value)}) for name, value in parts.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--copies", type=int, default=300)
@@ -54,7 +90,7 @@ def main() -> None:
             jobs = len(s.replay.root.children) + s.replay.folded
             if not snaps and jobs * 7 // 4 >= warm_jobs:  # regions: 4 per copy
                 gc.collect()
-                snaps.append((jobs, tracemalloc.take_snapshot()))
+                snaps.append((jobs, tracemalloc.take_snapshot(), structure_sizes(s)))
 
         session.listeners.append(listener)
 
@@ -68,9 +104,15 @@ def main() -> None:
         gc.collect()
         end = tracemalloc.take_snapshot()
         regions_end = len(session.replay.root.children) + session.replay.folded
-        regions_warm, warm = snaps[0]
+        regions_warm, warm, sizes_warm = snaps[0]
+        sizes_end = structure_sizes(session)
         jobs = (regions_end - regions_warm) * JOBS_PER_COPY / 4
         print(f"status {session.status}; regions {regions_warm} -> {regions_end} (~{jobs:.0f} jobs)")
+        print("deep size per structure (warm-up -> end, bytes per job in between):")
+        for name, before in sizes_warm.items():
+            after = sizes_end[name]
+            print(f"  {name:28s} {before:>11,} -> {after:>11,}  {(after - before) / jobs:8.1f} B/job")
+        print("retained by allocating line:")
         stats = end.compare_to(warm, "lineno")
         history = live = 0
         rows = []
