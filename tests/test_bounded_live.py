@@ -71,3 +71,47 @@ def test_forgetting_signatures_changes_no_record(events, monkeypatch):
         monkeypatch.undo()
         assert forgetting.remembered_signatures <= 8
         assert got == want
+
+
+def _deep_size(root: object) -> int:
+    import gc
+    import sys
+    import types
+
+    skip = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+    seen: set[int] = set()
+    todo, total = [root], 0
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, skip):
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        todo.extend(gc.get_referents(obj))
+    return total
+
+
+def test_a_dropped_region_leaves_only_a_pointer_per_list_in_the_root_tracker():
+    """Node numbers only grow, so the root tracker's per-node lists keep a slot for every region ever declared; a
+    folded, dropped region's slot is a shared empty entry, not lists of its own (a few pointers, no more)."""
+    from tracker import log_records
+    from tracker.replay import Replay
+
+    replay = Replay("long", keep_finished=0)
+    sizes = {}
+    for k in range(1, 3001):
+        for rec in (log_records.scope([k], f"job {k}", 0, 0),
+                    log_records.operator([k], 1, "driver", 0, 1, capabilities=[[0]]),
+                    log_records.operator([k], 2, "sink", 1, 0),
+                    log_records.edge([k], ["out", 1, 0], ["in", 2, 0]),
+                    log_records.progress([k], 0, 0, float(k), [[["out", 1, 0], 0, -1]]),
+                    log_records.retire([k])):
+            assert replay.apply(rec), replay.errors[-1:]
+        replay.settle()
+        if k in (1000, 3000):
+            tracker = replay.root.tracker
+            assert tracker is not None
+            sizes[k] = _deep_size(tracker)
+    assert replay.folded == 3000 and len(replay.root.children) == 0
+    per_region = (sizes[3000] - sizes[1000]) / 2000
+    assert per_region <= 40, per_region  # three list slots of 8 bytes, and the lists' spare room
