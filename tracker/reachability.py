@@ -104,6 +104,10 @@ class CycleError(ValueError):
 
 
 Connectivity = list  # per input: dict output -> Antichain of summaries
+# A node with no inputs (outputs) keeps this one empty tuple, not a list of its own: a long application's root
+# scope declares a port-less node per region ever (node numbers only grow), and only a pointer each should stay.
+_NO_PORTS: tuple = ()
+_PORTLESS = (0, 0)  # likewise, such a node's shape
 
 
 class Builder:
@@ -113,8 +117,8 @@ class Builder:
         self.domain = domain
         self.name = name
         self.shape: list[tuple[int, int]] = []
-        self.nodes: list[Connectivity] = []
-        self.edges: list[list[list[Location]]] = []
+        self.nodes: list[Connectivity | tuple] = []  # per node (_NO_PORTS when it has no inputs)
+        self.edges: list[list[list[Location]] | tuple] = []  # per node, per output (_NO_PORTS when none)
         # Predecessors, kept as nodes and edges are added: the backward searches start from them.
         self.edges_into: dict[Location, list[Location]] = {}  # target -> the sources with an edge to it
         self.internal_into: dict[Location, list[tuple[Location, Antichain]]] = {}  # source -> (own input, summaries)
@@ -128,9 +132,9 @@ class Builder:
         """
         shape = self.shape
         while len(shape) <= index:
-            shape.append((0, 0))
-            self.nodes.append([])
-            self.edges.append([])
+            shape.append(_PORTLESS)
+            self.nodes.append(_NO_PORTS)
+            self.edges.append(_NO_PORTS)
         le = self.domain.le
         conn: Connectivity = []
         if summary is None:
@@ -155,12 +159,12 @@ class Builder:
             for o, targets in enumerate(self.edges[index]):
                 for t in targets:
                     self.edges_into[t].remove(Source(index, o))
-            self.edges[index] = [[] for _ in range(outputs)]
+            self.edges[index] = [[] for _ in range(outputs)] if outputs else _NO_PORTS
         internal_into = self.internal_into
         for o in range(old_outputs):
             internal_into.pop(Source(index, o), None)
-        shape[index] = (inputs, outputs)
-        self.nodes[index] = conn
+        shape[index] = (inputs, outputs) if inputs or outputs else _PORTLESS
+        self.nodes[index] = conn or _NO_PORTS
         if conn:
             sources = [_port(Location, (index, OUT, o)) for o in range(outputs)]
             for i, ports in enumerate(conn):

@@ -60,6 +60,7 @@ __all__ = ["HANDLED_EVENTS", "SparkModel", "SparkSummary"]
 
 STREAMING_PREFIX = "org.apache.spark.sql.streaming.StreamingQueryListener$"
 _NOTHING: frozenset = frozenset()  # one empty set for every stage that writes no shuffle (each frozenset() is new)
+SIGNATURE_IDS_KEPT = 50_000  # stage signatures remembered at least (_intern_signature): ~10 MB at most
 SESSION_RETAINED_JOBS = 1000  # a session's model keeps this many ended jobs' full records (as spark.ui.retainedJobs)
 KEEP_WRITTEN = 100_000  # shuffle outputs remembered for recognising skipped stages (a few MB at most)
 _STEP = ("loop step",)  # the signature of a loop's step operator, in its loop scope
@@ -242,7 +243,10 @@ class SparkModel:
         self.folded_stages = StatusTable()  # and of their stage attempts
         # the shuffles stages that completed wrote, the latest KEEP_WRITTEN (a later stage writing them is skipped)
         self._written: dict[tuple, None] = {}
-        self._signature_ids: dict[Any, int] = {}  # a stage signature (base, its parents' ids) -> its id
+        # a stage signature (base, its parents' ids) -> its id, for the signatures seen last (_intern_signature)
+        self._signature_ids: dict[Any, int] = {}
+        self._older_signature_ids: dict[Any, int] = {}  # the generation before: promoted back when seen again
+        self._next_signature_id = 0
         self.tasks = TaskLedger()  # which tasks make up each stage's capabilities (detail records)
 
     # --- driving -----------------------------------------------------------------------------------------
@@ -438,7 +442,10 @@ class SparkModel:
                         base = (base, (signature(ps[0], depth + 1),) if ps else ())
                 # interned: a lineage that grows by one stage per job (a driver loop) would otherwise nest its
                 # signatures ever deeper, and hashing and sorting them would cost the square of the lineage per job
-                sig = sigs[sid] = interned.setdefault(base, len(interned))
+                sig = interned.get(base)
+                if sig is None:
+                    sig = self._intern_signature(base)
+                sigs[sid] = sig
             return sig
 
         _distinct(order, signature, sigs)
@@ -532,6 +539,38 @@ class SparkModel:
             written[w] = None
         while len(written) > KEEP_WRITTEN:
             del written[next(iter(written))]
+
+    @property
+    def remembered_signatures(self) -> int:
+        """How many stage signatures the model remembers now (bounded: ``_intern_signature``)."""
+        return len(self._signature_ids) + len(self._older_signature_ids)
+
+    @property
+    def signature_ids_issued(self) -> int:
+        """How many signature ids the application has had (each means one signature, never reused)."""
+        return self._next_signature_id
+
+    def _intern_signature(self, base: Any) -> int:
+        """The id of a stage signature not among the latest generation's. Ids count up and are never reused, so
+        an id means one signature for the application's life; only the signatures of the last
+        ``SIGNATURE_IDS_KEPT`` to ``2 * SIGNATURE_IDS_KEPT`` distinct ones seen are remembered (two generations,
+        the older dropped whole when the newer fills), so an application whose stage code differs in every job
+        (generated code) keeps a bounded map. A signature forgotten and seen again gets a new id: a region still
+        holding an operator under the old one would then declare a second operator for it, which needs that
+        many distinct signatures in between, far more than any region's operators."""
+        sig = self._signature_ids.get(base)  # a caller's view of the newer generation may predate a rotation
+        if sig is not None:
+            return sig
+        sig = self._older_signature_ids.pop(base, None)
+        if sig is None:
+            sig = self._next_signature_id
+            self._next_signature_id += 1
+        current = self._signature_ids
+        if len(current) >= SIGNATURE_IDS_KEPT:
+            self._older_signature_ids, self._signature_ids = current, {}
+            current = self._signature_ids
+        current[base] = sig
+        return sig
 
     def _place(self, region: Region, epoch: int, codes: dict[int, StageCode], parents: dict, sigs: dict,
                skipped: Collection[int], streaming: bool
