@@ -126,7 +126,9 @@ def test_straggler_badge_on_its_stage_opens_the_finding(page, server, sids, rend
     panel = page.wait_for_selector("#why #findings-answer .finding.straggler")
     body = panel.inner_text()
     assert slow["label"] in body and str(slow["task"]) in body
-    assert page.query_selector("#why .finding.skew") is not None
+    assert "read" in body and f"{slow['records']} records" in body, body
+    skew = page.query_selector("#why .finding.skew")
+    assert skew is not None and "bytes skew" in skew.inner_text() and "input per task" in skew.inner_text()
     shot(page, f"finding-badge-{renderer}")
     panel.query_selector("button.finding-goto").click()
     page.wait_for_function("(b) => +document.querySelector('#batch-input').value === b", arg=slow["after"])

@@ -11,6 +11,7 @@ import pytest
 
 from backend.app import Settings
 from backend.sources import find_logs
+from backend.sources.eventlog import read_events
 from backend.spark.convert import SparkLogConversion
 from backend.spark.tasks import TaskLedger, skew_score, stragglers
 from flowscope.cli import main as cli
@@ -109,6 +110,17 @@ def test_the_straggler_and_the_skew_are_findings():
     (straggler,) = [m for m in marks if m["finding"] == "straggler"]
     assert straggler["index"] == 0 and straggler["duration_s"] > 4 * straggler["median_task_s"]
     assert any(m["finding"] == "skew" and m["stage"] == straggler["stage"] for m in marks)
+    # what it read, from its TaskEnd's metrics: storage input plus shuffle bytes fetched locally and remotely
+    (end,) = [ev for ev in (e.event for e in read_events(fixture_log("skewed_straggler").path))
+              if ev.get("Event") == "SparkListenerTaskEnd" and ev["Task Info"]["Task ID"] == straggler["task"]]
+    metrics = end["Task Metrics"]
+    shuffle = metrics["Shuffle Read Metrics"]
+    read = metrics["Input Metrics"]["Bytes Read"] + shuffle["Remote Bytes Read"] + shuffle["Local Bytes Read"]
+    assert straggler["bytes"] == read > 0
+    (skew,) = [m for m in marks if m["finding"] == "skew"]
+    sizes = skew["summary"]["input_bytes"]
+    assert sizes["max"] == read and sizes["median"] < read and skew["summary"]["bytes_skew"] > 0
+    assert f"median {sizes['median'] / 1000:.1f} kB" in straggler["label"], straggler["label"]
     marks = [r for r in SparkLogConversion(fixture_log("streaming_stall")) if r["type"] == "mark" and "finding" in r]
     (straggler,) = [m for m in marks if m["finding"] == "straggler"]
     assert straggler["time"] == 4 and straggler["index"] == 0 and straggler["duration_s"] > 3.5

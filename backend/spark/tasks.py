@@ -7,12 +7,13 @@ are, in the progress-log format (it never talks to the tracker): a ``detail`` re
 rides on its end's progress batch as ``clears``). Whoever shows a holder (explain, blame) joins these to the
 pointstamp they name.
 
-Memory stays bounded: a stage attempt keeps its finished tasks' durations and input records only while it runs; when
+Memory stays bounded: a stage attempt keeps its finished tasks' durations and input sizes only while it runs; when
 it completes they are reduced to an aggregate (count, quantiles, mean, the skew score) plus the stragglers, and
 the per-task list is dropped. Stragglers and skewed stages are also reported as marks (``finding``), so the
 timeline and the findings list show them.
 
-* skew score: mean absolute deviation over the mean (as Flink's FLIP-418), of task durations and of input records;
+* skew score: mean absolute deviation over the mean (as Flink's FLIP-418), of task durations, of input records and
+  of input bytes (read from storage plus shuffle bytes fetched, local and remote);
 * straggler: a successful task at least ``STRAGGLER_FACTOR`` times the median of the stage attempt's other tasks
   and at least ``STRAGGLER_MIN_S`` seconds above it (so sub-second noise in tiny stages is not a finding).
 """
@@ -119,46 +120,53 @@ class StageAggregate:
     failed_tasks: int
     duration_s: dict[str, float] | None
     input_records: dict[str, float] | None
+    input_bytes: dict[str, float] | None
     skew: float
     records_skew: float
+    bytes_skew: float
     stragglers: list[dict]
 
     def to_json(self) -> dict:
         return {"stage": self.stage, "attempt": self.attempt, "scope": self.scope, "node": self.node,
                 "time": self.time, "tasks": self.tasks, "failed_tasks": self.failed_tasks,
-                "duration_s": self.duration_s, "input_records": self.input_records, "skew": round(self.skew, 4),
-                "records_skew": round(self.records_skew, 4), "stragglers": self.stragglers}
+                "duration_s": self.duration_s, "input_records": self.input_records, "input_bytes": self.input_bytes,
+                "skew": round(self.skew, 4), "records_skew": round(self.records_skew, 4),
+                "bytes_skew": round(self.bytes_skew, 4), "stragglers": self.stragglers}
 
 
 class _Attempt:
     """A running stage attempt: its running tasks, and what its successful tasks leave for the aggregate (their
-    durations and input records, in the order they ended, and the ``MAX_STRAGGLERS`` longest with their details:
+    durations and input sizes, in the order they ended, and the ``MAX_STRAGGLERS`` longest with their details:
     only those can be stragglers), so a task's end costs two appends, not a record kept per task."""
 
-    __slots__ = ("scope", "node", "time", "stage", "attempt", "job", "running", "durations", "records", "longest",
-                 "port", "failed")
+    __slots__ = ("scope", "node", "time", "stage", "attempt", "job", "running", "durations", "records", "bytes",
+                 "longest", "port", "failed")
 
     def __init__(self, scope: list, node: int, time: Any, stage: int, attempt: int, job: Any) -> None:
         self.scope, self.node, self.time, self.stage, self.attempt, self.job = scope, node, time, stage, attempt, job
         self.running: set = set()  # task ids
         self.durations: list[float] = []  # seconds, of each successful task
         self.records: list[int] = []  # input records, of each successful task
-        # min-heap of the longest successful tasks: (duration, -order, (id, index, executor, launched, partition))
+        self.bytes: list[int] = []  # input bytes, of each successful task
+        # min-heap of the longest successful tasks:
+        # (duration, -order, (id, index, executor, launched, records, bytes, partition))
         self.longest: list[tuple] = []
         self.port = _port(node)
         self.failed = 0
 
-    def succeeded(self, tid: Any, info: dict, launched: int, finished: int, records: int) -> None:
-        """A successful task: its duration and input records; its details too while it is among the longest so
-        far (on a tie the earlier stays, as a stable sort keeps it)."""
+    def succeeded(self, tid: Any, info: dict, launched: int, finished: int, size: tuple[int, int]) -> None:
+        """A successful task: its duration and input size (records, bytes); its details too while it is among the
+        longest so far (on a tie the earlier stays, as a stable sort keeps it)."""
         duration = (finished - launched) / 1000.0
         n = len(self.durations)
+        records, nbytes = size
         self.durations.append(duration)
         self.records.append(records)
+        self.bytes.append(nbytes)
         longest = self.longest
         if len(longest) < MAX_STRAGGLERS or duration > longest[0][0]:
             entry = (duration, -n, (tid, info.get("Index"), info.get("Executor ID"), launched / 1000.0, records,
-                                    partition_of(info)))
+                                    nbytes, partition_of(info)))
             if len(longest) < MAX_STRAGGLERS:
                 heapq.heappush(longest, entry)
             else:
@@ -172,17 +180,46 @@ def partition_of(info: dict) -> Any:
     return partition if type(partition) is int and partition >= 0 else info.get("Index")
 
 
+def _read_against_median(straggler: dict, agg: StageAggregate) -> str:
+    """What a straggler read against its stage's median, so a reader tells data skew (it read far more) from a slow
+    executor (it read as much as the others): empty when the stage read nothing measured."""
+    parts = []
+    if agg.input_records:
+        parts.append(f"{straggler['records']:,} records (median {agg.input_records['median']:,.0f})")
+    if agg.input_bytes:
+        parts.append(f"{_format_bytes(straggler['bytes'])} (median {_format_bytes(agg.input_bytes['median'])})")
+    return "; it read " + ", ".join(parts) if parts else ""
+
+
+def _format_bytes(n: float) -> str:
+    """A byte count as people read it (1.5 MB, decimal units)."""
+    if abs(n) < 1000:
+        return f"{n:.0f} B"
+    for unit in ("kB", "MB", "GB"):
+        n /= 1000.0
+        if abs(n) < 1000:
+            return f"{n:.1f} {unit}"
+    return f"{n / 1000.0:.1f} TB"
+
+
 def _port(node: int) -> list:
     return ["out", node, 0]
 
 
-def _input_records(metrics: dict | None) -> int:
-    """Records a task read: from its input and from shuffles."""
+def _input_size(metrics: dict | None) -> tuple[int, int]:
+    """Records and bytes a task read: from its input (storage) and from shuffles (fetched locally or remotely)."""
     if not metrics:
-        return 0
+        return 0, 0
+    records = nbytes = 0
     inp = metrics.get("Input Metrics")
+    if inp:
+        records += inp.get("Records Read") or 0
+        nbytes += inp.get("Bytes Read") or 0
     sh = metrics.get("Shuffle Read Metrics")
-    return ((inp.get("Records Read") or 0) if inp else 0) + ((sh.get("Total Records Read") or 0) if sh else 0)
+    if sh:
+        records += sh.get("Total Records Read") or 0
+        nbytes += (sh.get("Remote Bytes Read") or 0) + (sh.get("Local Bytes Read") or 0)
+    return records, nbytes
 
 
 class TaskLedger:
@@ -262,7 +299,7 @@ class TaskLedger:
             finished = get("Finish Time")
             if type(launched) is int and type(finished) is int and finished >= launched:
                 # kept raw while the attempt runs; reduced to an aggregate when it completes
-                a.succeeded(tid, info, launched, finished, _input_records(e.get("Task Metrics")))
+                a.succeeded(tid, info, launched, finished, _input_size(e.get("Task Metrics")))
             if not running:
                 return None
             if batch is not None:
@@ -297,10 +334,11 @@ class TaskLedger:
             out.append({"type": "mark", "at": at, "scope": a.scope, "finding": "straggler",
                         "label": f"straggler in stage {stage}: task {s['task']} (partition {s['partition']}) ran "
                                  f"{s['duration']:.2f} s on executor {s['executor']}, {times} the median "
-                                 f"{s['median_others']:.2f} s of the others",
+                                 f"{s['median_others']:.2f} s of the others{_read_against_median(s, agg)}",
                         "node": a.node, "time": a.time, "stage": stage, "attempt": attempt,
                         "task": s["task"], "index": s["index"], "partition": s["partition"], "executor": s["executor"],
-                        "duration_s": s["duration"], "median_task_s": s["median_others"]})
+                        "duration_s": s["duration"], "median_task_s": s["median_others"],
+                        "records": s["records"], "bytes": s["bytes"]})
         if agg.tasks >= 4 and agg.skew >= SKEW_FINDING:
             out.append({"type": "mark", "at": at, "scope": a.scope, "finding": "skew",
                         "label": f"skewed stage {stage}: task duration skew {agg.skew:.2f} over {agg.tasks} tasks "
@@ -326,13 +364,17 @@ class TaskLedger:
     def _aggregate(a: _Attempt) -> StageAggregate:
         durations = a.durations
         records_in = list(map(float, a.records))
+        bytes_in = list(map(float, a.bytes))
         ordered = sorted(durations)
         slow = []
-        for duration, _, (tid, index, executor, launched, records, partition) in sorted(a.longest, reverse=True):
+        for duration, _, (tid, index, executor, launched, records, nbytes, partition) in sorted(a.longest,
+                                                                                                 reverse=True):
             med = straggler_median(duration, ordered)
             if med is not None:
                 slow.append({"task": tid, "index": index, "partition": partition, "executor": executor,
-                             "duration": duration, "launched": launched, "records": records, "median_others": med})
+                             "duration": duration, "launched": launched, "records": records, "bytes": nbytes,
+                             "median_others": med})
         return StageAggregate(a.stage, a.attempt, a.scope, a.node, a.time, len(durations), a.failed,
                               _quantiles(ordered), _quantiles(sorted(records_in)) if any(records_in) else None,
-                              skew_score(durations), skew_score(records_in), slow)
+                              _quantiles(sorted(bytes_in)) if any(bytes_in) else None,
+                              skew_score(durations), skew_score(records_in), skew_score(bytes_in), slow)

@@ -42,6 +42,15 @@ export function findingBadgeText(list) {
   return "⚠ " + parts.join(" · ");
 }
 
+// bytes as people read them (decimal units)
+function fmtBytes(n) {
+  if (typeof n !== "number") return "?";
+  const units = ["B", "kB", "MB", "GB", "TB"];
+  let i = 0;
+  while (Math.abs(n) >= 1000 && i < units.length - 1) { n /= 1000; i++; }
+  return i ? `${n.toFixed(1)} ${units[i]}` : `${n} ${units[i]}`;
+}
+
 function row(k, v) {
   return v === undefined || v === null ? "" : `<span class="k">${esc(k)}</span><span class="t">${esc(String(v))}</span>`;
 }
@@ -58,7 +67,9 @@ export function findingsHtml(list, where) {
       <div class="kv">${row("stage", f.attempt ? `${f.stage} (attempt ${f.attempt})` : f.stage)}${row("task", f.task)}${row("partition", f.partition ?? f.index)}
       ${row("executor", f.executor)}${row("ran", f.duration_s !== undefined ? `${f.duration_s.toFixed(3)} s` : null)}
       ${row("median of others", f.median_task_s !== undefined ? `${f.median_task_s.toFixed(3)} s` : null)}
-      ${row("tasks", s.tasks)}${row("skew score", s.skew)}${row("records skew", s.records_skew)}
+      ${row("read", f.records !== undefined ? `${f.records.toLocaleString()} records, ${fmtBytes(f.bytes)}` : null)}
+      ${row("tasks", s.tasks)}${row("skew score", s.skew)}${row("records skew", s.records_skew)}${row("bytes skew", s.bytes_skew)}
+      ${row("input per task", s.input_bytes ? `median ${fmtBytes(s.input_bytes.median)}, max ${fmtBytes(s.input_bytes.max)}` : null)}
       ${row("task durations", d.median !== undefined ? `median ${d.median.toFixed(3)} s, max ${(d.max ?? 0).toFixed(3)} s` : null)}</div>
       <button class="finding-goto" data-i="${i}">show batch ${f.after}${f.scope && f.scope.length ? ` of scope [${f.scope.join(",")}]` : ""}</button></div>`;
   });
