@@ -1,6 +1,6 @@
 """Per streaming query: its micro-batches' durations against the trigger interval, and its event-time watermark
-against processing time, from the Spark model's "batch N done" marks (``trigger_start``, ``duration_ms``,
-``watermark``; see docs/spark-model.md).
+against processing time, from the Spark model's "batch N done" marks (``trigger_start``, the trigger's execution
+in ``phases_ms`` (else ``duration_ms``), ``watermark``; see docs/spark-model.md).
 
 Spark's events do not state a query's trigger interval, so it is inferred from the trigger starts, unless the user
 gives it. The rule follows Spark's processing-time trigger, which starts the next batch on the next tick of the
@@ -86,7 +86,10 @@ def streaming_queries(marks: Iterable[dict], scope_names: dict[tuple, str] | Non
             q = queries[qid] = {"query": qid, "scope": scope, "name": name, "batches": []}
         start = m.get("trigger_start")
         start = float(start) if isinstance(start, (int, float)) else None
-        dur = m.get("duration_ms")
+        # the trigger's execution: the interval blame splits (the batch's time ends when it does) and the one
+        # Spark's own "falling behind" test measures; Spark's batchDuration (a little longer: until the progress
+        # event was made) only where the phases are missing
+        dur = (m.get("phases_ms") or {}).get("triggerExecution", m.get("duration_ms"))
         dur_s = dur / 1000.0 if isinstance(dur, (int, float)) else None
         q["batches"].append({"batch": m.get("batch"), "start": start,
                              "end": start + dur_s if start is not None and dur_s is not None else m.get("at"),
