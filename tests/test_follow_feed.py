@@ -81,6 +81,28 @@ def test_new_applications_are_found_once(tmp_path):
     assert all_records(rolling) == model_records(ROLLING) and rolling.finalized
 
 
+def test_a_log_renamed_while_the_directory_is_listed_is_found_by_its_new_name(tmp_path, monkeypatch):
+    """Spark drops `.inprogress` whenever the application ends, also between a scan's listing and its look at the
+    file: that scan passes over it, the next finds it finalized, and nothing fails."""
+    import backend.sources.eventlog_layout as layout
+
+    running = tmp_path / "local-7.inprogress"
+    running.write_bytes(orjson.dumps({"Event": "SparkListenerLogStart", "Spark Version": "4.0.0"}) + b"\n")
+    sniff = layout.looks_like_event_log
+
+    def renamed_after_the_sniff(path: Path) -> bool:
+        ok = sniff(path)
+        if path == running and running.exists():
+            running.rename(tmp_path / "local-7")  # the application ends right now
+        return ok
+
+    monkeypatch.setattr(layout, "looks_like_event_log", renamed_after_the_sniff)
+    follower = SparkDirectoryFollower(tmp_path)
+    assert follower.scan() == []
+    (feed,) = follower.scan()
+    assert feed.label == "local-7 (followed)" and feed.path == tmp_path / "local-7"
+
+
 def test_the_registry_knows_spark_logs(tmp_path):
     registry = FeedRegistry()
     register(registry)

@@ -149,7 +149,10 @@ def find_logs(path: str | os.PathLike[str], *, recursive: bool = False) -> list[
             elif recursive:
                 found.extend(find_logs(entry, recursive=True))
         elif entry.is_file() and looks_like_event_log(entry):
-            found.append(describe_log(entry))
+            try:
+                found.append(describe_log(entry))
+            except FileNotFoundError:  # renamed since listed (Spark dropping `.inprogress`): found by its new name
+                continue
     return found
 
 
