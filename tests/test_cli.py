@@ -6,6 +6,9 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+from flowscope.cli import main
 from tracker.replay import replay_file
 
 from .conftest import LOOP_LOG, REPO
@@ -83,6 +86,22 @@ def test_explain_takes_the_rest_scope_forms_and_says_what_is_wrong():
     assert "argument --scope: scope 'one'" in mistake(log, "--scope", "one", "--port", "in,2,0")
     assert "argument --at: '-1'" in mistake(log, "--port", "in,2,0", "--at", -1)
     assert "--time [1,2]: " in mistake(log, "--scope", "1", "--port", "in,2,0", "--time", "[1,2]")
+
+
+@pytest.mark.parametrize("argv", [
+    ["blame", "LOG", "--top", "0"], ["blame", "LOG", "--top", "-1"], ["frontiers", "LOG", "--at", "-1"],
+    ["bundle", "LOG", "-o", "x.html", "--spaced", "-1"], ["bundle", "LOG", "-o", "x.html", "--max-explain", "-5"],
+    ["replay", "LOG", "--upload-limit", "0"], ["serve", "--upload-decompressed-limit", "-1"],
+    ["demo", "--batches", "0"], ["demo", "--rows-per-second", "two"],
+])
+def test_counts_and_limits_out_of_range_are_usage_errors(argv, capsys):
+    """A count or limit below what it can mean is refused by the parser, naming the option (exit code 2), before
+    anything runs."""
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    option = next(a for a in reversed(argv) if a.startswith("--"))
+    assert f"error: argument {option}: " in capsys.readouterr().err
 
 
 def test_frontiers_of_a_spark_event_log_are_those_of_its_recorded_progress_log(tmp_path):
