@@ -1,4 +1,4 @@
-"""Blame: where the seconds of a completed time went (the contract is ``../shared/design/blame.md``).
+"""Blame: where the seconds of a completed time went (the answer and its kinds: ``docs/blame.md``).
 
 For each time ``t`` that completes at a scope's sink (an operator with ``attrs.role == "sink"``, or with no outputs)
 the interval from its start to the batch after which the sink's input frontier passed ``t`` is split along the

@@ -1,4 +1,4 @@
-"""Blame (backend/blame.py, the contract of ../shared/design/blame.md) on the real Spark fixtures, through the CLI,
+"""Blame (backend/blame.py, docs/blame.md) on the real Spark fixtures, through the CLI,
 the REST API and a live (followed) session."""
 
 from __future__ import annotations

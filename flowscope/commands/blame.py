@@ -1,7 +1,7 @@
 """``flowscope blame LOG``: where the seconds of each completed time went (``backend/blame.py``), printed.
 
 LOG is anything the server can open (a Spark event log, a progress log made by ``flowscope record``); ``--json``
-prints exactly the contract of ``../shared/design/blame.md``: ``{"times": [...]}``.
+prints the answer of ``docs/blame.md``: ``{"times": [...]}``.
 """
 
 from __future__ import annotations
