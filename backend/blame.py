@@ -1,4 +1,4 @@
-"""Blame: where the seconds of a completed time went (the contract is ``../shared/design/blame.md``).
+"""Blame: where the seconds of a completed time went (the answer and its kinds: ``docs/blame.md``).
 
 For each time ``t`` that completes at a scope's sink (an operator with ``attrs.role == "sink"``, or with no outputs)
 the interval from its start to the batch after which the sink's input frontier passed ``t`` is split along the
@@ -48,7 +48,7 @@ from tracker.replay import Replay
 from tracker.subgraph import Subgraph
 from tracker.timestamp import time_from_json
 
-__all__ = ["BlameTracker", "TimeBlame", "blame_log", "select", "KEEP_TIMES"]
+__all__ = ["BlameTracker", "TimeBlame", "blame_log", "blame_replay", "select", "KEEP_TIMES"]
 
 KEEP_TIMES = 10_000  # blamed times kept per tracker (the oldest are dropped first)
 KEEP_DONE = 10_000  # completed times a scope remembers by value (see _Scope.done)
@@ -988,6 +988,12 @@ def blame_log(records: Any, on_error: Any = None, source: str = "<blame>",
     """Replay ``records`` (an iterable of records or ``(line, record)`` pairs) and blame every completed time;
     ``on_error`` is told of each problem (a rejected record, a field blame leaves out) as a ``LineError`` naming
     ``source`` and the line. ``checked_records``: the records come from the Spark model (``Replay``'s option)."""
+    return blame_replay(records, on_error, source, checked_records)[1]
+
+
+def blame_replay(records: Any, on_error: Any = None, source: str = "<blame>",
+                 checked_records: bool = False) -> tuple[Replay, list[TimeBlame]]:
+    """:func:`blame_log` with the replay it ran (every scope kept), for a caller that checks what a query names."""
     replay = Replay(source, on_error=on_error, checked_records=checked_records)
     tracker = BlameTracker(replay)
     for item in records:
@@ -995,7 +1001,7 @@ def blame_log(records: Any, on_error: Any = None, source: str = "<blame>",
         if replay.apply(rec, line):
             tracker.record(rec, line)
     replay.finish()
-    return tracker.times()
+    return replay, tracker.times()
 
 
 def select(times: list[TimeBlame], scope: list | None = None, time: Any = None, top: int | None = None,

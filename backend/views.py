@@ -16,7 +16,8 @@ from tracker.subgraph import Subgraph
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["port_rows", "scope_tree", "session_info", "search", "parse_scope", "mark_json", "FINDING_FIELDS"]
+__all__ = ["port_rows", "scope_tree", "session_info", "search", "parse_scope", "parse_port", "mark_json",
+           "FINDING_FIELDS"]
 
 # What a finding mark (backend/spark/tasks.py: a straggler or a skewed stage) carries beyond a plain mark: the
 # graph's badges and the finding's panel show them.
@@ -53,16 +54,26 @@ def mark_json(m: dict) -> dict:
 
 
 def parse_scope(text: str | None) -> tuple:
-    """``""`` or ``None`` is the root; ``"3"`` or ``"3,1"`` (or JSON ``[3,1]``) a nested scope path."""
+    """``""`` or ``None`` is the root; ``"3"`` or ``"3,1"`` (or JSON ``[3,1]``) a nested scope path. The one parser
+    of a scope path: the REST API's ``scope=`` and the CLI's ``--scope`` take the same forms."""
     if text is None:
         return ()
-    text = text.strip().strip("[]").replace(".", ",").replace("/", ",")
-    if not text:
+    steps = text.strip().strip("[]").replace(".", ",").replace("/", ",")
+    if not steps.strip():
         return ()
     try:
-        return tuple(int(p) for p in text.split(","))
+        return tuple(int(p) for p in steps.split(","))
     except ValueError:
-        raise ValueError(f"scope {text!r} is not a path of child indices like 3 or 3,1") from None
+        raise ValueError(f"scope {text!r} is not a path of child indices like 3 or 3,1 (or [3,1])") from None
+
+
+def parse_port(text: str) -> Location:
+    """``"in,4,0"`` (or JSON ``["in",4,0]``) as a port; the REST API's ``port=`` and the CLI's ``--port``."""
+    try:
+        kind, node, port = (p.strip() for p in text.strip().strip("[]").replace('"', "").split(","))
+        return Location.from_json([kind, int(node), int(port)])
+    except ValueError:
+        raise ValueError(f"port {text!r}: give in,NODE,PORT or out,NODE,PORT") from None
 
 
 def port_rows(scope: Subgraph, locations: Iterable[Location] | None = None) -> list[list]:

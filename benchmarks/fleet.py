@@ -1,6 +1,6 @@
 """Applications per minute: `flowscope fleet` on Spark local[2] against one Python process.
 
-The fleet is the shipped real logs (fixtures/spark: six PySpark applications) copied `--copies` times each,
+The fleet is the shipped real logs (every PySpark application under fixtures/spark) copied `--copies` times each,
 re-timed an hour apart under new application ids and laid out in turn in every layout and codec
 (`tests/test_fleet.make_fleet`). With `--scale K` every log is K times bigger: each application runs its jobs K
 times over (renumbered and shifted as `replay_vs_history_server.py` replicates a log). Two ways over the same
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.fleet.analyze import analyze_log  # noqa: E402
 from backend.fleet.job import build_session, run_fleet  # noqa: E402
-from tests.test_fleet import _plain_events, make_fleet  # noqa: E402
+from tests.test_fleet import SPARK_FIXTURES, _plain_events, make_fleet  # noqa: E402
 
 
 def tree_cpu_seconds(root: int) -> float:
@@ -86,9 +86,10 @@ def scaled_events(scale: int):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--copies", type=int, default=20, help="copies of each of the 6 fixture logs (default 20)")
+    parser.add_argument("--copies", type=int, default=20,
+                        help=f"copies of each of the {len(SPARK_FIXTURES)} fixture logs (default 20)")
     parser.add_argument("--scale", type=int, default=1, help="each log's jobs run this many times over (default 1)")
-    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--master", default="local[2]", help="the Spark master (default local[2])")
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -17,7 +17,6 @@ import importlib.util
 import sys
 import tempfile
 import tracemalloc
-import types
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -25,6 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from backend.session import Session, SessionOptions  # noqa: E402
 from backend.spark.follow_feed import SparkLogFeed  # noqa: E402
+from tests.object_size import deep_size  # noqa: E402
 
 SOURCE = next((REPO / "fixtures" / "spark" / "batch_shuffle").glob("eventlog_v2_*"))
 JOBS_PER_COPY = 7
@@ -36,23 +36,6 @@ def _replicate(copies: int, target: Path) -> dict:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.generate(SOURCE, copies, target)
-
-
-_SKIP = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.CodeType)
-
-
-def deep_size(root: object, stop: set[int]) -> int:
-    """Bytes of every object reachable from ``root`` (classes, modules and functions not followed, nor ``stop``)."""
-    seen: set[int] = set(stop)
-    todo, total = [root], 0
-    while todo:
-        obj = todo.pop()
-        if id(obj) in seen or isinstance(obj, _SKIP):
-            continue
-        seen.add(id(obj))
-        total += sys.getsizeof(obj)
-        todo.extend(gc.get_referents(obj))
-    return total
 
 
 def structure_sizes(session: Session) -> dict[str, int]:

@@ -1,4 +1,4 @@
-"""Blame (backend/blame.py, the contract of ../shared/design/blame.md) on the real Spark fixtures, through the CLI,
+"""Blame (backend/blame.py, docs/blame.md) on the real Spark fixtures, through the CLI,
 the REST API and a live (followed) session."""
 
 from __future__ import annotations
@@ -207,6 +207,30 @@ def test_cli_blame_on_the_event_log_and_its_recording_agree(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "batch 4" in text and "task 9" in text and "partition 0" in text and "3.9" in text
     assert cli(["blame", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_cli_blame_scope_forms_and_mistakes(capsys):
+    """``--scope`` goes through the REST API's parser (``2``, ``[2]``); a scope the log lacks, a ``--top`` under 1
+    or a time that is not JSON is a usage error said on stderr (exit code 2), not an empty answer. ``--nested``
+    without ``--scope`` is nested from the root: every scope's times, as without it."""
+    log = str(fixture_log("streaming_stall").path)
+    answers = []
+    for form in ("2", "[2]", " [ 2 ] "):
+        assert cli(["blame", log, "--scope", form, "--json"]) == 0
+        answers.append(json.loads(capsys.readouterr().out))
+    assert answers[0] == answers[1] == answers[2]
+    assert answers[0]["times"] and {tuple(t["scope"]) for t in answers[0]["times"]} == {(2,)}
+    assert cli(["blame", log, "--scope", "2,1"]) == 2
+    out = capsys.readouterr()
+    assert "no scope [2, 1] (scopes: [], [1], [2];" in out.err and not out.out
+    for option, bad in (("--top", "0"), ("--top", "-1"), ("--top", "x"), ("--time", "x"), ("--scope", "a")):
+        with pytest.raises(SystemExit) as e:
+            cli(["blame", log, option, bad])
+        assert e.value.code == 2 and f"argument {option}: " in capsys.readouterr().err
+    assert cli(["blame", log, "--json"]) == 0
+    everything = json.loads(capsys.readouterr().out)
+    assert cli(["blame", log, "--nested", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == everything and len(everything["times"]) > len(answers[0]["times"])
 
 
 def test_rest_blame_follows_a_live_session(tmp_path):

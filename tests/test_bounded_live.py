@@ -19,6 +19,7 @@ from backend.spark import model as spark_model
 from backend.spark.model import SparkModel
 
 from .conftest import REPO
+from .object_size import deep_size
 
 SOURCE = next((REPO / "fixtures" / "spark" / "batch_shuffle").glob("eventlog_v2_*"))
 COPIES = 40  # 280 jobs
@@ -73,24 +74,6 @@ def test_forgetting_signatures_changes_no_record(events, monkeypatch):
         assert got == want
 
 
-def _deep_size(root: object) -> int:
-    import gc
-    import sys
-    import types
-
-    skip = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
-    seen: set[int] = set()
-    todo, total = [root], 0
-    while todo:
-        obj = todo.pop()
-        if id(obj) in seen or isinstance(obj, skip):
-            continue
-        seen.add(id(obj))
-        total += sys.getsizeof(obj)
-        todo.extend(gc.get_referents(obj))
-    return total
-
-
 def test_a_dropped_region_leaves_only_a_pointer_per_list_in_the_root_tracker():
     """Node numbers only grow, so the root tracker's per-node lists keep a slot for every region ever declared; a
     folded, dropped region's slot is a shared empty entry, not lists of its own (a few pointers, no more)."""
@@ -111,7 +94,7 @@ def test_a_dropped_region_leaves_only_a_pointer_per_list_in_the_root_tracker():
         if k in (1000, 3000):
             tracker = replay.root.tracker
             assert tracker is not None
-            sizes[k] = _deep_size(tracker)
+            sizes[k] = deep_size(tracker)
     assert replay.folded == 3000 and len(replay.root.children) == 0
     per_region = (sizes[3000] - sizes[1000]) / 2000
     assert per_region <= 40, per_region  # three list slots of 8 bytes, and the lists' spare room

@@ -6,6 +6,9 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+from flowscope.cli import main
 from tracker.replay import replay_file
 
 from .conftest import LOOP_LOG, REPO
@@ -57,6 +60,48 @@ def test_explain_names_the_holder():
     inner = json.loads(flowscope("explain", LOOP_LOG, "--at", 20, "--scope", "[3]", "--port", "in,0,0", "--time", "[0,5]", "--json").stdout)
     holders = {(tuple(h["location"]), tuple(h["time"])) for h in inner["holders"]}
     assert holders == {(("in", 2, 0), (0, 2))}, "inside the loop, epoch 0's record at the step operator holds it"
+
+
+def test_explain_takes_the_rest_scope_forms_and_says_what_is_wrong():
+    """``--scope`` takes what the REST API's ``scope=`` takes (``1``, ``[1]``); a scope or port the log lacks, a
+    malformed port or time, is said on stderr with what exists instead (exit code 2), never a traceback."""
+    log = REPO / "fixtures" / "spark" / "batch_shuffle" / "eventlog_v2_local-1795290522070"
+    args = ("--port", "in,2,0", "--at", 5, "--json")
+    answer = json.loads(flowscope("explain", log, "--scope", "[1]", *args).stdout)
+    assert answer["scope"] == [1] and answer["frontier"]
+    assert json.loads(flowscope("explain", log, "--scope", "1", *args).stdout) == answer
+
+    def mistake(*argv):
+        proc = flowscope("explain", *argv, check=False)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr and not proc.stdout, proc.stderr
+        return proc.stderr
+
+    # a Spark log's root has no ports: the scopes inside it are named
+    assert "scope [] has no port in(2,0) (it has no ports; --scope picks one inside it, scopes: [1], [2]" in mistake(
+        log, "--port", "in,2,0")
+    assert "no scope [1, 7] (scopes: [], [1], [2]" in mistake(log, "--scope", "1,7", "--port", "in,2,0")
+    assert "scope [1] has no port in(9,0) (its ports: out(1,0), in(2,0)," in mistake(
+        log, "--scope", "1", "--port", "in,9,0")
+    assert "argument --port: port 'in,2': give in,NODE,PORT" in mistake(log, "--port", "in,2")
+    assert "argument --scope: scope 'one'" in mistake(log, "--scope", "one", "--port", "in,2,0")
+    assert "argument --at: '-1'" in mistake(log, "--port", "in,2,0", "--at", -1)
+    assert "--time [1,2]: " in mistake(log, "--scope", "1", "--port", "in,2,0", "--time", "[1,2]")
+
+
+@pytest.mark.parametrize("argv", [
+    ["blame", "LOG", "--top", "0"], ["blame", "LOG", "--top", "-1"], ["frontiers", "LOG", "--at", "-1"],
+    ["bundle", "LOG", "-o", "x.html", "--spaced", "-1"], ["bundle", "LOG", "-o", "x.html", "--max-explain", "-5"],
+    ["replay", "LOG", "--upload-limit", "0"], ["serve", "--upload-decompressed-limit", "-1"],
+    ["demo", "--batches", "0"], ["demo", "--rows-per-second", "two"],
+])
+def test_counts_and_limits_out_of_range_are_usage_errors(argv, capsys):
+    """A count or limit below what it can mean is refused by the parser, naming the option (exit code 2), before
+    anything runs."""
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    option = next(a for a in reversed(argv) if a.startswith("--"))
+    assert f"error: argument {option}: " in capsys.readouterr().err
 
 
 def test_frontiers_of_a_spark_event_log_are_those_of_its_recorded_progress_log(tmp_path):

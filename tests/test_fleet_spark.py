@@ -19,7 +19,7 @@ from .test_fleet import _fixture, _plain_events, make_fleet, write_log
 # Spark's Python workers must run this interpreter (its packages: zstandard, lz4, ...); set before any session
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-COPIES = 35  # x 6 fixtures = 210 applications
+COPIES = 35  # copies of each fixture log (ten fixtures: 350 applications)
 
 
 @pytest.fixture(scope="module")

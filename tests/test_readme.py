@@ -27,3 +27,35 @@ def test_quick_start_main_job_is_the_demo_and_named_logs_exist():
     assert build_parser("demo").parse_args(["demo"]).func.__module__ == "flowscope.commands.demo"
     for log in re.findall(r"fixtures/[\w./-]+", readme):
         assert (REPO / log).exists(), log
+
+
+def test_every_synopsis_matches_its_commands_help(capsys):
+    """Each command's README lines (``flowscope CMD ...`` in code blocks) name only options its ``--help`` has, and
+    together name every option it has: the README's synopses are what the parser takes."""
+    import pytest
+
+    from flowscope.cli import main
+
+    option = r"(?<![\w-])(--?[a-z][a-z-]*)"
+    named: dict[str, set[str]] = {}
+    fenced, command = False, None
+    for line in (REPO / "README.md").read_text().splitlines():
+        if line.startswith("```"):
+            fenced, command = not fenced, None
+            continue
+        m = re.match(r"flowscope ([a-z-]+)(.*)", line) if fenced else None
+        if m:
+            command, line = m[1], m[2]
+        elif not (fenced and command and line.startswith(" ")):  # a synopsis' continuation line is indented
+            command = None
+            continue
+        named.setdefault(command, set()).update(re.findall(option, line.split("#")[0]))
+    assert {"frontiers", "explain", "blame", "replay", "serve", "record", "fleet", "bundle"} <= set(named)
+    for command, options in named.items():
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        usage = capsys.readouterr().out.split("\n\n")[0]  # the usage lines: every option, none suppressed
+        has = set(re.findall(option, usage)) - {"-h"}
+        assert options <= has, (command, options - has)
+        if command not in ("demo", "listener-jar"):  # named in passing, without a synopsis
+            assert has <= options, (command, has - options)

@@ -1,4 +1,4 @@
-"""/api/sessions/{sid}/blame: where the seconds of each completed time went (the contract of blame.md).
+"""/api/sessions/{sid}/blame: where the seconds of each completed time went (docs/blame.md).
 
 The session's :class:`~backend.blame.BlameTracker` follows the ingest, so a live session's answer grows as times
 complete; reads run on the event loop between ingest slices (a consistent state).

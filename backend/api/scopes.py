@@ -20,7 +20,7 @@ from ..graph_layout import scope_graph
 from ..graph_layout import strata as stratify
 from ..paths import holder_path, port_graph
 from ..session import Session
-from ..views import port_rows, scope_tree
+from ..views import parse_port, port_rows, scope_tree
 from ..views import search as search_operators
 from . import deps
 from .models import Explanation, Graph, ScopeState, ScopeTree, SearchHit, Strata, problems
@@ -72,10 +72,9 @@ def _time(scope, value: str | None):
 
 def _port(text: str) -> Location:
     try:
-        kind, node, port = (p.strip() for p in text.strip("[]").replace('"', "").split(","))
-        return Location.from_json([kind, int(node), int(port)])
-    except (ValueError, KeyError, TypeError):
-        raise HTTPException(400, f"port {text!r}: give in,NODE,PORT or out,NODE,PORT") from None
+        return parse_port(text)
+    except ValueError as e:
+        raise HTTPException(400, str(e)) from None
 
 
 def _batch(session: Session, batch: int | None, at: float | None) -> int:

@@ -10,10 +10,10 @@ import orjson
 from fastapi import APIRouter, Depends, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
-from tracker.reachability import Location
 from tracker.whatif import release
 
 from ..session import Session
+from ..views import parse_port
 from . import deps
 from .models import Problem
 
@@ -32,10 +32,9 @@ async def whatif(
     count: int | None = Query(None, ge=1, description="how much of its count to release (default: all)"),
 ):
     try:
-        kind, node, p = (x.strip() for x in port.strip("[]").replace('"', "").split(","))
-        loc = Location.from_json([kind, int(node), int(p)])
+        loc = parse_port(port)
         t_json = orjson.loads(time)
-    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+    except (ValueError, orjson.JSONDecodeError):
         raise HTTPException(400, f"port {port!r} / time {time!r}: give in,NODE,PORT and a JSON time") from None
     k = session.head if batch is None or batch > session.head else max(0, batch)
 

@@ -9,15 +9,15 @@ rows say is read off the tracker, not re-derived from Spark's events:
 - a **time** is an epoch of a region (a job's sequence number in a batch region, a micro-batch id in a streaming
   one; see docs/spark-model.md). It starts at its job's submission (a micro-batch: at its trigger's start, which
   the query's progress reports) and ends at the first batch after which the region's driver sink's input
-  frontier no longer contains a time `<= t` (../shared/design/blame.md, "The interval of a time");
+  frontier no longer contains a time `<= t` (docs/blame.md, "Which times, from when to when");
 - a **stage** row is a stage operator at one epoch: how long its output held capabilities at that epoch (from
   submission until its last task's success or its release), with the task durations Spark reported for it
   (median, max, the skew score and stragglers as the Spark model's findings define them: mean absolute deviation
   over the mean, as FLIP-418, and ``backend.spark.tasks.straggler_median``).
 
 Blame (who held those seconds, by kind) is computed elsewhere, from the same progress-log records; `analyze_log`
-takes it as a function (`blame=`) and `blame_columns` turns its answer (blame.md's `--json` contract) into the
-`blame_<kind>_s` columns, which stay null without it. A log that cannot be read never raises: it becomes an
+takes it as a function (`blame=`) and `blame_columns` turns its answer (`flowscope blame --json`'s, docs/blame.md)
+into the `blame_<kind>_s` columns, which stay null without it. A log that cannot be read never raises: it becomes an
 application row whose `problems` say why.
 """
 
@@ -58,7 +58,7 @@ __all__ = [
     "signature_key",
 ]
 
-# blame.md's kinds for Spark; each becomes a `blame_<kind>_s` column of times/ (seconds, null until blamed)
+# docs/blame.md's kinds for Spark; each becomes a `blame_<kind>_s` column of times/ (seconds, null until blamed)
 BLAME_KINDS = ("task", "waiting-for-slots", "scheduler", "recompute", "driver")
 MAX_PROBLEMS = 20  # problems listed per application (the counts are in their own columns)
 
@@ -139,7 +139,7 @@ def signature_key(kind: str, name: str, attrs: dict) -> str:
 
 
 def blame_columns(entry: dict) -> dict:
-    """blame.md's answer for one time -> `{blame_<kind>_s: seconds}` for every kind (0.0 where none), plus the
+    """docs/blame.md's answer for one time -> `{blame_<kind>_s: seconds}` for every kind (0.0 where none), plus the
     culprit: the segment that held the time longest."""
     cols: dict[str, Any] = {blame_column(k): 0.0 for k in BLAME_KINDS}
     worst: dict | None = None

@@ -1,7 +1,7 @@
 """``flowscope blame LOG``: where the seconds of each completed time went (``backend/blame.py``), printed.
 
 LOG is anything the server can open (a Spark event log, a progress log made by ``flowscope record``); ``--json``
-prints exactly the contract of ``../shared/design/blame.md``: ``{"times": [...]}``.
+prints the answer of ``docs/blame.md``: ``{"times": [...]}``.
 """
 
 from __future__ import annotations
@@ -10,6 +10,9 @@ import argparse
 import json
 import sys
 from typing import Any
+
+from .arguments import json_time, positive_int, scope_path
+from .offline import no_scope
 
 __all__ = ["register", "segment_text"]
 
@@ -21,11 +24,12 @@ def register(subparsers: Any) -> None:
                                           "tasks, waiting for slots, scheduler, recompute, driver.")
     p.add_argument("log", help="a Spark event log or a flowscope progress log")
     p.add_argument("--json", action="store_true", help="print one JSON object (the blame contract)")
-    p.add_argument("--scope", help="only this scope, as a JSON path such as [2]")
-    p.add_argument("--time", help="only this time, as JSON (a job's epoch, a micro-batch id)")
-    p.add_argument("--top", type=int, metavar="N", help="only the N slowest times")
+    p.add_argument("--scope", type=scope_path, help="only this scope: 2, 2,1 or JSON [2,1] ([] is the root)")
+    p.add_argument("--time", type=json_time, help="only this time, as JSON (a job's epoch, a micro-batch id)")
+    p.add_argument("--top", type=positive_int, metavar="N", help="only the N slowest times")
     p.add_argument("--nested", action="store_true",
-                   help="with --scope: also the times of the scopes inside it (a region's loop iterations)")
+                   help="also the times of the scopes inside --scope (a region's loop iterations); without "
+                        "--scope every scope's times are listed, nested ones included")
     # tests: the size from which a Spark log is converted in other processes (event_log_conversion's threshold)
     p.add_argument("--pipeline-bytes", type=int, default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_blame)
@@ -58,21 +62,15 @@ def segment_text(seg: dict, latency: float) -> str:
 
 
 def cmd_blame(args: argparse.Namespace) -> int:
-    from backend.blame import blame_log, select
+    from backend.blame import blame_replay
     from backend.feeds import FeedError, default_registry
     from backend.security import PathNotAllowed
     from backend.spark.follow_feed import SPARK_EVENT_LOG
 
-    try:
-        scope = json.loads(args.scope) if args.scope else None
-        time = json.loads(args.time) if args.time else None
-    except ValueError as e:
-        print(f"flowscope: --scope/--time must be JSON: {e}", file=sys.stderr)
-        return 2
     registry = default_registry()
     try:
         if registry.identify(args.log).name == SPARK_EVENT_LOG.name:
-            return _blame_spark_log(args, scope, time)
+            return _blame_spark_log(args)
         feed = registry.open(args.log)
     except FileNotFoundError:
         print(f"flowscope: {args.log}: no such file", file=sys.stderr)
@@ -89,14 +87,14 @@ def cmd_blame(args: argparse.Namespace) -> int:
             yield from chunk
 
     problems: list = []  # the log's rejected records and the fields blame left out, after the feed's own
-    times = select(blame_log(records(), problems.append, str(args.log)), scope, time, args.top, args.nested)
-    return _report(args, times, feed.errors + problems)
+    replay, times = blame_replay(records(), problems.append, str(args.log))
+    return _report(args, replay, times, feed.errors + problems)
 
 
-def _blame_spark_log(args: argparse.Namespace, scope: list | None, time: Any) -> int:
+def _blame_spark_log(args: argparse.Namespace) -> int:
     """A Spark event log converted as ``flowscope frontiers`` converts it (``event_log_conversion``: a large log in
     two more processes), the records replayed and blamed here."""
-    from backend.blame import blame_log, select
+    from backend.blame import blame_replay
     from backend.sources import MissingCodecError
     from backend.spark.convert import EventLogError
     from backend.spark.convert_process import event_log_conversion
@@ -114,15 +112,26 @@ def _blame_spark_log(args: argparse.Namespace, scope: list | None, time: Any) ->
 
     problems: list = []
     try:
-        blamed = blame_log(records(), problems.append, str(args.log), checked_records=True)
+        replay, blamed = blame_replay(records(), problems.append, str(args.log), checked_records=True)
     finally:
         conversion.close()
-    return _report(args, select(blamed, scope, time, args.top, args.nested), corrupt + problems)
+    return _report(args, replay, blamed, corrupt + problems)
 
 
-def _report(args: argparse.Namespace, times: list, errors: list) -> int:
+def _report(args: argparse.Namespace, replay: Any, blamed: list, errors: list) -> int:
+    """The log's problems on stderr, then the times the query selects; a ``--scope`` the log does not have is a
+    mistake said as one (exit code 2), not an empty answer."""
+    from backend.blame import select
+
     for err in errors:
         print(f"flowscope: {err}", file=sys.stderr)
+    if args.scope is not None:
+        try:
+            replay.root.find(args.scope)
+        except KeyError:
+            print(no_scope(args.log, args.scope, replay.root), file=sys.stderr)
+            return 2
+    times = select(blamed, args.scope, args.time, args.top, args.nested)
     if args.json:
         sys.stdout.write(json.dumps({"times": [b.to_json() for b in times]}) + "\n")
         return 0

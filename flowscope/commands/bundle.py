@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .arguments import non_negative_int
+
 __all__ = ["register"]
 
 
@@ -19,8 +21,10 @@ def register(subparsers: Any) -> None:
                                           "and --spaced evenly spaced batches; a seek elsewhere shows the nearest.")
     p.add_argument("log", help="a Spark event log or a flowscope progress log")
     p.add_argument("-o", "--output", required=True, help="the HTML file to write")
-    p.add_argument("--spaced", type=int, default=40, help="evenly spaced batches stored besides marks (default 40)")
-    p.add_argument("--max-explain", type=int, default=4000, help="most explanations stored (default 4000)")
+    p.add_argument("--spaced", type=non_negative_int, default=40, metavar="N",
+                   help="evenly spaced batches stored besides marks (default 40)")
+    p.add_argument("--max-explain", type=non_negative_int, default=4000, metavar="N",
+                   help="most explanations stored (default 4000)")
     p.set_defaults(func=cmd_bundle)
 
 

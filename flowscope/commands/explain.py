@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from .offline import dump_json, fmt_time, replay_log, report_errors
+from .arguments import json_time, non_negative_int, port, scope_path
+from .offline import dump_json, fmt_time, listed, no_scope, replay_log, report_errors
 
 __all__ = ["register", "cmd_explain"]
 
@@ -15,18 +15,18 @@ __all__ = ["register", "cmd_explain"]
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("explain", help="who holds a port's frontier: the minimal blocking pointstamps")
     p.add_argument("log", help="a flowscope progress log or a Spark event log")
-    p.add_argument("--scope", default="[]", help="scope path as JSON, e.g. [2] (default: the root)")
-    p.add_argument("--port", required=True, help="in,NODE,PORT or out,NODE,PORT")
-    p.add_argument("--time", help="timestamp as JSON (default: the least time in the port's frontier)")
-    p.add_argument("--at", type=int, metavar="N", help="stop after the first N progress records")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--scope", type=scope_path, default=[],
+                   help="scope path: 2, 2,1 or JSON [2,1] (default: the root)")
+    p.add_argument("--port", type=port, required=True, help="in,NODE,PORT or out,NODE,PORT")
+    p.add_argument("--time", type=json_time, help="timestamp as JSON (default: the least time in the port's frontier)")
+    p.add_argument("--at", type=non_negative_int, metavar="N", help="stop after the first N progress records")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_explain)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from tracker.details import late_json
     from tracker.explain import explain
-    from tracker.reachability import Location
 
     from ..holders import late_lines
 
@@ -34,13 +34,19 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if replay is None:
         return 2
     report_errors(replay)
+    loc = args.port
     try:
-        scope = replay.root.find(json.loads(args.scope))
-        kind, node, port = args.port.split(",")
-        loc = Location.from_json([kind.strip(), int(node), int(port)])
-        time = scope.domain.parse(json.loads(args.time)) if args.time is not None else None
-    except (KeyError, ValueError) as e:
-        print(f"flowscope: {e}", file=sys.stderr)
+        scope = replay.root.find(args.scope)
+    except KeyError:
+        print(no_scope(args.log, args.scope, replay.root), file=sys.stderr)
+        return 2
+    if loc not in scope.built_tracker().index:
+        print(f"flowscope: {args.log}: scope {args.scope} has no port {loc} ({_ports_of(scope)})", file=sys.stderr)
+        return 2
+    try:
+        time = scope.domain.parse(args.time) if args.time is not None else None
+    except (ValueError, TypeError) as e:
+        print(f"flowscope: --time {fmt_time(args.time)}: {e} (give a time such as 5 or [5,0])", file=sys.stderr)
         return 2
     if time is None:
         frontier = scope.tracker.frontier(loc)
@@ -66,3 +72,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if answer.implied:
         print(f"  ({len(answer.implied)} more pointstamps qualify, each implied by a holder above)")
     return 0
+
+
+
+def _ports_of(scope: Any) -> str:
+    """What the user can ask about in ``scope`` instead: its ports, or, for a scope without (a Spark log's root),
+    the scopes inside it."""
+    ports = [str(loc) for loc in scope.built_tracker().locations]
+    if ports:
+        return "its " + listed("ports", ports)
+    inside = [str(list(s.path)) for s in scope.scopes()][1:]
+    return f"it has no ports; --scope picks one inside it, {listed('scopes', inside)}"

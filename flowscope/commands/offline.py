@@ -1,4 +1,5 @@
-"""What ``frontiers`` and ``explain`` share: they replay a log and print text or JSON.
+"""What ``frontiers`` and ``explain`` share: they replay a log and print text or JSON (``blame`` says a missing
+scope as they do).
 
 A progress log is replayed in this process; a Spark event log is converted (in a child process when it is large:
 ``backend.spark.convert_process.replay_event_log``) and its records applied here, the same records ``flowscope
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["dump_json", "fmt_time", "fmt_counts", "report_errors", "replay_log"]
+__all__ = ["dump_json", "fmt_time", "fmt_counts", "report_errors", "replay_log", "listed", "no_scope"]
 
 
 def _json_default(value: Any) -> Any:
@@ -40,6 +41,20 @@ def fmt_time(t: Any) -> str:
 def fmt_counts(pairs: list) -> str:
     """``(time, count)`` pairs as ``5:+1 [6,0]:-2``, or ``-`` for none."""
     return " ".join(f"{fmt_time(t)}:{c:+d}" for t, c in pairs) or "-"
+
+
+def listed(what: str, names: list[str], most: int = 12) -> str:
+    """``ports: a, b, c`` with at most ``most`` names and how many more; ``no ports`` for none."""
+    if not names:
+        return f"no {what}"
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return f"{what}: {', '.join(names[:most])}{more}"
+
+
+def no_scope(log: str, path: list, root: Any) -> str:
+    """The message for a ``--scope`` the log does not have, naming the scopes it has."""
+    scopes = listed("scopes", [str(list(s.path)) for s in root.scopes()])
+    return f"flowscope: {log}: no scope {list(path)} ({scopes}; `flowscope frontiers LOG` shows their ports)"
 
 
 def report_errors(replay: Any, stream: Any = sys.stderr) -> None:

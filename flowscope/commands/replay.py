@@ -14,10 +14,11 @@ __all__ = ["register", "cmd_replay"]
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("replay", help="open a progress log or Spark event log in the browser view",
-                              description="Replay a log (any kind the server knows: progress logs; Spark event "
-                                          "logs once the Spark model registers them), start the server on a free "
-                                          "port and print the URL.")
-    p.add_argument("log", help="the log to replay")
+                              description="Open one log (a flowscope progress log, or a Spark event log: a file or "
+                                          "a rolling eventlog_v2_ directory, any codec) in the browser view: start "
+                                          "the server (on 127.0.0.1 and a free port unless --host/--port say "
+                                          "otherwise), print the URL of the log's session and serve until Ctrl-C.")
+    p.add_argument("log", help="a flowscope progress log or a Spark event log")
     p.add_argument("--follow", dest="follow_file", action="store_true", help="keep following the file as it grows")
     add_server_options(p, 0)
     p.set_defaults(func=cmd_replay)

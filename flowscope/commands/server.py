@@ -14,6 +14,8 @@ import webbrowser
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .arguments import positive_int
+
 if TYPE_CHECKING:
     from backend.app import Settings
 
@@ -28,8 +30,9 @@ def add_server_options(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--allow", action="append", default=[], metavar="DIR",
                    help="a directory the API may open logs from (repeatable; default: the current directory)")
     p.add_argument("--data-dir", metavar="DIR", help="where uploads are kept (default: a temporary directory)")
-    p.add_argument("--upload-limit", type=int, default=512, metavar="MB", help="largest upload accepted (default 512)")
-    p.add_argument("--upload-decompressed-limit", type=int, metavar="MB",
+    p.add_argument("--upload-limit", type=positive_int, default=512, metavar="MB",
+                   help="largest upload accepted (default 512)")
+    p.add_argument("--upload-decompressed-limit", type=positive_int, metavar="MB",
                    help="largest size an upload may decompress to (default: the upload limit)")
     p.add_argument("--no-check", action="store_true", help="do not check batches against the progress contract")
     p.add_argument("--checkpoint-every", type=int, default=4096, metavar="N", help=argparse.SUPPRESS)

@@ -1,0 +1,65 @@
+"""Option types the subcommands share: an option means the same in every command, and a bad value is argparse's
+usage error (the option named, exit code 2), never a traceback.
+
+``--scope`` and ``--port`` go through the parsers the REST API uses (``backend.views``), imported only when an
+option is parsed, so building the parser still loads nothing but argparse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+__all__ = ["positive_int", "non_negative_int", "scope_path", "port", "json_time"]
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def positive_int(text: str) -> int:
+    """A count that must be at least 1 (``--top N``)."""
+    n = _int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a positive integer")
+    return n
+
+
+def non_negative_int(text: str) -> int:
+    """A count where 0 means none (``--at 0``: before the first record)."""
+    n = _int(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 0 or a positive integer")
+    return n
+
+
+def scope_path(text: str) -> list[int]:
+    """A scope path: ``2``, ``2,1`` or JSON ``[2,1]``; ``[]`` (or ``""``) is the root."""
+    from backend.views import parse_scope
+
+    try:
+        return list(parse_scope(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def port(text: str) -> Any:
+    """A port: ``in,NODE,PORT`` or ``out,NODE,PORT`` (or JSON ``["in",4,0]``), as a tracker ``Location``."""
+    from backend.views import parse_port
+
+    try:
+        return parse_port(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def json_time(text: str) -> Any:
+    """A time as JSON: ``5``, ``[5,0]``."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not JSON: give a time such as 5 or [5,0]") from None
