@@ -92,7 +92,8 @@ def test_explain_takes_the_rest_scope_forms_and_says_what_is_wrong():
     ["blame", "LOG", "--top", "0"], ["blame", "LOG", "--top", "-1"], ["frontiers", "LOG", "--at", "-1"],
     ["bundle", "LOG", "-o", "x.html", "--spaced", "-1"], ["bundle", "LOG", "-o", "x.html", "--max-explain", "-5"],
     ["replay", "LOG", "--upload-limit", "0"], ["serve", "--upload-decompressed-limit", "-1"],
-    ["demo", "--batches", "0"], ["demo", "--rows-per-second", "two"],
+    ["demo", "--batches", "0"], ["demo", "--rows-per-second", "two"], ["demo", "--stall", "-1"],
+    ["demo", "--stall", "nan"],
 ])
 def test_counts_and_limits_out_of_range_are_usage_errors(argv, capsys):
     """A count or limit below what it can mean is refused by the parser, naming the option (exit code 2), before

@@ -11,7 +11,7 @@ import argparse
 import json
 from typing import Any
 
-__all__ = ["positive_int", "non_negative_int", "scope_path", "port", "json_time"]
+__all__ = ["positive_int", "non_negative_int", "non_negative_seconds", "scope_path", "port", "json_time"]
 
 
 def _int(text: str) -> int:
@@ -35,6 +35,17 @@ def non_negative_int(text: str) -> int:
     if n < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: give 0 or a positive integer")
     return n
+
+
+def non_negative_seconds(text: str) -> float:
+    """A duration in seconds, 0 or more (``demo --stall 0``: no stall)."""
+    try:
+        s = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not s >= 0 or s == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give 0 or more seconds")
+    return s
 
 
 def scope_path(text: str) -> list[int]:

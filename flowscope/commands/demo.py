@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .arguments import positive_int
+from .arguments import non_negative_seconds, positive_int
 
 __all__ = ["register", "cmd_demo"]
 
@@ -13,7 +13,7 @@ __all__ = ["register", "cmd_demo"]
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("demo", help="run a local PySpark streaming pipeline attached live, in the browser view")
     p.add_argument("--batches", type=positive_int, default=12, metavar="N", help="micro-batches to run (default 12)")
-    p.add_argument("--stall", type=float, default=5.0, help="seconds the slow batch sleeps (default 5)")
+    p.add_argument("--stall", type=non_negative_seconds, default=5.0, help="seconds the slow batch sleeps (default 5)")
     p.add_argument("--rows-per-second", type=positive_int, default=8, metavar="N",
                    help="rows the rate source makes per second (default 8)")
     p.add_argument("--url", default=None, help="a running flowscope server to stream to (default: start one here)")
