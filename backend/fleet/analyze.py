@@ -58,8 +58,9 @@ __all__ = [
     "signature_key",
 ]
 
-# docs/blame.md's kinds for Spark; each becomes a `blame_<kind>_s` column of times/ (seconds, null until blamed)
-BLAME_KINDS = ("task", "waiting-for-slots", "scheduler", "recompute", "driver")
+# docs/blame.md's kinds for Spark (capability: a stage held over a stretch no task's run accounts for); each becomes
+# a `blame_<kind>_s` column of times/ (seconds, null until blamed), so a time's columns add up to its latency
+BLAME_KINDS = ("task", "waiting-for-slots", "scheduler", "recompute", "capability", "driver")
 MAX_PROBLEMS = 20  # problems listed per application (the counts are in their own columns)
 
 _SINK_INPUT = Location.from_json(["in", 2, 0])  # the driver (results) operator's input in every region
