@@ -208,6 +208,12 @@ def test_executor_lost_recompute_says_why_the_work_is_redone(capsys):
     assert f"stage {fetch[0]}.{fetch[1]} (" in text and f"failed: FetchFailed (executor {fetch[2]}, " in text
     assert text.count(f"re-run after stage {fetch[0]}.{fetch[1]} failed: FetchFailed (executor {fetch[2]}") == 2
     assert f"executor {fetch[2]} removed: {removed[fetch[2]]}" in text
+    # every wait for a slot in this log was behind the stage's own earlier tasks (the one core left): said so
+    (job0,) = [x for x in blamed("executor_lost") if x is not b]
+    waits = [s for t in (job0, b) for s in t.blame if s["kind"] == "waiting-for-slots"]
+    assert waits and all({x["stage"] for x in s["holder"]["held_by"]} == {s["holder"]["stage"]} for s in waits)
+    lines = [x for x in text.splitlines() if "waiting-for-slots" in x]
+    assert len(lines) == len(waits) and all("its own earlier tasks" in x for x in lines), lines
 
 
 def test_task_retries_failed_job_says_it_failed_and_why(tmp_path, capsys):

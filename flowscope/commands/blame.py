@@ -67,7 +67,11 @@ def segment_text(seg: dict, latency: float) -> str:
             text += (f"; re-run after stage {failure.get('stage')}.{failure.get('attempt')} failed: "
                      f"{failure_line(failure)}")
     elif kind == "waiting-for-slots":
-        held = ", ".join(f"stage {x['stage']} (job {x['job']}) x{x['tasks']}" for x in h.get("held_by", []))
+        # the stage's own earlier tasks held the slots: its tasks queued behind one another (the same pointstamp,
+        # so the walk does not go on to them: blame.md's holders are pointstamps)
+        own = ", its own earlier tasks"
+        held = ", ".join(f"stage {x['stage']} (job {x['job']}{own if x['stage'] == h.get('stage') else ''}) "
+                         f"x{x['tasks']}" for x in h.get("held_by", []))
         text = f"task {h.get('task')} of stage {h.get('stage')} waited for a slot ({h.get('slots')} slots: {held})"
     elif kind == "scheduler":
         text = f"{h.get('operator')}: " + (h.get("doing") or f"task {h.get('task')} pending with free slots")
