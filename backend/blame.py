@@ -84,6 +84,7 @@ class TimeBlame:
     start: float
     end: float
     blame: list[dict]
+    failure: str | None = None  # what Spark says failed the time's job (None: it succeeded)
 
     @property
     def iteration(self) -> Any:
@@ -95,9 +96,15 @@ class TimeBlame:
         return round(self.end - self.start, 6)
 
     def to_json(self) -> dict:
-        return {"scope": self.scope, "name": self.name, "time": self.time, "job_ids": self.job_ids,
-                "batch_id": self.batch_id, "iteration": self.iteration, "start": self.start, "end": self.end,
-                "latency_s": self.latency_s, "blame": self.blame}
+        """The contract's object; a time whose job failed adds ``"status": "failed"`` and ``"failure"`` (a
+        succeeded one has neither)."""
+        out = {"scope": self.scope, "name": self.name, "time": self.time, "job_ids": self.job_ids,
+               "batch_id": self.batch_id, "iteration": self.iteration, "start": self.start, "end": self.end,
+               "latency_s": self.latency_s, "blame": self.blame}
+        if self.failure is not None:
+            out["status"] = "failed"
+            out["failure"] = self.failure
+        return out
 
 
 @dataclass
@@ -115,6 +122,7 @@ class _Scope:
     jobs: dict[Any, list] = field(default_factory=dict)
     job_start: dict[Any, float] = field(default_factory=dict)
     job_end: dict[Any, float] = field(default_factory=dict)
+    job_failure: dict[Any, str] = field(default_factory=dict)  # a time whose job failed -> what failed it
     batch_marks: dict[Any, dict] = field(default_factory=dict)
     reach: _SinkReach | None = None  # what the live pointstamps could result in at the sinks (None: not kept now)
 
@@ -348,6 +356,11 @@ def _without(rec: dict, where: str, bad: dict[str, str], report: Any) -> dict:
     return {k: v for k, v in rec.items() if k not in bad}
 
 
+def _is_failure(v: Any) -> bool:
+    """A cause's ``failure`` (the Spark model's ``tasks.task_failure``): an object of short scalar fields."""
+    return type(v) is dict and all(type(k) is str and (x is None or type(x) in (str, int, float)) for k, x in v.items())
+
+
 def _checked_cause(cause: dict, at: float, report: Any) -> dict:
     """A progress batch's cause: ``launched`` (a task's launch, epoch seconds, not after the batch that ended it)
     and ``attempt`` (a stage attempt, a count) as blame reads them, else left out."""
@@ -376,8 +389,8 @@ def _checked_detail(rec: dict, report: Any) -> dict:
 
 
 def _checked_mark(rec: dict, report: Any) -> dict:
-    """A mark's job (``job``, ``epoch``, a loop's ``loop`` and ``iteration``) or micro-batch (``batch``,
-    ``trigger_start``, ``phases_ms``) fields."""
+    """A mark's job (``job``, ``epoch``, a loop's ``loop`` and ``iteration``, ``status``, ``failure``) or
+    micro-batch (``batch``, ``trigger_start``, ``phases_ms``) fields."""
     bad = {}
     if "job" in rec and type(rec["job"]) is not int:
         bad["job"] = "is not a job id (an integer)"
@@ -388,6 +401,10 @@ def _checked_mark(rec: dict, report: Any) -> dict:
         bad["loop"] = "is not a scope path"
     if rec.get("iteration") is not None and type(rec["iteration"]) is not int:
         bad["iteration"] = "is not an integer"
+    if rec.get("status") is not None and type(rec["status"]) is not str:
+        bad["status"] = "is not a job status (a string)"
+    if rec.get("failure") is not None and type(rec["failure"]) is not str:
+        bad["failure"] = "is not a failure message (a string)"
     if "batch" in rec and type(rec["batch"]) is not int:
         bad["batch"] = "is not a batch id (an integer)"
     if rec.get("trigger_start") is not None and not _seconds(rec["trigger_start"]):
@@ -426,6 +443,8 @@ class BlameTracker:
         self._completions = 0
         self._last_at = 0.0
         self._stage_job: dict[Any, Any] = {}  # stage id -> job id (from stage details)
+        # (stage, attempt) of a resubmitted stage attempt -> the failure it re-runs after (its StageSubmitted cause)
+        self._resubmitted: dict[tuple, dict] = {}
         replay.on_retire.append(self._folding)
 
     def _folding(self, scope: Subgraph) -> None:
@@ -520,10 +539,20 @@ class BlameTracker:
                     (attempt is not None and not (type(attempt) is int and attempt >= 0)):
                 cause = _checked_cause(cause, at, self._reporter(line))  # a field blame cannot use: left out
                 launched = cause.get("launched")
-            if cause.get("event") == "TaskEnd":
+            event = cause.get("event")
+            if event == "TaskEnd":
                 task = cause.get("task")
                 if task is not None:
                     ended = (at, task, launched)  # a task's end, for its holder
+            elif "failure" in cause:  # a failed stage attempt, or a resubmitted one: why its work is redone
+                if not _is_failure(cause["failure"]):
+                    cause = _without(cause, "cause", {"failure": "is not a failure (an object of strings, numbers)"},
+                                     self._reporter(line))
+                elif event == "StageSubmitted" and cause.get("attempt"):
+                    resubmitted = self._resubmitted
+                    resubmitted[(cause.get("stage"), cause["attempt"])] = cause["failure"]
+                    if len(resubmitted) > KEEP_STAGES:
+                        del resubmitted[next(iter(resubmitted))]
         else:
             cause = {}
         counts = sb.counts
@@ -689,6 +718,8 @@ class BlameTracker:
                     sc.job_start[t] = min(at, sc.job_start.get(t, at))
                 else:
                     sc.job_end[t] = max(at, sc.job_end.get(t, at))
+                    if rec.get("status") == "FAILED":
+                        sc.job_failure[t] = str(rec.get("failure") or f"job {rec['job']} failed")
         elif "batch" in rec and "trigger_start" in rec:
             sb.batch_marks[rec["batch"]] = rec
 
@@ -756,6 +787,7 @@ class BlameTracker:
                 sb.jobs.pop(t, None)
                 sb.job_start.pop(t, None)
                 sb.job_end.pop(t, None)
+                sb.job_failure.pop(t, None)
                 sb.batch_marks.pop(t, None)
             if not sb.active and not sb.closed and not sb.jobs:
                 del self._unpruned[sb.path]
@@ -884,7 +916,8 @@ class BlameTracker:
         segments = [s for s in segments if s["seconds"] > 0]
         self._driver_doing(sb, t, segments)
         return TimeBlame(list(sb.path), scope.name, t, sorted(sb.jobs.get(t, [])),
-                         mark.get("batch") if mark is not None else None, start, end_at, segments)
+                         mark.get("batch") if mark is not None else None, start, end_at, segments,
+                         sb.job_failure.get(t))
 
     # --- what a segment names ----------------------------------------------------------------------------------
 
@@ -914,6 +947,9 @@ class BlameTracker:
             info = {**holder, "stage": cause.get("stage"), "attempt": attempt}
             if cause.get("failed"):  # the attempt failed (a fetch failure, a lost executor): its work is redone
                 info["failed_attempt"] = attempt
+            failure = cause.get("failure") if cause.get("failed") else self._resubmitted.get((info["stage"], attempt))
+            if failure is not None:
+                info["failure"] = failure
             return [seg(kind, frm, to, info)]
         task, launched = cause.get("task"), cause.get("launched")
         span = self._spans.get(f"task {task}")
@@ -930,6 +966,9 @@ class BlameTracker:
             info["what_if"] = {"task_at_median_s": round(med, 6),
                                "ends_earlier_s": round(max(0.0, min(h.end_at - released, to - frm + 1e-12)), 6)}
         kind = "recompute" if attempt else "task"
+        failure = self._resubmitted.get((info["stage"], attempt)) if attempt else None
+        if failure is not None:  # a resubmitted attempt's task: why its work is redone
+            info["failure"] = failure
         if not isinstance(launched, (int, float)) or launched <= frm:
             return [seg(kind, frm, to, info)]
         out = [seg(kind, launched, to, info)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 __all__ = ["late_lines"]
@@ -14,6 +15,13 @@ def _t(value: Any) -> str:
     return json.dumps(value, separators=(",", ""))
 
 
+def _clock(at: Any) -> str:
+    """Wall time as the "Why is this stuck?" panel shows it: UTC ``HH:MM:SS.mmm``."""
+    if not isinstance(at, (int, float)) or isinstance(at, bool):
+        return "?"
+    return datetime.fromtimestamp(at, UTC).strftime("%H:%M:%S.%f")[:12]
+
+
 def _iteration(h: dict) -> str:
     """A loop's time as a person reads it: the job and the iteration its stage runs (from the stage's detail)."""
     stage = next((s for s in reversed(h.get("stages") or []) if s.get("iteration") is not None), None)
@@ -21,7 +29,8 @@ def _iteration(h: dict) -> str:
 
 
 def late_lines(late: list[dict]) -> list[str]:
-    """One line per late pointstamp that has running or pending work, then its running tasks (longest first)."""
+    """One line per late pointstamp that has running or pending work (how many pending, since when: the latest
+    stage attempt's submission), then its running tasks (longest first)."""
     out: list[str] = []
     for h in late:
         running, pending = h.get("running") or [], h.get("pending")
@@ -29,7 +38,8 @@ def late_lines(late: list[dict]) -> list[str]:
             continue
         kind, node, port = h["location"]
         why = " (implied by the driver's capability, but this is what the time waits for)" if h["implied"] else ""
-        waiting = f", {pending['count']} pending" if pending and pending["count"] else ""
+        waiting = f", {pending['count']} pending since {_clock(pending.get('since'))}" if pending and pending[
+            "count"] else ""
         out.append(f"  late: {kind}({node},{port}) ({h['operator']}) at {_t(h['time'])}{_iteration(h)}: "
                    f"{len(running)} running"
                    f"{waiting}{why}")

@@ -181,6 +181,97 @@ def test_executor_lost_blames_the_recompute():
     assert b.blame[-1]["kind"] == "driver" and b.blame[-1]["holder"]["doing"] == "receiving results"
     assert b.blame[-2] is recompute[-1]  # its last task delivered the job's last result
     assert not any(s["kind"] == "driver" and "nothing" in s["holder"].get("doing", "") for s in b.blame)
+    assert b.to_json().get("status") is None  # Spark recomputed: the job succeeded
+
+
+def test_executor_lost_recompute_says_why_the_work_is_redone(capsys):
+    """Every recompute segment names the failure behind it, as the log says: the reduce attempt's fetch failure of
+    the lost executor's shuffle output, and why Spark removed that executor."""
+    fetch, removed = None, {}
+    for ev in EventLogReader(fixture_log("executor_lost")):
+        e = ev.event
+        reason = e.get("Task End Reason") or {}
+        if e["Event"] == "SparkListenerTaskEnd" and reason.get("Reason") == "FetchFailed" and fetch is None:
+            fetch = (e["Stage ID"], e["Stage Attempt ID"], reason["Block Manager Address"]["Executor ID"])
+        elif e["Event"] == "SparkListenerExecutorRemoved":
+            removed[e["Executor ID"]] = e["Removed Reason"]
+    assert fetch is not None and fetch[2] in removed
+    (b,) = [b for b in blamed("executor_lost") if any(s["kind"] == "recompute" for s in b.blame)]
+    recompute = [s for s in b.blame if s["kind"] == "recompute"]
+    assert len(recompute) == 3
+    for s in recompute:
+        f = s["holder"]["failure"]
+        assert (f["stage"], f["attempt"], f["executor"]) == fetch and f["reason"] == "FetchFailed", f
+        assert f["executor_removed"] == removed[fetch[2]] and "FetchFailedException" in f["message"]
+    assert cli(["blame", str(fixture_log("executor_lost").path)]) == 0
+    text = capsys.readouterr().out
+    assert f"stage {fetch[0]}.{fetch[1]} (" in text and f"failed: FetchFailed (executor {fetch[2]}, " in text
+    assert text.count(f"re-run after stage {fetch[0]}.{fetch[1]} failed: FetchFailed (executor {fetch[2]}") == 2
+    assert f"executor {fetch[2]} removed: {removed[fetch[2]]}" in text
+    # every wait for a slot in this log was behind the stage's own earlier tasks (the one core left): said so
+    (job0,) = [x for x in blamed("executor_lost") if x is not b]
+    waits = [s for t in (job0, b) for s in t.blame if s["kind"] == "waiting-for-slots"]
+    assert waits and all({x["stage"] for x in s["holder"]["held_by"]} == {s["holder"]["stage"]} for s in waits)
+    lines = [x for x in text.splitlines() if "waiting-for-slots" in x]
+    assert len(lines) == len(waits) and all("its own earlier tasks" in x for x in lines), lines
+
+
+def test_task_retries_failed_job_says_it_failed_and_why(tmp_path, capsys):
+    """task_retries' job 1 fails (partition 3 fails on every attempt): its time says so, with the exception Spark
+    reports (a Python worker's traceback reduced to the exception it ends with), in the JSON, the text and REST;
+    the job that succeeded (its task retried) says nothing of the kind."""
+    ends = {}
+    for ev in EventLogReader(fixture_log("task_retries")):
+        e = ev.event
+        if e["Event"] == "SparkListenerJobEnd":
+            ends[e["Job ID"]] = e["Job Result"]
+    (failed,) = [j for j, r in ends.items() if r["Result"] == "JobFailed"]
+    exception = ends[failed]["Exception"]["Message"].strip().splitlines()
+    (raised,) = [x for x in exception if x.startswith("RuntimeError: ")]  # what the doomed partition raised
+    times = {tuple(b.job_ids): b for b in blamed("task_retries")}
+    doomed = times[(failed,)].to_json()
+    assert doomed["status"] == "failed" and doomed["failure"].endswith(raised), doomed["failure"]
+    assert "Traceback" not in doomed["failure"] and "\n" not in doomed["failure"]
+    (seg,) = [s for s in doomed["blame"] if s["holder"].get("failed_attempt") is not None]
+    assert seg["holder"]["failure"]["reason"] == "ExceptionFailure" and raised in seg["holder"]["failure"]["message"]
+    assert all("status" not in times[(j,)].to_json() for j in ends if j != failed)
+    log = fixture_log("task_retries").path
+    assert cli(["blame", str(log)]) == 0
+    text = capsys.readouterr().out
+    (head,) = [x for x in text.splitlines() if f"(job {failed})" in x]
+    assert " failed after " in head and head.endswith(raised), head
+    settings = Settings(allowed_dirs=[log.parent], data_dir=tmp_path / "data")
+    with running_server(settings) as srv, httpx.Client(base_url=srv.url, timeout=20) as c:
+        r = c.post("/api/sessions", json={"path": str(log)})
+        assert r.status_code == 201, r.text
+        sid = r.json()["id"]
+        assert srv.wait_for(sid, status=("done", "failed"), client=c)["status"] == "done"
+        rest = {tuple(t["job_ids"]): t for t in c.get(f"/api/sessions/{sid}/blame").json()["times"]}
+    assert rest[(failed,)]["status"] == "failed" and rest[(failed,)]["failure"] == doomed["failure"]
+    assert all("status" not in t for k, t in rest.items() if k != (failed,))
+
+
+def test_hostile_failure_fields_are_reported_and_left_out():
+    """A cause's ``failure`` that is not an object of scalars and a mark's ``failure`` that is not a string are
+    reported with their lines and left out: the time is still blamed."""
+    good = hostile_records()
+    records = good[:8] + [good[10]]  # the graph, an executor, job 0's start, the stage's capabilities
+    records += [
+        {"type": "progress", "scope": [], "worker": 0, "seq": 1, "at": 2.0,
+         "updates": [[["out", 2, 0], 0, -3], [["in", 3, 0], 0, 1]],
+         "cause": {"event": "StageCompleted", "stage": 1, "attempt": 0, "failed": True, "failure": ["lost"]}},
+        {"type": "mark", "scope": [], "at": 2.5, "label": "job 0 failed (epoch 0)", "job": 0, "epoch": 0,
+         "status": "FAILED", "failure": {"x": 1}},
+        {"type": "progress", "scope": [], "worker": 0, "seq": 2, "at": 2.5, "updates": [[["in", 3, 0], 0, -1]]},
+    ]
+    problems: list = []
+    (b,) = blame_log(records, problems.append)
+    said = sorted(str(p) for p in problems)
+    assert len(said) == 2 and any("cause.failure" in p for p in said) and any("mark.failure" in p for p in said)
+    check_tiling(b)
+    assert b.job_ids == [0] and b.failure == "job 0 failed" and b.to_json()["status"] == "failed"
+    (rec,) = [s for s in b.blame if s["kind"] == "recompute"]
+    assert "failure" not in rec["holder"] and rec["holder"]["failed_attempt"] == 0
 
 
 def test_a_log_without_spark_conventions_gets_capability_and_message_segments():

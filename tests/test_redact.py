@@ -42,7 +42,8 @@ def without_hosts(value):
 
 
 def structure(records: list[dict]) -> list[dict]:
-    """Records without the names redaction may change (operator/scope names and attrs, mark labels and reasons, host names)."""
+    """Records without the names redaction may change (operator/scope names and attrs, mark labels and reasons, host
+    names, failure messages)."""
     out = []
     for rec in records:
         rec = without_hosts(rec)
@@ -52,6 +53,10 @@ def structure(records: list[dict]) -> list[dict]:
         elif rec["type"] == "mark":
             rec.pop("label", None)
             rec.pop("reason", None)  # free text from Spark (an executor's removal names its host)
+            rec.pop("failure", None)  # a failed job's exception message: free text, redacted
+        elif rec["type"] == "progress" and "failure" in rec.get("cause", {}):
+            failure = {k: v for k, v in rec["cause"]["failure"].items() if k not in ("message", "executor_removed")}
+            rec = {**rec, "cause": {**rec["cause"], "failure": failure}}  # the failure's free text, redacted
         out.append(rec)
     return out
 

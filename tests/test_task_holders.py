@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -73,6 +74,24 @@ def test_mid_stall_explain_names_the_running_task_before_the_driver(stall_log, c
     assert task["executor"] == "driver" and task["host"] and task["running_s"] >= 0
     assert first["pending"]["count"] == 0 and first["pending"]["since"] <= task["launched"]
     assert answer["late"][-1]["location"] == ["out", 1, 0]  # the driver's capability, last
+
+
+def test_explain_text_says_how_many_tasks_are_pending_since_when(tmp_path, capsys):
+    """skewed_straggler's second job submits 4 tasks (3 launched before its first task ends): explain's text
+    says, as the "Why is this stuck?" panel does, how many are pending and since when (the stage's submission)."""
+    log = tmp_path / "skew.jsonl"
+    assert cli(["record", "-q", str(fixture_log("skewed_straggler").path), "-o", str(log)]) == 0
+    records = [json.loads(line) for line in log.open()]
+    (stage,) = [r for r in records if r["type"] == "detail" and r["key"] == "stage 1.0" and r["value"]]
+    submitted = stage["value"]["submitted"]
+    at = progress_index(log, lambda r: r["cause"].get("event") == "StageSubmitted" and r["cause"]["stage"] == 1)
+    capsys.readouterr()
+    assert cli(["explain", str(log), "--scope", json.dumps(stage["scope"]), "--port", "in,2,0", "--at", str(at)]) == 0
+    text = capsys.readouterr().out
+    clock = time.strftime("%H:%M:%S", time.gmtime(submitted)) + f".{round(submitted * 1000) % 1000:03d}"
+    (late,) = [s for s in text.splitlines() if s.strip().startswith("late:")]
+    running = stage["value"]["tasks"] - 1  # one pending
+    assert f"{running} running, 1 pending since {clock}" in late, text
 
 
 def test_no_task_details_are_left_once_the_application_ended():

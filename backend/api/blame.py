@@ -23,7 +23,10 @@ router = APIRouter(prefix="/api/sessions/{sid}", tags=["blame"])
             description="`{\"times\": [{scope, name, time, job_ids, batch_id, iteration, start, end, latency_s, "
                         "blame: [{kind, seconds, from, to, holder}]}]}`; kinds: task, waiting-for-slots, scheduler, "
                         "recompute, driver (capability, message for other logs). `iteration`: a loop's time "
-                        "`[epoch, iteration]`'s iteration, else null.")
+                        "`[epoch, iteration]`'s iteration, else null. A time whose job failed has "
+                        "`\"status\": \"failed\"` and `failure` (what Spark says failed it); a succeeded one has "
+                        "neither. A recompute holder's `failure`: why the work is redone (reason, executor, host, "
+                        "message, executor_removed).")
 async def blame(
     session: Session = Depends(deps.session),
     scope: str | None = Query(None, description="only this scope, e.g. 2"),

@@ -52,13 +52,18 @@ READ: dict[str, dict[str, Any]] = {
                         "RDD Info": dict.fromkeys(["RDD ID", "Name", "Scope", "Callsite", "Parent IDs"])},
         "Stage IDs": None,  # the gap detector's, when a job lists no stage infos
     },
-    "SparkListenerJobEnd": {"Job ID": None, "Completion Time": None, "Job Result": {"Result": None}},
+    "SparkListenerExecutorRemoved": {"Timestamp": None, "Executor ID": None, "Removed Reason": None},
+    "SparkListenerJobEnd": {"Job ID": None, "Completion Time": None,
+                            "Job Result": {"Result": None, "Exception": {"Message": None}}},
     # the stage's accumulables and RDDs are not read here (the RDDs are read at the job's start)
     "SparkListenerStageSubmitted": {"Stage Info": _STAGE_EVENT_INFO},
     "SparkListenerStageCompleted": {"Stage Info": _STAGE_EVENT_INFO},
     "SparkListenerTaskStart": {**_STAGE_IDS, "Task Info": _TASK_INFO},
     "SparkListenerTaskEnd": {
-        **_STAGE_IDS, "Task Info": _TASK_INFO, "Task End Reason": {"Reason": None},
+        **_STAGE_IDS, "Task Info": _TASK_INFO,
+        "Task End Reason": {"Reason": None, "Class Name": None, "Description": None, "Message": None,
+                            "Executor ID": None, "Loss Reason": None,
+                            "Block Manager Address": {"Executor ID": None, "Host": None}},
         "Task Metrics": {"Input Metrics": dict.fromkeys(["Records Read", "Bytes Read"]),
                          "Shuffle Read Metrics": dict.fromkeys(["Total Records Read", "Remote Bytes Read",
                                                                 "Local Bytes Read"])},

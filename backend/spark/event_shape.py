@@ -59,7 +59,13 @@ _PROPERTIES: Spec = {
     "spark.jobGroup.id": (STR, False, True, None),
     "spark.job.description": (STR, False, True, None),
 }
-_REASON: Spec = {"Reason": (STR, False, True, None)}
+_REASON: Spec = {  # what a failure names (tasks.task_failure)
+    "Reason": (STR, False, True, None), "Class Name": (STR, False, True, None),
+    "Description": (STR, False, True, None), "Message": (STR, False, True, None),
+    "Executor ID": (STR, False, True, None), "Loss Reason": (STR, False, True, None),
+    "Block Manager Address": ((dict,), False, True, {"Executor ID": (STR, False, True, None),
+                                                     "Host": (STR, False, True, None)}),
+}
 _METRICS: Spec = {  # what the task ledger sums (records and bytes read)
     "Input Metrics": ((dict,), False, True, {"Records Read": (NUM, False, True, None),
                                              "Bytes Read": (NUM, False, True, None)}),
@@ -87,7 +93,9 @@ EVENTS: dict[str, Spec] = {
         "Stage IDs": ((list,), False, True, INT),
     },
     "SparkListenerJobEnd": {"Job ID": (INT, True, False, None), "Completion Time": (NUM, False, True, None),
-                            "Job Result": ((dict,), False, True, {"Result": (STR, False, True, None)})},
+                            "Job Result": ((dict,), False, True, {
+                                "Result": (STR, False, True, None),
+                                "Exception": ((dict,), False, True, {"Message": (STR, False, True, None)})})},
     "SparkListenerStageSubmitted": {"Stage Info": ((dict,), True, False, _STAGE_INFO)},
     "SparkListenerStageCompleted": {"Stage Info": ((dict,), True, False, _STAGE_INFO)},
     "SparkListenerTaskStart": {"Stage ID": (INT, True, False, None), "Stage Attempt ID": (INT, False, False, None),
@@ -97,6 +105,8 @@ EVENTS: dict[str, Spec] = {
                              "Task End Reason": ((dict,), False, True, _REASON),
                              "Task Metrics": ((dict,), False, True, _METRICS)},
     "SparkListenerLogStart": {"Spark Version": (STR, False, True, None)},
+    "SparkListenerExecutorRemoved": {"Executor ID": ((str, int), False, True, None),
+                                     "Removed Reason": (STR, False, True, None)},
     "QueryStartedEvent": {"id": (STR, False, True, None), "name": (STR, False, True, None)},
     "QueryProgressEvent": {"progress": ((dict,), False, True, _PROGRESS)},
     "QueryTerminatedEvent": {"id": (STR, False, True, None), "exception": (STR, False, True, None)},

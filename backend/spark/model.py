@@ -54,7 +54,7 @@ from .loops import (
     repeats,
     shuffles_read,
 )
-from .tasks import TaskLedger, partition_of
+from .tasks import TaskLedger, failure_text, partition_of
 
 __all__ = ["HANDLED_EVENTS", "SparkModel", "SparkSummary"]
 
@@ -152,6 +152,7 @@ class Job:
     status: str = "RUNNING"
     iteration: int | None = None  # an iteration of a loop of its region (see loops.py)
     loop: Region | None = None  # that loop
+    failure: dict | None = None  # why its latest stage attempt failed (what a resubmitted attempt re-runs after)
 
 
 _STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "PENDING", "ACTIVE", "COMPLETE", "SKIPPED")
@@ -684,7 +685,11 @@ class SparkModel:
         updates.append([_port("out", st.node, 0), _jt(st.epoch), n])
         st.attempts[attempt] = Attempt(caps=n)
         self._set_stage_status(sid, attempt, "ACTIVE")
-        self._batch(region, updates, {"event": "StageSubmitted", "stage": sid, "attempt": attempt, "job": st.job_id})
+        cause = {"event": "StageSubmitted", "stage": sid, "attempt": attempt, "job": st.job_id}
+        job = self.jobs.get(st.job_id)
+        if attempt and job is not None and job.failure is not None:
+            cause["failure"] = job.failure  # a resubmission: Spark re-runs the work the failed attempt lost
+        self._batch(region, updates, cause)
         self._out += self.tasks.stage_submitted(region.path, st.node, _jt(st.epoch), sid, attempt, n, st.job_id,
                                                 self._at, iteration=st.iteration)
 
@@ -753,12 +758,25 @@ class SparkModel:
             return
         failed = bool(info.get("Failure Reason"))
         self._set_stage_status(sid, attempt, "FAILED" if failed else "COMPLETE")
-        if not failed:
+        cause = {"event": "StageCompleted", "stage": sid, "attempt": attempt, "failed": failed}
+        if failed:
+            cause["failure"] = failure = self._stage_failure(sid, attempt, info)
+            job = self.jobs.get(st.job_id)
+            if job is not None:
+                job.failure = failure
+        else:
             st.completed_ok = True
             self._wrote(st.writes)  # a shuffle map stage: its output stays
         updates = self._release_stage(st, attempt)
-        self._batch(st.region, updates, {"event": "StageCompleted", "stage": sid, "attempt": attempt, "failed": failed})
+        self._batch(st.region, updates, cause)
         self._out += self.tasks.stage_completed(sid, attempt, self._at)
+
+    def _stage_failure(self, sid: int, attempt: int, info: dict) -> dict:
+        """Why a stage attempt failed: its latest task failure (the fetch failure that names the lost executor, the
+        exception of a task that failed too often), else the stage's ``Failure Reason``; with the attempt."""
+        failure = self.tasks.failure(sid, attempt) or {"reason": "StageFailed",
+                                                        "message": failure_text(info.get("Failure Reason"))}
+        return {**failure, "stage": sid, "attempt": attempt}
 
     def _completed(self, sid: int) -> bool:
         """Whether stage ``sid`` completed (an attempt of it did), its full record kept or folded."""
@@ -817,10 +835,13 @@ class SparkModel:
             if st is not None and st.job_id == job_id:
                 st.job_ended()  # its job released everything: no task of it can produce any more
                 region.stage_ids.pop(sid, None)  # nothing left to release: a query's list stays short for days
-        more = {} if job.loop is None else {"iteration": job.iteration, "loop": job.loop.path}
+        more: dict[str, Any] = {} if job.loop is None else {"iteration": job.iteration, "loop": job.loop.path}
+        if job.status == "FAILED":  # what Spark says failed it (a job has no failure field when it succeeded)
+            more["failure"] = failure_text(((e.get("Job Result") or {}).get("Exception") or {}).get("Message")) or (
+                job.failure or {}).get("message") or result
         label = f"job {job_id} {job.status.lower()} (epoch {job.epoch}"
-        self._mark(label + (f", iteration {job.iteration})" if more else ")"), region, job=job_id, epoch=job.epoch,
-                   status=job.status, **more)
+        self._mark(label + (f", iteration {job.iteration})" if job.loop is not None else ")"), region, job=job_id,
+                   epoch=job.epoch, status=job.status, **more)
         if (region.kind == "job" or region.closing) and not region.running:
             self._retire_region(region, "JobEnd")
         if self.retain_jobs is not None:

@@ -21,6 +21,7 @@ timeline and the findings list show them.
 from __future__ import annotations
 
 import heapq
+import re
 from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import repeat
@@ -30,14 +31,17 @@ from typing import Any
 from tracker.log_records import detail
 
 __all__ = ["TaskLedger", "StageAggregate", "partition_of", "skew_score", "stragglers", "straggler_median",
-           "STRAGGLER_FACTOR",
-           "STRAGGLER_MIN_S", "SKEW_FINDING"]
+           "failure_text", "task_failure", "STRAGGLER_FACTOR", "STRAGGLER_MIN_S", "SKEW_FINDING"]
 
 STRAGGLER_FACTOR = 3.0
 STRAGGLER_MIN_S = 0.5
 SKEW_FINDING = 0.5  # a stage whose duration skew score reaches this (with at least 4 tasks) is a finding
 MAX_STRAGGLERS = 5
 KEEP_COMPLETED = 1000  # completed stage attempts whose aggregates the ledger keeps (the latest ones)
+KEEP_REMOVED = 1000  # removed executors whose reasons the ledger keeps (the latest ones)
+FAILURE_CHARS = 300  # the longest failure message kept (a stack trace's first line is what a person reads)
+_PY_TRACEBACK = "Traceback (most recent call last)"
+_EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.$]*(:|$)")  # a traceback's last line: "RuntimeError: boom"
 
 
 def skew_score(values: list[float]) -> float:
@@ -140,7 +144,7 @@ class _Attempt:
     only those can be stragglers), so a task's end costs two appends, not a record kept per task."""
 
     __slots__ = ("scope", "node", "time", "stage", "attempt", "job", "running", "durations", "records", "bytes",
-                 "longest", "port", "failed")
+                 "longest", "port", "failed", "failure")
 
     def __init__(self, scope: list, node: int, time: Any, stage: int, attempt: int, job: Any) -> None:
         self.scope, self.node, self.time, self.stage, self.attempt, self.job = scope, node, time, stage, attempt, job
@@ -153,6 +157,7 @@ class _Attempt:
         self.longest: list[tuple] = []
         self.port = _port(node)
         self.failed = 0
+        self.failure: dict | None = None  # the latest of its tasks' failures (task_failure)
 
     def succeeded(self, tid: Any, info: dict, launched: int, finished: int, size: tuple[int, int]) -> None:
         """A successful task: its duration and input size (records, bytes); its details too while it is among the
@@ -171,6 +176,62 @@ class _Attempt:
                 heapq.heappush(longest, entry)
             else:
                 heapq.heapreplace(longest, entry)
+
+
+def failure_text(text: Any) -> str | None:
+    """A Spark failure message (an exception's description, a stage's or job's failure reason) as one line a person
+    reads: its first line, where a Python worker's traceback begins with the exception it ends with, else with the
+    first ``Caused by:`` of a Java stack trace; None for no text."""
+    if type(text) is not str or not text.strip():
+        return None
+    lines = text.strip().splitlines()
+    first = lines[0].strip()
+    if _PY_TRACEBACK in first:
+        exc = next((x.strip() for x in reversed(lines[1:]) if x and not x[0].isspace() and _EXCEPTION_LINE.match(x)),
+                   None)
+        if exc is not None:
+            head = first.split(_PY_TRACEBACK)[0].rstrip(": ")
+            first = f"{head}: {exc}" if head else exc
+    else:
+        cause = next((x for x in lines[1:] if x.startswith("Caused by: ")), None)
+        if cause is not None:
+            first += f" (caused by {cause.removeprefix('Caused by: ').strip()})"
+    return first if len(first) <= FAILURE_CHARS else first[:FAILURE_CHARS - 1] + "\u2026"
+
+
+def task_failure(e: dict, removed: dict[str, str] | None = None) -> dict | None:
+    """Why a task attempt did not succeed, from its TaskEnd: Spark's reason (``FetchFailed``,
+    ``ExecutorLostFailure``, ``ExceptionFailure``, ``TaskKilled``, ...), the executor it names (the lost block
+    manager's for a fetch failure, the lost executor, else the task's own), its host, a one-line message, and the
+    executor's ``Removed Reason`` when ``removed`` (executor id -> reason) has it; None for a success."""
+    info = e.get("Task Info") or {}
+    reason = e.get("Task End Reason") or {}
+    why = reason.get("Reason", "Success")
+    if why == "Success" and not info.get("Killed") and not info.get("Failed"):
+        return None
+    if why == "Success":
+        why = "TaskKilled" if info.get("Killed") else "failed"
+    executor, host, message = info.get("Executor ID"), info.get("Host"), None
+    if why == "FetchFailed":
+        where = reason.get("Block Manager Address") or {}
+        executor, host = where.get("Executor ID", executor), where.get("Host", host)
+        message = failure_text(reason.get("Message"))
+    elif why == "ExecutorLostFailure":
+        lost = reason.get("Executor ID")
+        if lost is not None and lost != executor:
+            executor, host = lost, None
+        message = reason.get("Loss Reason")
+    elif why == "ExceptionFailure":
+        cls, text = reason.get("Class Name"), failure_text(reason.get("Description"))
+        message = f"{cls}: {text}" if cls and text else (cls or text)
+    else:
+        message = failure_text(reason.get("Message") or reason.get("Description"))
+    out = {"reason": why, "executor": None if executor is None else str(executor), "host": host,
+           "message": message, "task": info.get("Task ID")}
+    gone = (removed or {}).get(out["executor"] or "")
+    if gone and gone != message:
+        out["executor_removed"] = gone
+    return out
 
 
 def partition_of(info: dict) -> Any:
@@ -229,6 +290,7 @@ class TaskLedger:
         self.attempts: dict[tuple[int, int], _Attempt] = {}
         self.completed: dict[tuple[int, int], StageAggregate] = {}  # the latest KEEP_COMPLETED, oldest first
         self.executors: dict[str, dict] = {}
+        self.removed: dict[str, str] = {}  # executor id -> Spark's reason for removing it (the latest KEEP_REMOVED)
 
     # --- records -----------------------------------------------------------------------------------------
 
@@ -250,6 +312,11 @@ class TaskLedger:
         ex = str(e.get("Executor ID"))
         self.executors.pop(ex, None)
         reason = e.get("Removed Reason") or ""
+        if reason:
+            self.removed.pop(ex, None)
+            self.removed[ex] = reason
+            if len(self.removed) > KEEP_REMOVED:
+                del self.removed[next(iter(self.removed))]
         return [{"type": "mark", "at": at, "label": f"executor {ex} removed" + (f": {reason}" if reason else ""),
                  "executor": ex, "executor_event": "removed", "reason": reason}]
 
@@ -307,6 +374,7 @@ class TaskLedger:
                 return None
             return detail(a.scope, a.port, a.time, f"task {tid}", at, None)
         a.failed += 1
+        a.failure = task_failure(e, self.removed)
         if not running:
             return None
         if batch is not None:
@@ -316,6 +384,11 @@ class TaskLedger:
         # why the attempt ended, when not a success (the executor timeline marks it)
         clear["end"] = "TaskKilled" if get("Killed") else (reason or {}).get("Reason", "failed")
         return clear
+
+    def failure(self, stage: int, attempt: int) -> dict | None:
+        """The latest task failure of a running stage attempt (what made a failed attempt fail), if any."""
+        a = self.attempts.get((stage, attempt))
+        return a.failure if a is not None else None
 
     def stage_completed(self, stage: int, attempt: int, at: float) -> list[dict]:
         """The attempt is over: clear its details, keep its aggregate, report stragglers and skew."""

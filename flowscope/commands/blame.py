@@ -14,7 +14,7 @@ from typing import Any
 from .arguments import json_time, positive_int, scope_path
 from .offline import no_scope
 
-__all__ = ["register", "segment_text"]
+__all__ = ["register", "segment_text", "failure_line"]
 
 
 def register(subparsers: Any) -> None:
@@ -35,11 +35,29 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=cmd_blame)
 
 
+def failure_line(f: dict) -> str:
+    """A recompute segment's ``failure`` as a person reads it: Spark's reason, the executor it names (the lost
+    block manager's for a fetch failure), the message, and why that executor was removed if the log says."""
+    ex = f.get("executor")
+    where = f" (executor {ex}" + (f", {f['host']})" if f.get("host") else ")") if ex is not None else ""
+    text = f"{f.get('reason') or 'failed'}{where}" + (f": {f['message']}" if f.get("message") else "")
+    if f.get("executor_removed"):
+        text += f"; executor {ex} removed: {f['executor_removed']}"
+    return text
+
+
 def segment_text(seg: dict, latency: float) -> str:
     h = seg["holder"]
     share = f"{100 * seg['seconds'] / latency:3.0f}%" if latency > 0 else "   -"
     kind = seg["kind"]
-    if kind in ("task", "recompute") and "task" in h:
+    failure = h.get("failure") if kind == "recompute" else None
+    if kind == "recompute" and "task" not in h:
+        what = "failed" if "failed_attempt" in h else "re-ran"
+        text = f"stage {h.get('stage')}.{h.get('attempt')} ({h.get('operator')}) {what}"
+        if failure:
+            text += f": {failure_line(failure)}" if what == "failed" else (
+                f" after stage {failure.get('stage')}.{failure.get('attempt')} failed: {failure_line(failure)}")
+    elif kind in ("task", "recompute") and "task" in h:
         partition = h.get("partition", h.get("index"))
         text = (f"task {h['task']} (stage {h.get('stage')}.{h.get('attempt')}, partition {partition}) "
                 f"on executor {h.get('executor')}")
@@ -49,8 +67,15 @@ def segment_text(seg: dict, latency: float) -> str:
         gain = (h.get("what_if") or {}).get("ends_earlier_s")
         if gain and gain >= 0.01:
             text += f"; at the median this time would have ended {gain:.2f} s earlier"
+        if failure:
+            text += (f"; re-run after stage {failure.get('stage')}.{failure.get('attempt')} failed: "
+                     f"{failure_line(failure)}")
     elif kind == "waiting-for-slots":
-        held = ", ".join(f"stage {x['stage']} (job {x['job']}) x{x['tasks']}" for x in h.get("held_by", []))
+        # the stage's own earlier tasks held the slots: its tasks queued behind one another (the same pointstamp,
+        # so the walk does not go on to them: blame.md's holders are pointstamps)
+        own = ", its own earlier tasks"
+        held = ", ".join(f"stage {x['stage']} (job {x['job']}{own if x['stage'] == h.get('stage') else ''}) "
+                         f"x{x['tasks']}" for x in h.get("held_by", []))
         text = f"task {h.get('task')} of stage {h.get('stage')} waited for a slot ({h.get('slots')} slots: {held})"
     elif kind == "scheduler":
         text = f"{h.get('operator')}: " + (h.get("doing") or f"task {h.get('task')} pending with free slots")
@@ -140,7 +165,8 @@ def _report(args: argparse.Namespace, replay: Any, blamed: list, errors: list) -
         jobs = f"job{'s' if len(b.job_ids) > 1 else ''} {', '.join(map(str, b.job_ids))}" if b.job_ids else ""
         jobs = ", ".join(x for x in (jobs, f"iteration {b.iteration}" if b.iteration is not None else "") if x)
         jobs = f" ({jobs})" if jobs else ""
-        print(f"scope {b.scope} {b.name}: {what}{jobs} took {b.latency_s:.3f} s")
+        took = f"took {b.latency_s:.3f} s" if b.failure is None else f"failed after {b.latency_s:.3f} s: {b.failure}"
+        print(f"scope {b.scope} {b.name}: {what}{jobs} {took}")
         for seg in b.blame:
             print(segment_text(seg, b.latency_s))
     if not times:
