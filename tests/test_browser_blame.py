@@ -81,16 +81,44 @@ def test_a_finished_job_or_batch_mark_opens_its_own_waterfall(page, server, stal
     page.goto(f"{server.url}/#/s/{stall_sid}?scope=2")
     page.wait_for_selector("#graph circle.port")
     page.click('#tabs button[data-tab="marks-tab"]')
-    row = page.wait_for_selector('#tab-marks-tab .list-row:has-text("batch 1 done")')
-    row.query_selector("button.mark-blame").click()
+    # a locator, resolved again at the click: the marks list may render anew meanwhile
+    page.locator('#tab-marks-tab .list-row:has-text("batch 1 done") button.mark-blame').click()
     active = page.wait_for_selector("#tab-blame .blame-time.active", timeout=15000)
     assert "batch 1" in active.inner_text()
     page.wait_for_selector('#blame-waterfall .gtitle:has-text("batch 1")')
     shot(page, "blame-from-a-mark")
     page.click('#tabs button[data-tab="marks-tab"]')
-    row = page.wait_for_selector('#tab-marks-tab .list-row:has-text("job 0 succeeded")')
-    row.query_selector("button.mark-blame").click()
+    page.locator('#tab-marks-tab .list-row:has-text("job 0 succeeded") button.mark-blame').click()
     page.wait_for_selector('#tab-blame .blame-time.active:has-text("time 0")', timeout=15000)
     first = page.query_selector_all("#tab-blame .blame-time")[0]
     assert "active" in (first.get_attribute("class") or "")  # not among scope [2]'s times: listed first
     assert "batch" not in first.inner_text()
+
+
+def test_a_failed_jobs_time_says_it_failed_and_its_recompute_says_why(page, server):
+    """task_retries: job 1 fails (a planted exception on every attempt). Its row in the Blame tab says failed, its
+    waterfall says why, and its recompute segment's hover names the failure, as the REST answer has them."""
+    sid = open_spark_fixture(server, "task_retries")
+    times = httpx.get(f"{server.url}/api/sessions/{sid}/blame").json()["times"]
+    (failed,) = [t for t in times if t.get("status") == "failed"]
+    redone = [s for s in failed["blame"] if s["kind"] == "recompute" and s["holder"].get("failure")]
+    assert redone, failed["blame"]
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="blame"]')
+    page.wait_for_selector("#tab-blame .blame-time", timeout=15000)
+    rows = page.query_selector_all("#tab-blame .blame-time")
+    flagged = [r for r in rows if r.query_selector(".pill.failed")]
+    assert len(flagged) == 1 and f"{failed['latency_s']:.3f} s" in flagged[0].inner_text()
+    flagged[0].click()
+    page.wait_for_function("() => document.querySelector('#blame-status').textContent.includes('failed after')")
+    status = page.query_selector("#blame-status")
+    assert f"job {failed['job_ids'][0]} failed after" in status.inner_text()
+    assert failed["failure"][:40] in status.inner_text()
+    page.wait_for_selector("#blame-waterfall .main-svg")
+    reason = redone[0]["holder"]["failure"]["reason"]
+    hovers = page.evaluate("() => document.querySelector('#blame-waterfall').data[0].hovertext")
+    assert any(f"redone after {reason}" in h for h in hovers), hovers
+    labels = [t.text_content() for t in page.query_selector_all("#blame-waterfall .ytick text")]
+    assert any(f"({reason})" in t for t in labels), labels
+    shot(page, "blame-failed-job")

@@ -28,6 +28,12 @@ export function segmentLabel(s) {
   if (s.kind === "waiting-for-slots") return `task ${h.task} waits for a slot (stage ${h.stage})`;
   // a task not launched yet while slots were free: the scheduler's own delay
   if (s.kind === "scheduler" && h.task !== undefined) return `task ${h.task} pending with a slot free (stage ${h.stage})`;
+  if (s.kind === "recompute") {
+    // a stage attempt's hold no task's end accounts for: one that failed, or a re-run
+    const why = h.failure && h.failure.reason ? ` (${h.failure.reason})` : "";
+    if (h.failed_attempt !== undefined) return `stage ${h.stage}.${h.attempt} failed${why}`;
+    return `stage ${h.stage}.${h.attempt} re-run${why}`;
+  }
   if (h.doing) return `${h.operator}: ${h.doing}`;
   return `${h.operator} ${h.port ? h.port.join(",") : ""}`;
 }
@@ -39,7 +45,19 @@ function hover(t, s) {
   if (h.median_task_s !== undefined && h.median_task_s !== null) lines.push(`median of its siblings ${h.median_task_s.toFixed(3)} s`);
   if (h.what_if) lines.push(`at the median: ${h.what_if.ends_earlier_s.toFixed(3)} s earlier`);
   if (h.held_by) lines.push("slots held by " + h.held_by.map((x) => `stage ${x.stage} (job ${x.job}) ×${x.tasks}`).join(", "));
+  if (h.failure) lines.push(esc(failureText(h.failure)));
   return lines.join("<br>");
+}
+
+// Why a recompute segment's work is redone: the failure it follows (Spark's reason, the executor it names, the
+// executor's removal) in one line.
+export function failureText(f) {
+  let text = `redone after ${f.reason || "a failure"}`;
+  if (f.executor !== undefined && f.executor !== null) text += ` (executor ${f.executor}${f.host ? `, ${f.host}` : ""})`;
+  if (f.stage !== undefined && f.stage !== null) text += ` in stage ${f.stage}.${f.attempt ?? 0}`;
+  if (f.message) text += `: ${f.message}`;
+  if (f.executor_removed) text += `; executor removed: ${f.executor_removed}`;
+  return text;
 }
 
 export class BlameView {
@@ -86,10 +104,12 @@ export class BlameView {
     let html = `<div class="blame-cols"><div class="blame-list"><div class="muted">Slowest times</div>`;
     this.times.forEach((t, i) => {
       const top = t.blame.reduce((a, b) => (b.seconds > a.seconds ? b : a), t.blame[0] || { kind: "-", seconds: 0 });
-      html += `<div class="list-row blame-time" data-i="${i}"><span class="b">${t.latency_s.toFixed(3)} s</span>
-        <span>${esc(t.name)} · ${esc(what(t))}</span><span class="kind" style="color:${KIND_COLORS[top.kind] || "#555"}">${esc(top.kind)} ${top.seconds.toFixed(2)} s</span></div>`;
+      const failed = t.status === "failed" ? ` <span class="pill failed" title="${esc(t.failure || "")}">failed</span>` : "";
+      html += `<div class="list-row blame-time${t.status === "failed" ? " failed" : ""}" data-i="${i}"><span class="b">${t.latency_s.toFixed(3)} s</span>
+        <span>${esc(t.name)} · ${esc(what(t))}${failed}</span><span class="kind" style="color:${KIND_COLORS[top.kind] || "#555"}">${esc(top.kind)} ${top.seconds.toFixed(2)} s</span></div>`;
     });
-    html += `</div><div class="blame-waterfall chart" id="blame-waterfall"></div></div>`;
+    html += `</div><div class="blame-right"><div class="blame-status" id="blame-status" hidden></div>
+      <div class="blame-waterfall chart" id="blame-waterfall"></div></div></div>`;
     this.box.innerHTML = html;
     for (const r of this.box.querySelectorAll(".blame-time")) r.addEventListener("click", () => this.waterfall(+r.dataset.i));
     const keep = this.picked ? this.times.findIndex((t) => t.scope.join() === this.picked.scope.join() && JSON.stringify(t.time) === JSON.stringify(this.picked.time)) : -1;
@@ -105,6 +125,11 @@ export class BlameView {
     const Plotly = await this.loadPlotly();
     if (seq !== this.drawing) return; // wins: the chart and its click handler are the last pick's
     const el = this.box.querySelector("#blame-waterfall");
+    // a failed job's time: its latency is how long it took to fail, and why it did
+    const status = this.box.querySelector("#blame-status");
+    const named = t.batch_id === null && t.iteration === null && t.job_ids.length ? `job ${t.job_ids.join(", ")}` : what(t);
+    status.textContent = t.status === "failed" ? `${named} failed after ${t.latency_s.toFixed(3)} s: ${t.failure || "no reason given"}` : "";
+    status.hidden = t.status !== "failed";
     const segs = t.blame;
     const y = segs.map((s, k) => `${k + 1}. ${segmentLabel(s)}`.slice(0, 70));
     const trace = {
