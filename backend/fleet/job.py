@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import tempfile
 import time
@@ -387,11 +388,15 @@ def register(subparsers: Any) -> None:
                     "path Spark reads: local, hdfs://, s3a://), one application per Spark task, and write "
                     "Parquet tables (applications/, times/, stages/, stage_signatures/) and report.html under "
                     "OUT. Unreadable logs become application rows with their problems.")
-    p.add_argument("directory", metavar="DIR", help="the directory of event logs (files and eventlog_v2_ dirs)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT", help="where the tables and report.html go")
+    p.add_argument("directory", nargs="?", metavar="DIR",
+                   help="the directory of event logs (files and eventlog_v2_ dirs)")
+    p.add_argument("-o", "--output", metavar="OUT", help="where the tables and report.html go (required with DIR)")
     p.add_argument("--master", metavar="URL",
                    help="Spark master (default local[*]; under spark-submit, spark-submit's)")
     p.add_argument("--no-report", action="store_true", help="write the tables only")
+    p.add_argument("--build-zip", metavar="PATH",
+                   help="instead of running: write flowscope's packages to the zip PATH for spark-submit's "
+                        "--py-files, and print the spark-submit command")
     p.set_defaults(func=cmd_fleet)
 
 
@@ -423,6 +428,11 @@ def build_session(master: str | None, conf: dict[str, str] | None = None) -> Any
 
 
 def cmd_fleet(args: argparse.Namespace) -> int:
+    if args.build_zip:
+        return _build_zip(args.build_zip)
+    if args.directory is None or args.output is None:
+        print("flowscope fleet: DIR and -o OUT are required (or --build-zip PATH)", file=sys.stderr)
+        return 2
     local = _local_path(args.directory)
     if local is not None and not local.exists():
         print(f"flowscope: {args.directory}: no such directory", file=sys.stderr)
@@ -448,10 +458,26 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build_zip(target: str) -> int:
+    from backend.fleet.pyfiles import build_zip, launcher_path
+
+    try:
+        names = build_zip(target)
+    except OSError as exc:
+        print(f"flowscope: {target}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"flowscope: {len(names)} modules -> {target}; run the fleet on a cluster with", file=sys.stderr)
+    print(f"spark-submit --py-files {shlex.quote(target)} {shlex.quote(str(launcher_path()))} DIR -o OUT")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """`spark-submit backend/fleet/job.py DIR -o OUT`: the same command without the flowscope CLI."""
+    """The same command without the flowscope CLI: what `backend/fleet/submit.py` (the script spark-submit runs)
+    calls, so that everything the job pickles belongs to this importable module, never to `__main__`."""
     return run_subcommand("fleet", register, argv)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # run as a script this module would be `__main__`, whose classes the executors cannot unpickle
+    sys.exit("flowscope fleet: run backend/fleet/submit.py, not job.py: spark-submit --py-files flowscope.zip "
+             "backend/fleet/submit.py DIR -o OUT")
