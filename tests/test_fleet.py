@@ -301,15 +301,24 @@ def test_the_report_is_self_contained_and_links_each_slow_time_to_a_replay() -> 
         t["log"] = "/logs/eventlog_v2_local-9"
     sig = {"signature": rows.stages[0]["signature"], "name": "stage </script> x", "region_kind": "job",
            "applications": 1, "runs": 2, "held_s": 3.0, "max_held_s": 2.0, "max_skew": 1.5, "stragglers": 0,
-           "failed_attempts": 0}
+           "failed_attempts": 0, "longest": {"app_id": "local-9", "scope": [2], "start": 1795290730.732,
+                                             "held_s": 2.0, "log": "/logs/eventlog_v2_local-9"}}
     series = [{"signature": sig["signature"], "app_id": "local-9", "app_start": 1795290694.0, "held_s": 3.0,
-               "log": "/logs/eventlog_v2_local-9"}]
+               "log": "/logs/eventlog_v2_local-9", "start": 1795290729.626, "scope": [2]}]
     page = render_report([sig], slow, series, [], {"applications": 1, "unreadable": 0}, "/out")
     assert "<script src=" not in page and "https://" not in page.split("plotly.js v")[0][-2000:]
     assert len(page) > 1_000_000  # plotly.js itself is inside
-    assert page.count("flowscope replay /logs/eventlog_v2_local-9") >= len(slow)
-    assert "stage &lt;/script&gt; x" in page and "seek to batch" in page
+    # each slow time opens its region at the batch that completed it (tests/test_browser_replay_at.py runs one)
+    for t in slow:
+        scope = ",".join(map(str, t["scope"]))
+        assert f"flowscope replay /logs/eventlog_v2_local-9 --at {t['end_batch']} --scope {scope}" in page
+    assert "stage &lt;/script&gt; x" in page and "completed at batch" in page
+    # a signature's longest run and each regression point: where its stage started holding (UTC wall clock)
+    assert "flowscope replay /logs/eventlog_v2_local-9 --at 2026-11-21T19:52:10.732Z --scope 2" in page
+    point = "flowscope replay /logs/eventlog_v2_local-9 --at 2026-11-21T19:52:09.626Z --scope 2"
+    assert point.replace("/", "\\u002f") in page  # in the chart's JSON, as plotly escapes it
     assert replay_command("/a b/c") == "flowscope replay '/a b/c'"
+    assert replay_command("/a b/c", batch=7, scope=(3, 1)) == "flowscope replay '/a b/c' --at 7 --scope 3,1"
 
 
 def test_the_cli_names_a_missing_directory_before_starting_spark(tmp_path: Path, capsys) -> None:

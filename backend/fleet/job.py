@@ -314,7 +314,9 @@ def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True,
         F.sum("tasks").alias("tasks"), F.avg("median_task_s").alias("mean_median_task_s"),
         F.max("skew").alias("max_skew"), F.sum("stragglers").alias("stragglers"),
         F.sum("failed_attempts").alias("failed_attempts"),
-        F.min("app_start").alias("first_seen"), F.max("app_start").alias("last_seen")).cache()
+        F.min("app_start").alias("first_seen"), F.max("app_start").alias("last_seen"),
+        # where to look: the run that held longest (its application, region and moment)
+        F.max_by(F.struct("app_id", "scope", "start", "held_s"), "held_s").alias("longest")).cache()
     signatures.write.mode("overwrite").parquet(f"{out}/stage_signatures")
     # what the summary and the report need of each application, and its times and stages counted, in one job
     overview = analysed.select("application.app_id", "application.name", "application.log",
@@ -346,9 +348,12 @@ def _write_report(frames: dict[str, Any], signatures: Any, out: str, application
 
     from backend.fleet.report import REGRESSION_SIGNATURES, TOP_SIGNATURES, TOP_TIMES, render_report
 
-    every = [r.asDict() for r in signatures.collect()]
+    every = [r.asDict(recursive=True) for r in signatures.collect()]
     top = sorted(every, key=lambda r: -(r["held_s"] or 0.0))[:TOP_SIGNATURES]
     by_app = {a["app_id"]: a for a in applications}
+    for row in top:
+        longest = row.get("longest") or {}
+        longest["log"] = (by_app.get(longest.get("app_id")) or {}).get("log")
     slow = [r.asDict() for r in frames["times"].where(F.col("latency_s").isNotNull())
             .orderBy(F.desc("latency_s")).limit(TOP_TIMES).collect()]
     for row in slow:
@@ -357,9 +362,11 @@ def _write_report(frames: dict[str, Any], signatures: Any, out: str, application
     wanted = [r["signature"] for r in top[:REGRESSION_SIGNATURES]]
     series = [r.asDict() for r in frames["stages"].where(F.col("signature").isin(wanted))
               .repartition(partitions, "signature").groupBy("signature", "app_id", "app_start")
-              .agg(F.sum("held_s").alias("held_s")).orderBy("app_start").collect()]
-    for row in series:
-        row["log"] = (by_app.get(row["app_id"]) or {}).get("log")
+              .agg(F.sum("held_s").alias("held_s"), F.min(F.struct("start", "scope")).alias("first"))
+              .orderBy("app_start").collect()]
+    for row in series:  # a point opens its application where the signature's stage first held a time
+        first = row.pop("first")
+        row["log"], row["start"], row["scope"] = (by_app.get(row["app_id"]) or {}).get("log"), first.start, first.scope
     problems = sorted((a for a in applications if a["problems"]), key=lambda a: (a["readable"], a["app_id"]))[:200]
     totals = {"applications": len(applications), "unreadable": sum(1 for a in applications if not a["readable"])}
     html = render_report(top, slow, series, problems, totals, out)
