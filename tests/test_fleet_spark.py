@@ -119,7 +119,7 @@ def test_bytes_read_through_sparks_scan_give_the_same_tables(session, tmp_path: 
     read = session.read.parquet
     apps = {r["app_id"]: r.asDict(recursive=True) for r in read(str(out / "applications")).collect()}
     times = {_key(r.asDict()): r.asDict() for r in read(str(out / "times")).collect()}
-    expected_times = {}
+    expected_times: dict[tuple, dict] = {}
     for path, _, _ in made:
         direct = analyze_log(path)
         assert apps[direct.application["app_id"]] == direct.application

@@ -90,4 +90,13 @@ def test_spark_submit_with_the_zip_writes_the_tables(tmp_path: Path, spark) -> N
         assert apps[app_id]["readable"] and apps[app_id]["jobs"] == rows.application["jobs"] > 0
         mine = sorted((t["scope"], t["time"], t["end_batch"]) for t in times if t["app_id"] == app_id)
         assert mine == sorted((t["scope"], t["time"], t["end_batch"]) for t in rows.times) and mine
-    assert (out / "report.html").is_file() and (out / "stage_signatures").is_dir()
+    # each signature names its longest run; the report opens the slowest time where it completed
+    stages = [r.asDict() for r in spark.read.parquet(str(out / "stages")).collect()]
+    for sig in spark.read.parquet(str(out / "stage_signatures")).collect():
+        runs = [s for s in stages if s["signature"] == sig["signature"]]
+        longest = max(runs, key=lambda s: s["held_s"])
+        assert sig["longest"]["held_s"] == longest["held_s"] and sig["longest"]["app_id"] in apps
+    slowest = max(times, key=lambda t: t["latency_s"])
+    page = (out / "report.html").read_text()
+    scope = ",".join(map(str, slowest["scope"]))
+    assert f"{apps[slowest['app_id']]['log']} --at {slowest['end_batch']} --scope {scope}" in page

@@ -15,7 +15,8 @@ JVM; the tables are column selections of it, written without going back to Pytho
 
 Tables under OUT: `applications/`, `times/`, `stages/` (one row per stage operator and epoch: the rows
 `stage_signatures/` aggregates) and `stage_signatures/` (per signature across the fleet: time held, skew,
-stragglers); and `OUT/report.html` (`report.py`).
+stragglers, its longest run); and `OUT/report.html` (`report.py`). On a cluster spark-submit runs `submit.py`,
+never this module as a script (see there).
 """
 
 from __future__ import annotations
