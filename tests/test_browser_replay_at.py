@@ -96,6 +96,13 @@ def test_a_wall_clock_moment_opens_the_last_batch_stamped_at_or_before_it(stall,
         wait_batch(page, batch)
 
 
+def test_a_batch_past_the_end_opens_the_last(stall) -> None:
+    log, _ = stall
+    with replayed(f"flowscope replay {log} --at 99999") as (url, base, sid):
+        batches = httpx.get(f"{base}/api/sessions/{sid}").json()["batches"]
+        assert 0 < batches < 99999 and url.endswith(f"#/s/{sid}?batch={batches}")
+
+
 def test_a_moment_that_is_neither_a_batch_nor_a_time_is_refused(capsys) -> None:
     from flowscope.cli import main
 

@@ -170,9 +170,10 @@ async def _serve(args: argparse.Namespace, settings: Settings, open_logs: list[s
     one = sessions[0] if len(sessions) == 1 else None
     if one is not None and landing is not None:
         batch = await _landing_batch(one, landing)
-        if landing.batch is not None and one.head < landing.batch:
-            console.print(f"[yellow]flowscope: {one.name} has {one.head} batches: --at {landing.batch} shows the "
+        if batch is not None and one.head < batch:
+            console.print(f"[yellow]flowscope: {one.name} has {one.head} batches: --at {batch} shows the "
                           "last[/yellow]")
+            batch = one.head
         url = _url(args, port, one.id, landing.scope, batch)
     else:
         url = _url(args, port, one.id if one is not None else None)
