@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.fleet.analyze import analyze_log  # noqa: E402
 from backend.fleet.job import build_session, run_fleet  # noqa: E402
-from tests.test_fleet import SPARK_FIXTURES, _plain_events, make_fleet  # noqa: E402
+from tests.test_fleet import SPARK_FIXTURES, make_fleet, plain_events  # noqa: E402
 
 
 def tree_cpu_seconds(root: int) -> float:
@@ -67,13 +67,13 @@ def tree_cpu_seconds(root: int) -> float:
 def scaled_events(scale: int):
     """A fixture's JSON lines with its jobs run `scale` times over in the one application."""
     if scale <= 1:
-        return _plain_events
+        return plain_events
     import orjson
 
     from benchmarks.replay_vs_history_server import ONCE_AFTER, ONCE_BEFORE, Renumber
 
     def events_of(fixture: Path) -> bytes:
-        events = [orjson.loads(line) for line in _plain_events(fixture).splitlines() if line.strip()]
+        events = [orjson.loads(line) for line in plain_events(fixture).splitlines() if line.strip()]
         before = [e for e in events if e.get("Event") in ONCE_BEFORE]
         after = [e for e in events if e.get("Event") in ONCE_AFTER]
         body = [e for e in events if e.get("Event") not in ONCE_BEFORE | ONCE_AFTER]

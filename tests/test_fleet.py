@@ -28,7 +28,7 @@ _EPOCH_MS = re.compile(rb"(?<![0-9])1795\d{9}(?![0-9])")
 _ISO = re.compile(rb'"timestamp":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})Z"')
 
 
-def _plain_events(log_dir: Path) -> bytes:
+def plain_events(log_dir: Path) -> bytes:
     import zstandard
 
     (part,) = log_dir.glob("events_1_*.zstd")
@@ -66,11 +66,11 @@ def write_log(dest: Path, app_id: str, events: bytes, layout: str, codec: str | 
     return path
 
 
-def make_fleet(dest: Path, copies: int, events_of=_plain_events) -> list[tuple[Path, str, int]]:
+def make_fleet(dest: Path, copies: int, events_of=plain_events) -> list[tuple[Path, str, int]]:
     """`copies` re-timed copies of every real fixture log in `dest` (an hour apart, each under its own
     application id, in turn in every layout and codec). Returns (path, fixture name, shift in ms) per log.
     `events_of(fixture)` gives a fixture's JSON lines (the benchmark passes bigger ones)."""
-    made = []
+    made: list[tuple[Path, str, int]] = []
     ids = set()
     for fixture in SPARK_FIXTURES:
         events = events_of(fixture)
@@ -89,7 +89,7 @@ def make_fleet(dest: Path, copies: int, events_of=_plain_events) -> list[tuple[P
     return made
 
 
-def _fixture(name: str) -> Path:
+def fixture_log(name: str) -> Path:
     return next(p for p in SPARK_FIXTURES if p.parent.name == name)
 
 
@@ -102,7 +102,7 @@ def _status(name: str) -> dict:
 
 @pytest.mark.parametrize("name", [p.parent.name for p in SPARK_FIXTURES])
 def test_application_row_agrees_with_what_spark_reported(name: str) -> None:
-    rows = analyze_log(_fixture(name))
+    rows = analyze_log(fixture_log(name))
     app, status = rows.application, _status(name)
     assert app["readable"] and app["problems"] == []
     assert (app["app_id"], app["name"], app["spark_version"]) == (status["app_id"], status["app_name"],
@@ -114,14 +114,14 @@ def test_application_row_agrees_with_what_spark_reported(name: str) -> None:
 
 
 def _events(name: str) -> list[dict]:
-    return [ev.event for ev in read_events(_fixture(name))]
+    return [ev.event for ev in read_events(fixture_log(name))]
 
 
 @pytest.mark.parametrize("name", ["batch_shuffle", "skewed_straggler", "task_retries", "iterative_pagerank"])
 def test_a_batch_jobs_time_runs_from_its_submission_to_its_end(name: str) -> None:
     """In a batch region a time is one job: it starts at the job's submission and ends at its completion, as
     Spark's own JobStart and JobEnd events say."""
-    rows = analyze_log(_fixture(name))
+    rows = analyze_log(fixture_log(name))
     events = _events(name)
     submitted = {e["Job ID"]: e["Submission Time"] / 1000 for e in events if e["Event"] == "SparkListenerJobStart"}
     completed = {e["Job ID"]: e["Completion Time"] / 1000 for e in events if e["Event"] == "SparkListenerJobEnd"}
@@ -135,7 +135,7 @@ def test_a_batch_jobs_time_runs_from_its_submission_to_its_end(name: str) -> Non
 
 
 def test_a_micro_batch_runs_from_its_trigger_and_the_stall_is_found() -> None:
-    rows = analyze_log(_fixture("streaming_stall"))
+    rows = analyze_log(fixture_log("streaming_stall"))
     batches = {t["batch_id"]: t for t in rows.times if t["region_kind"] == "streaming query"}
     trigger_ms = {b["batchId"]: b["triggerMs"] for b in _status("streaming_stall")["query"]["batches"]}
     progress = {e["progress"]["batchId"]: e["progress"] for e in _events("streaming_stall")
@@ -155,7 +155,7 @@ def test_a_micro_batch_runs_from_its_trigger_and_the_stall_is_found() -> None:
 
 
 def test_the_straggler_and_its_skew_name_partition_0() -> None:
-    rows = analyze_log(_fixture("skewed_straggler"))
+    rows = analyze_log(fixture_log("skewed_straggler"))
     (stage,) = [s for s in rows.stages if s["stragglers"]]
     assert stage["skew"] >= SKEW_FINDING and stage["tasks"] == 4 and "partition 0" in stage["straggler"]
     assert stage["held_s"] >= stage["max_task_s"]
@@ -164,7 +164,7 @@ def test_the_straggler_and_its_skew_name_partition_0() -> None:
 
 
 def test_a_failed_job_is_a_failed_time_and_its_stage_counts_the_failed_attempt() -> None:
-    rows = analyze_log(_fixture("task_retries"))
+    rows = analyze_log(fixture_log("task_retries"))
     failed = [t for t in rows.times if t["status"] == "FAILED"]
     assert len(failed) == 1
     assert sum(s["failed_attempts"] for s in rows.stages) == 1
@@ -195,7 +195,7 @@ def test_an_unreadable_log_is_a_row_with_its_problem(tmp_path: Path) -> None:
 
 
 def test_corrupt_lines_are_a_problem_but_the_rest_is_analysed(tmp_path: Path) -> None:
-    events = _plain_events(_fixture("batch_shuffle")).splitlines(keepends=True)
+    events = plain_events(fixture_log("batch_shuffle")).splitlines(keepends=True)
     events[40] = b'{"Event":"SparkListenerTaskEnd", broken\n'
     path = write_log(tmp_path, "local-2", b"".join(events), "single", None, 1)
     rows = analyze_log(path)
@@ -212,8 +212,9 @@ def test_every_completed_time_is_blamed_as_flowscope_blame_blames_it() -> None:
     from backend.blame import blame_log
     from backend.spark.convert import SparkLogConversion
 
-    rows = analyze_log(_fixture("streaming_stall"))
-    direct = {(tuple(t.scope), t.time): t.to_json() for t in blame_log(SparkLogConversion(_fixture("streaming_stall")))}
+    rows = analyze_log(fixture_log("streaming_stall"))
+    conversion = SparkLogConversion(fixture_log("streaming_stall"))
+    direct = {(tuple(t.scope), t.time): t.to_json() for t in blame_log(conversion)}
     assert rows.times and direct
     for t in rows.times:
         entry = direct.get((tuple(t["scope"]), t["time"]))
@@ -294,21 +295,30 @@ def test_a_task_analyses_the_applications_dealt_to_it_each_from_its_own_files(tm
 
 
 def test_the_report_is_self_contained_and_links_each_slow_time_to_a_replay() -> None:
-    rows = analyze_log(_fixture("streaming_stall"))
+    rows = analyze_log(fixture_log("streaming_stall"))
     slow = sorted(rows.times, key=lambda t: -t["latency_s"])
     for t in slow:
         t["log"] = "/logs/eventlog_v2_local-9"
     sig = {"signature": rows.stages[0]["signature"], "name": "stage </script> x", "region_kind": "job",
            "applications": 1, "runs": 2, "held_s": 3.0, "max_held_s": 2.0, "max_skew": 1.5, "stragglers": 0,
-           "failed_attempts": 0}
+           "failed_attempts": 0, "longest": {"app_id": "local-9", "scope": [2], "start": 1795290730.732,
+                                             "held_s": 2.0, "log": "/logs/eventlog_v2_local-9"}}
     series = [{"signature": sig["signature"], "app_id": "local-9", "app_start": 1795290694.0, "held_s": 3.0,
-               "log": "/logs/eventlog_v2_local-9"}]
+               "log": "/logs/eventlog_v2_local-9", "start": 1795290729.626, "scope": [2]}]
     page = render_report([sig], slow, series, [], {"applications": 1, "unreadable": 0}, "/out")
     assert "<script src=" not in page and "https://" not in page.split("plotly.js v")[0][-2000:]
     assert len(page) > 1_000_000  # plotly.js itself is inside
-    assert page.count("flowscope replay /logs/eventlog_v2_local-9") >= len(slow)
-    assert "stage &lt;/script&gt; x" in page and "seek to batch" in page
+    # each slow time opens its region at the batch that completed it (tests/test_browser_replay_at.py runs one)
+    for t in slow:
+        scope = ",".join(map(str, t["scope"]))
+        assert f"flowscope replay /logs/eventlog_v2_local-9 --at {t['end_batch']} --scope {scope}" in page
+    assert "stage &lt;/script&gt; x" in page and "completed at batch" in page
+    # a signature's longest run and each regression point: where its stage started holding (UTC wall clock)
+    assert "flowscope replay /logs/eventlog_v2_local-9 --at 2026-11-21T19:52:10.732Z --scope 2" in page
+    point = "flowscope replay /logs/eventlog_v2_local-9 --at 2026-11-21T19:52:09.626Z --scope 2"
+    assert point.replace("/", "\\u002f") in page  # in the chart's JSON, as plotly escapes it
     assert replay_command("/a b/c") == "flowscope replay '/a b/c'"
+    assert replay_command("/a b/c", batch=7, scope=(3, 1)) == "flowscope replay '/a b/c' --at 7 --scope 3,1"
 
 
 def test_the_cli_names_a_missing_directory_before_starting_spark(tmp_path: Path, capsys) -> None:
@@ -320,8 +330,8 @@ def test_the_cli_names_a_missing_directory_before_starting_spark(tmp_path: Path,
 
 
 def test_the_job_runs_alone_with_or_without_its_subcommand_name(tmp_path: Path, capsys) -> None:
-    """`spark-submit backend/fleet/job.py DIR -o OUT` and `python -m backend.spark.convert LOG -o OUT` are the
-    CLI's commands without the CLI (backend.subcommand.run_subcommand): the name may be given or left out."""
+    """`spark-submit backend/fleet/submit.py DIR -o OUT` (job.main) and `python -m backend.spark.convert LOG -o OUT`
+    are the CLI's commands without the CLI (backend.subcommand.run_subcommand): the name may be given or left out."""
     from backend.fleet import job
     from backend.spark import convert
 

@@ -14,7 +14,7 @@ from backend.fleet.analyze import analyze_log
 from backend.fleet.job import run_fleet
 from backend.spark.tasks import SKEW_FINDING
 
-from .test_fleet import _fixture, _plain_events, make_fleet, write_log
+from .test_fleet import fixture_log, make_fleet, plain_events, write_log
 
 # Spark's Python workers must run this interpreter (its packages: zstandard, lz4, ...); set before any session
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -48,8 +48,8 @@ def test_the_fleet_tables_are_the_per_application_analysis(session, tmp_path: Pa
     logs.mkdir()
     made = make_fleet(logs, COPIES)
     (logs / "local-1000000000001.zstd").write_bytes(b"\x28\xb5\x2f\xfd but then garbage")  # zstd magic, no frame
-    original = _fixture("skewed_straggler").name.removeprefix("eventlog_v2_").encode()
-    events = _plain_events(_fixture("skewed_straggler")).replace(original, b"local-1000000000002").splitlines(True)
+    original = fixture_log("skewed_straggler").name.removeprefix("eventlog_v2_").encode()
+    events = plain_events(fixture_log("skewed_straggler")).replace(original, b"local-1000000000002").splitlines(True)
     events[10] = b"{not json\n"
     damaged = write_log(logs, "local-1000000000002", b"".join(events[:30]), "rolling", "zstd", 2)  # corrupt, cut
     (logs / "README.md").write_text("not a log")
@@ -119,7 +119,7 @@ def test_bytes_read_through_sparks_scan_give_the_same_tables(session, tmp_path: 
     read = session.read.parquet
     apps = {r["app_id"]: r.asDict(recursive=True) for r in read(str(out / "applications")).collect()}
     times = {_key(r.asDict()): r.asDict() for r in read(str(out / "times")).collect()}
-    expected_times = {}
+    expected_times: dict[tuple, dict] = {}
     for path, _, _ in made:
         direct = analyze_log(path)
         assert apps[direct.application["app_id"]] == direct.application

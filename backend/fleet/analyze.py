@@ -9,7 +9,8 @@ rows say is read off the tracker, not re-derived from Spark's events:
 - a **time** is an epoch of a region (a job's sequence number in a batch region, a micro-batch id in a streaming
   one; see docs/spark-model.md). It starts at its job's submission (a micro-batch: at its trigger's start, which
   the query's progress reports) and ends at the first batch after which the region's driver sink's input
-  frontier no longer contains a time `<= t` (docs/blame.md, "Which times, from when to when");
+  frontier no longer contains a time `<= t` (docs/blame.md, "Which times, from when to when"); its
+  `end_batch` counts batches as the debugger does (the state after that many), so the page opens there;
 - a **stage** row is a stage operator at one epoch: how long its output held capabilities at that epoch (from
   submission until its last task's success or its release), with the task durations Spark reported for it
   (median, max, the skew score and stragglers as the Spark model's findings define them: mean absolute deviation
@@ -310,7 +311,9 @@ class _Analysis:
         for path in changed:
             frontier = self.sink[path]
             low = min(frontier) if frontier else None
-            self.advances[path].append((self.replay.last_at or 0.0, info.index or 0, low))
+            # the batch number as the debugger counts (the state after this many batches: this one included), so
+            # a time's `end_batch` is where `flowscope replay LOG --at N` shows it completed
+            self.advances[path].append((self.replay.last_at or 0.0, (info.index or 0) + 1, low))
 
     # --- rows --------------------------------------------------------------------------------------------
 

@@ -15,13 +15,15 @@ JVM; the tables are column selections of it, written without going back to Pytho
 
 Tables under OUT: `applications/`, `times/`, `stages/` (one row per stage operator and epoch: the rows
 `stage_signatures/` aggregates) and `stage_signatures/` (per signature across the fleet: time held, skew,
-stragglers); and `OUT/report.html` (`report.py`).
+stragglers, its longest run); and `OUT/report.html` (`report.py`). On a cluster spark-submit runs `submit.py`,
+never this module as a script (see there).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import tempfile
 import time
@@ -313,7 +315,9 @@ def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True,
         F.sum("tasks").alias("tasks"), F.avg("median_task_s").alias("mean_median_task_s"),
         F.max("skew").alias("max_skew"), F.sum("stragglers").alias("stragglers"),
         F.sum("failed_attempts").alias("failed_attempts"),
-        F.min("app_start").alias("first_seen"), F.max("app_start").alias("last_seen")).cache()
+        F.min("app_start").alias("first_seen"), F.max("app_start").alias("last_seen"),
+        # where to look: the run that held longest (its application, region and moment)
+        F.max_by(F.struct("app_id", "scope", "start", "held_s"), "held_s").alias("longest")).cache()
     signatures.write.mode("overwrite").parquet(f"{out}/stage_signatures")
     # what the summary and the report need of each application, and its times and stages counted, in one job
     overview = analysed.select("application.app_id", "application.name", "application.log",
@@ -345,9 +349,12 @@ def _write_report(frames: dict[str, Any], signatures: Any, out: str, application
 
     from backend.fleet.report import REGRESSION_SIGNATURES, TOP_SIGNATURES, TOP_TIMES, render_report
 
-    every = [r.asDict() for r in signatures.collect()]
+    every = [r.asDict(recursive=True) for r in signatures.collect()]
     top = sorted(every, key=lambda r: -(r["held_s"] or 0.0))[:TOP_SIGNATURES]
     by_app = {a["app_id"]: a for a in applications}
+    for row in top:
+        longest = row.get("longest") or {}
+        longest["log"] = (by_app.get(longest.get("app_id")) or {}).get("log")
     slow = [r.asDict() for r in frames["times"].where(F.col("latency_s").isNotNull())
             .orderBy(F.desc("latency_s")).limit(TOP_TIMES).collect()]
     for row in slow:
@@ -356,9 +363,11 @@ def _write_report(frames: dict[str, Any], signatures: Any, out: str, application
     wanted = [r["signature"] for r in top[:REGRESSION_SIGNATURES]]
     series = [r.asDict() for r in frames["stages"].where(F.col("signature").isin(wanted))
               .repartition(partitions, "signature").groupBy("signature", "app_id", "app_start")
-              .agg(F.sum("held_s").alias("held_s")).orderBy("app_start").collect()]
-    for row in series:
-        row["log"] = (by_app.get(row["app_id"]) or {}).get("log")
+              .agg(F.sum("held_s").alias("held_s"), F.min(F.struct("start", "scope")).alias("first"))
+              .orderBy("app_start").collect()]
+    for row in series:  # a point opens its application where the signature's stage first held a time
+        first = row.pop("first")
+        row["log"], row["start"], row["scope"] = (by_app.get(row["app_id"]) or {}).get("log"), first.start, first.scope
     problems = sorted((a for a in applications if a["problems"]), key=lambda a: (a["readable"], a["app_id"]))[:200]
     totals = {"applications": len(applications), "unreadable": sum(1 for a in applications if not a["readable"])}
     html = render_report(top, slow, series, problems, totals, out)
@@ -387,11 +396,15 @@ def register(subparsers: Any) -> None:
                     "path Spark reads: local, hdfs://, s3a://), one application per Spark task, and write "
                     "Parquet tables (applications/, times/, stages/, stage_signatures/) and report.html under "
                     "OUT. Unreadable logs become application rows with their problems.")
-    p.add_argument("directory", metavar="DIR", help="the directory of event logs (files and eventlog_v2_ dirs)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT", help="where the tables and report.html go")
+    p.add_argument("directory", nargs="?", metavar="DIR",
+                   help="the directory of event logs (files and eventlog_v2_ dirs)")
+    p.add_argument("-o", "--output", metavar="OUT", help="where the tables and report.html go (required with DIR)")
     p.add_argument("--master", metavar="URL",
                    help="Spark master (default local[*]; under spark-submit, spark-submit's)")
     p.add_argument("--no-report", action="store_true", help="write the tables only")
+    p.add_argument("--build-zip", metavar="PATH",
+                   help="instead of running: write flowscope's packages to the zip PATH for spark-submit's "
+                        "--py-files, and print the spark-submit command")
     p.set_defaults(func=cmd_fleet)
 
 
@@ -423,6 +436,11 @@ def build_session(master: str | None, conf: dict[str, str] | None = None) -> Any
 
 
 def cmd_fleet(args: argparse.Namespace) -> int:
+    if args.build_zip:
+        return _build_zip(args.build_zip)
+    if args.directory is None or args.output is None:
+        print("flowscope fleet: DIR and -o OUT are required (or --build-zip PATH)", file=sys.stderr)
+        return 2
     local = _local_path(args.directory)
     if local is not None and not local.exists():
         print(f"flowscope: {args.directory}: no such directory", file=sys.stderr)
@@ -448,10 +466,26 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build_zip(target: str) -> int:
+    from backend.fleet.pyfiles import build_zip, launcher_path
+
+    try:
+        names = build_zip(target)
+    except OSError as exc:
+        print(f"flowscope: {target}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"flowscope: {len(names)} modules -> {target}; run the fleet on a cluster with", file=sys.stderr)
+    print(f"spark-submit --py-files {shlex.quote(target)} {shlex.quote(str(launcher_path()))} DIR -o OUT")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """`spark-submit backend/fleet/job.py DIR -o OUT`: the same command without the flowscope CLI."""
+    """The same command without the flowscope CLI: what `backend/fleet/submit.py` (the script spark-submit runs)
+    calls, so that everything the job pickles belongs to this importable module, never to `__main__`."""
     return run_subcommand("fleet", register, argv)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # run as a script this module would be `__main__`, whose classes the executors cannot unpickle
+    sys.exit("flowscope fleet: run backend/fleet/submit.py, not job.py: spark-submit --py-files flowscope.zip "
+             "backend/fleet/submit.py DIR -o OUT")

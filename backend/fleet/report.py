@@ -2,8 +2,10 @@
 
 It answers three questions a platform team asks of a day's applications: which stage signatures held the most
 time across the fleet, which jobs and micro-batches were slowest and who held them, and whether a signature got
-slower over time (regressions). Every row names the log and the moment, with the `flowscope replay` command to
-open it there. The job (`job.py`) collects the few rows shown; this module only renders them.
+slower over time (regressions). Every row names the log and the moment, with the `flowscope replay --at` command
+that opens it there (a slow time: its region at the batch that completed it; a signature: where its stage started
+holding its time, in the run that held longest or in each application of the regression chart). The job
+(`job.py`) collects the few rows shown; this module only renders them.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["REGRESSION_SIGNATURES", "TOP_SIGNATURES", "TOP_TIMES", "render_report", "replay_command"]
+__all__ = ["REGRESSION_SIGNATURES", "TOP_SIGNATURES", "TOP_TIMES", "moment_text", "render_report", "replay_command"]
 
 TOP_SIGNATURES = 20
 TOP_TIMES = 30
@@ -39,19 +41,51 @@ def _num(value: Any, digits: int = 2) -> str:
     return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "-"
 
 
-def replay_command(log: Any) -> str:
-    """The command that opens an application's log in the debugger."""
-    text = str(log or "")
+def moment_text(seconds: float) -> str:
+    """A wall-clock moment as `flowscope replay --at` reads it: ISO 8601 in UTC, to the millisecond when that is
+    exact (Spark's clocks), else to the microsecond (so it names the same float seconds back)."""
+    moment = datetime.fromtimestamp(seconds, tz=UTC)
+    spec = "milliseconds" if moment.microsecond % 1000 == 0 else "microseconds"
+    return moment.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
+
+
+def _shell_word(text: str) -> str:
     if text and all(c.isalnum() or c in "/._-:+=@" for c in text):
-        return f"flowscope replay {text}"
-    quoted = "'" + text.replace("'", "'\\''") + "'"
-    return f"flowscope replay {quoted}"
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def replay_command(log: Any, *, batch: int | None = None, at: float | None = None,
+                   scope: list[int] | tuple[int, ...] | None = None) -> str:
+    """The command that opens an application's log in the debugger: at a batch (`end_batch`) or a wall-clock
+    moment (seconds), in a scope (a region's path), when known."""
+    words = ["flowscope", "replay", _shell_word(str(log or ""))]
+    if batch is not None:
+        words += ["--at", str(batch)]
+    elif isinstance(at, (int, float)):
+        words += ["--at", moment_text(at)]
+    if scope:
+        words += ["--scope", ",".join(str(p) for p in scope)]
+    return " ".join(words)
 
 
 def _moment(row: dict) -> str:
     batch = row.get("end_batch")
     where = f"batch {batch}" if batch is not None else "the end"
-    return f"seek to {where} ({_ts(row.get('end'))})"
+    return f"completed at {where} ({_ts(row.get('end'))})"
+
+
+def _time_command(row: dict) -> str:
+    """A slow time's command: its region at the batch that completed it."""
+    return replay_command(row.get("log"), batch=row.get("end_batch"), scope=row.get("scope"))
+
+
+def _longest_command(sig: dict) -> str:
+    """The signature's run that held longest, opened where its stage started holding its time."""
+    longest = sig.get("longest") or {}
+    if not longest.get("log"):
+        return ""
+    return replay_command(longest["log"], at=longest.get("start"), scope=longest.get("scope"))
 
 
 def _figure_html(fig: Any, first: bool, div_id: str) -> str:
@@ -92,14 +126,15 @@ def render_report(signatures: list[dict], slow: list[dict], series: list[dict], 
         first = False
         parts.append("<table><tr><th>signature</th><th>stage</th><th>region</th><th>apps</th><th>runs</th>"
                      "<th>held s</th><th>max held s</th><th>max skew</th><th>stragglers</th><th>failed attempts</th>"
-                     "</tr>")
+                     "<th>its longest run</th></tr>")
         for s in signatures:
             parts.append(
                 f"<tr><td><code>{e(str(s.get('signature')))}</code></td><td>{e(str(s.get('name')))}</td>"
                 f"<td>{e(str(s.get('region_kind')))}</td><td class=n>{s.get('applications')}</td>"
                 f"<td class=n>{s.get('runs')}</td><td class=n>{_num(s.get('held_s'))}</td>"
                 f"<td class=n>{_num(s.get('max_held_s'))}</td><td class=n>{_num(s.get('max_skew'), 2)}</td>"
-                f"<td class=n>{s.get('stragglers')}</td><td class=n>{s.get('failed_attempts')}</td></tr>")
+                f"<td class=n>{s.get('stragglers')}</td><td class=n>{s.get('failed_attempts')}</td>"
+                f"<td><code>{e(_longest_command(s))}</code></td></tr>")
         parts.append("</table>")
     else:
         parts.append("<p class='muted'>No stage ran in any application.</p>")
@@ -114,7 +149,7 @@ def render_report(signatures: list[dict], slow: list[dict], series: list[dict], 
                 f"<tr><td class=n>{_num(t.get('latency_s'))}</td><td>{e(str(t.get('app_id')))}<br>"
                 f"<span class=muted>{e(str(t.get('name') or ''))}</span></td><td>{e(str(t.get('scope_name')))}</td>"
                 f"<td>{e(what)}</td><td>{e(', '.join(str(j) for j in t.get('job_ids') or []))}</td>"
-                f"<td>{e(str(t.get('culprit') or ''))}</td><td><code>{e(replay_command(t.get('log')))}</code><br>"
+                f"<td>{e(str(t.get('culprit') or ''))}</td><td><code>{e(_time_command(t))}</code><br>"
                 f"<span class=muted>{e(_moment(t))}</span></td></tr>")
         parts.append("</table>")
     else:
@@ -130,7 +165,8 @@ def render_report(signatures: list[dict], slow: list[dict], series: list[dict], 
                 x=[datetime.fromtimestamp(r["app_start"], tz=UTC) for r in rows],
                 y=[r.get("held_s") for r in rows], mode="lines+markers",
                 name=f"{names.get(sig, '?')} [{sig[:6]}]",
-                customdata=[[r.get("app_id"), replay_command(r.get("log"))] for r in rows],
+                customdata=[[r.get("app_id"), replay_command(r.get("log"), at=r.get("start"), scope=r.get("scope"))]
+                            for r in rows],
                 hovertemplate="%{customdata[0]}<br>%{y:.2f} s held<extra>%{fullData.name}</extra>"))
         fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 10, "b": 40},
                           yaxis_title="seconds held per application", xaxis_title="application start",

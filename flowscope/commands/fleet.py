@@ -1,6 +1,6 @@
 """``flowscope fleet DIR -o OUT``: many applications' event logs analysed on Spark (``backend/fleet/job.py``).
 
-The job module owns the arguments because ``spark-submit backend/fleet/job.py`` runs the same command without
+The job module owns the arguments because ``spark-submit backend/fleet/submit.py`` runs the same command without
 this CLI; here it is only registered, and imported when the CLI needs it.
 """
 

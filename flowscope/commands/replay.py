@@ -4,12 +4,38 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .server import add_server_options, run_server, server_settings
+from .server import Landing, add_server_options, run_server, server_settings
 
-__all__ = ["register", "cmd_replay"]
+__all__ = ["register", "cmd_replay", "parse_moment", "parse_scope"]
+
+
+def parse_moment(text: str) -> Landing:
+    """`--at`: a batch number (`1234`: the state after that many batches, as the page's timeline counts) or a
+    wall-clock time in ISO 8601 (`2026-11-28T01:02:03.123Z`; UTC when it names no zone)."""
+    value = text.strip()
+    if value.isdigit():
+        return Landing(batch=int(value))
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is neither a batch number (1234) nor an ISO 8601 wall-clock time "
+            "(2026-11-28T01:02:03.123Z)") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return Landing(at=moment.timestamp())
+
+
+def parse_scope(text: str) -> tuple[int, ...]:
+    """`--scope`: a scope's path as the page writes it (`3` a region, `3,1` a scope inside it)."""
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a scope path (numbers separated by commas: 3,1)") from None
 
 
 def register(subparsers: Any) -> None:
@@ -20,6 +46,12 @@ def register(subparsers: Any) -> None:
                                           "otherwise), print the URL of the log's session and serve until Ctrl-C.")
     p.add_argument("log", help="a flowscope progress log or a Spark event log")
     p.add_argument("--follow", dest="follow_file", action="store_true", help="keep following the file as it grows")
+    p.add_argument("--at", type=parse_moment, metavar="MOMENT",
+                   help="open the page at this moment: a batch number (the state after that many batches) or an "
+                        "ISO 8601 wall-clock time (2026-11-28T01:02:03.123Z; the state after every batch stamped "
+                        "at or before it); the URL is printed once the log has been read that far")
+    p.add_argument("--scope", type=parse_scope, default=(), metavar="PATH",
+                   help="open this scope (its path: 3, or 3,1 for a scope inside scope 3) instead of the root")
     add_server_options(p, 0)
     p.set_defaults(func=cmd_replay)
 
@@ -30,4 +62,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"flowscope: {args.log}: no such file or directory", file=sys.stderr)
         return 2
     settings = server_settings(args, [log.parent])
-    return run_server(args, settings, [str(log)], [], args.follow_file)
+    landing = None
+    if args.at is not None or args.scope:
+        moment = args.at or Landing()
+        landing = Landing(scope=args.scope, batch=moment.batch, at=moment.at)
+    return run_server(args, settings, [str(log)], [], args.follow_file, landing)

@@ -11,15 +11,27 @@ import asyncio
 import socket
 import time
 import webbrowser
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .arguments import positive_int
 
 if TYPE_CHECKING:
     from backend.app import Settings
 
-__all__ = ["add_server_options", "server_settings", "run_server"]
+__all__ = ["Landing", "add_server_options", "server_settings", "run_server"]
+
+
+@dataclass(frozen=True)
+class Landing:
+    """Where the printed URL opens the one log given: a scope, and a moment, either a batch number (the state after
+    that many batches, as the page counts) or a wall-clock time in epoch seconds (the state after every batch
+    stamped at or before it). The page's deep link takes a batch, so a wall-clock time is resolved to one."""
+
+    scope: tuple[int, ...] = ()
+    batch: int | None = None
+    at: float | None = None
 
 
 def add_server_options(p: argparse.ArgumentParser, default_port: int) -> None:
@@ -72,28 +84,54 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _url(args: argparse.Namespace, port: int, sid: str | None) -> str:
+def _url(args: argparse.Namespace, port: int, sid: str | None, scope: tuple[int, ...] = (),
+         batch: int | None = None) -> str:
+    """The page's URL; with a session, its deep link (frontend/js/routing.js: `#/s/ID?scope=3,1&batch=20`)."""
     host = args.host if args.host not in ("0.0.0.0", "::", "") else "127.0.0.1"  # every interface: this one
     if ":" in host:
         host = f"[{host}]"
     query = f"?token={args.token}" if args.token else ""
-    return f"http://{host}:{port}/{query}" + (f"#/s/{sid}" if sid else "")
+    link = f"#/s/{sid}" if sid else ""
+    params = [f"scope={','.join(map(str, scope))}"] if scope else []
+    if batch is not None:
+        params.append(f"batch={batch}")
+    if link and params:
+        link += "?" + "&".join(params)
+    return f"http://{host}:{port}/{query}{link}"
+
+
+async def _landing_batch(session: Any, landing: Landing) -> int | None:
+    """The batch `landing` names in `session`, once the session has read that far (or read all it has): a
+    wall-clock time is the number of batches stamped at or before it, known when a later batch arrives."""
+    def reached() -> bool:
+        if landing.batch is not None:
+            return session.head >= landing.batch
+        if landing.at is not None:
+            last = session.history.time_of(session.head)
+            return last is not None and last > landing.at
+        return True
+
+    while session.status == "loading" and not reached():
+        await asyncio.sleep(0.05)
+    if landing.at is not None:
+        return int(session.history.batch_at_time(landing.at))
+    return landing.batch
 
 
 def run_server(args: argparse.Namespace, settings: Settings, open_logs: list[str], follow_dirs: list[Path],
-               follow_file: bool) -> int:
-    """Serve until Ctrl-C, with ``open_logs`` opened (followed if ``follow_file``) and ``follow_dirs`` watched."""
+               follow_file: bool, landing: Landing | None = None) -> int:
+    """Serve until Ctrl-C, with ``open_logs`` opened (followed if ``follow_file``) and ``follow_dirs`` watched;
+    with ``landing``, the printed URL opens the one log there (printed once the log has been read that far)."""
     try:
-        return asyncio.run(_serve(args, settings, open_logs, follow_dirs, follow_file))
+        return asyncio.run(_serve(args, settings, open_logs, follow_dirs, follow_file, landing))
     except KeyboardInterrupt:
         return 0
 
 
 async def _serve(args: argparse.Namespace, settings: Settings, open_logs: list[str], follow_dirs: list[Path],
-                 follow_file: bool) -> int:
+                 follow_file: bool, landing: Landing | None) -> int:
     import uvicorn
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from backend.app import create_app
     from backend.feeds import FeedError
@@ -129,23 +167,24 @@ async def _serve(args: argparse.Namespace, settings: Settings, open_logs: list[s
             return 2
     for d in follow_dirs:
         manager.follow_directory(d)
-    url = _url(args, port, sessions[0].id if len(sessions) == 1 else None)
+    showing = None
+    if sessions and console.is_terminal:
+        showing = asyncio.create_task(_show_progress(console, sessions, serving))
+    one = sessions[0] if len(sessions) == 1 else None
+    if one is not None and landing is not None:
+        batch = await _landing_batch(one, landing)
+        if batch is not None and one.head < batch:
+            console.print(f"[yellow]flowscope: {one.name} has {one.head} batches: --at {batch} shows the "
+                          "last[/yellow]")
+            batch = one.head
+        url = _url(args, port, one.id, landing.scope, batch)
+    else:
+        url = _url(args, port, one.id if one is not None else None)
     print(f"flowscope: serving {url}", flush=True)
     if args.open:
         webbrowser.open(url)
-    if sessions and console.is_terminal:
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=None),
-                      TextColumn("{task.fields[batches]:,} batches · {task.fields[rate]:,.0f}/s"),
-                      TimeElapsedColumn(), console=console, transient=False) as progress:
-            tasks = {s.id: progress.add_task(f"replaying {s.name}", total=None, batches=0, rate=0.0) for s in sessions}
-            start = time.monotonic()
-            while any(s.status == "loading" for s in sessions) and not serving.done():
-                for s in sessions:
-                    progress.update(tasks[s.id], batches=s.head, rate=s.head / max(1e-3, time.monotonic() - start))
-                await asyncio.sleep(0.2)
-            for s in sessions:
-                progress.update(tasks[s.id], batches=s.head, total=1, completed=1,
-                                description=f"{s.name}: {s.status}")
+    if showing is not None:
+        await showing
     for s in sessions:
         if s.status == "failed":
             console.print(f"[red]flowscope: {s.name}: {s.error}[/red]")
@@ -157,3 +196,20 @@ async def _serve(args: argparse.Namespace, settings: Settings, open_logs: list[s
     except asyncio.CancelledError:
         pass
     return 0
+
+
+async def _show_progress(console: Any, sessions: list, serving: asyncio.Task) -> None:
+    """A progress bar per session (rich, on a terminal) until every session has been read."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=None),
+                  TextColumn("{task.fields[batches]:,} batches · {task.fields[rate]:,.0f}/s"),
+                  TimeElapsedColumn(), console=console, transient=False) as progress:
+        tasks = {s.id: progress.add_task(f"replaying {s.name}", total=None, batches=0, rate=0.0) for s in sessions}
+        start = time.monotonic()
+        while any(s.status == "loading" for s in sessions) and not serving.done():
+            for s in sessions:
+                progress.update(tasks[s.id], batches=s.head, rate=s.head / max(1e-3, time.monotonic() - start))
+            await asyncio.sleep(0.2)
+        for s in sessions:
+            progress.update(tasks[s.id], batches=s.head, total=1, completed=1, description=f"{s.name}: {s.status}")
