@@ -872,6 +872,21 @@ class BlameTracker:
         if final:
             h = min(final, key=lambda iv: iv.start_seq)
             s_seq = end_seq
+
+            def rival_of(n: Interval, seq: int) -> Interval | None:
+                """What-if's re-walk: had ``n`` been released earlier, what would have held on instead. The batch
+                ``seq`` released what waited on ``n``; another holder it released would hold on at once, else the
+                latest release, not of ``n``'s making, upstream of what it released (another stage feeding the
+                same results, another parent of the same stage)."""
+                group = by_end.get(seq, [])
+                if any(g is n for g in group):
+                    same = [g for g in group if g is not n]
+                    if same:
+                        return same[0]
+                return latest(-1, seq, lambda iv: iv is not n and not upstream(n, iv)
+                              and any(upstream(iv, g) for g in group))
+
+            rival = rival_of(h, end_seq)
             for _ in range(100_000):
                 if cut <= start:
                     break
@@ -880,11 +895,12 @@ class BlameTracker:
                     upstream(iv, h) or (d and upstream(h, iv))))
                 if nxt is not None:
                     frm = max(start, min(nxt.end_at or start, cut))
-                    segments += self._segments(scope, sb, t, h, frm, cut)
+                    segments += self._segments(scope, sb, t, h, frm, cut, rival)
+                    rival = rival_of(nxt, s_seq)
                     cut, h, s_seq = frm, nxt, nxt.end_seq or 0
                     continue
                 frm = max(start, min(h.start_at, cut))
-                segments += self._segments(scope, sb, t, h, frm, cut)
+                segments += self._segments(scope, sb, t, h, frm, cut, rival)
                 cut = frm
                 if cut <= start:
                     break
@@ -909,6 +925,7 @@ class BlameTracker:
                     return max(last.end_seq or 0 if last is not None else 0, c.start_seq), -c.start_seq
 
                 h = max(made, key=unblocked)
+                rival = rival_of(h, s_seq)
         if cut > start:
             segments.append({"kind": "driver", "seconds": round(cut - start, 6), "from": start, "to": cut,
                              "holder": {"operator": "driver", "doing": "nothing in the scope held this time"}})
@@ -921,8 +938,11 @@ class BlameTracker:
 
     # --- what a segment names ----------------------------------------------------------------------------------
 
-    def _segments(self, scope: Subgraph, sb: _Scope, t: Any, h: Interval, frm: float, to: float) -> list[dict]:
-        """The segment(s) for holder ``h`` over ``[frm, to)``, latest first (a task splits into task and pending)."""
+    def _segments(self, scope: Subgraph, sb: _Scope, t: Any, h: Interval, frm: float, to: float,
+                  rival: Interval | None = None) -> list[dict]:
+        """The segment(s) for holder ``h`` over ``[frm, to)``, latest first (a task splits into task and pending).
+        ``rival``: the holder released last, other than ``h``, that what ``h`` held up also waited for (the walk's
+        second choice): had ``h`` been released earlier, it would hold the time from its own release on."""
         op = scope.children.get(h.loc.node)
         attrs = op.attrs if op is not None else {}
         holder: dict = {"operator": op.name if op is not None else "scope boundary", "node": h.loc.node,
@@ -961,10 +981,7 @@ class BlameTracker:
                 "duration_s": round(h.end_at - launched, 6) if isinstance(launched, (int, float)) else None,
                 "median_task_s": round(med, 6) if med is not None else None}
         if med is not None and isinstance(launched, (int, float)):
-            second = max((at for at, tk, _ in h.task_ends if tk != task), default=launched)
-            released = max(launched + med, second)
-            info["what_if"] = {"task_at_median_s": round(med, 6),
-                               "ends_earlier_s": round(max(0.0, min(h.end_at - released, to - frm + 1e-12)), 6)}
+            info["what_if"] = self._what_if(scope, h, task, launched, med, frm, to, rival)
         kind = "recompute" if attempt else "task"
         failure = self._resubmitted.get((info["stage"], attempt)) if attempt else None
         if failure is not None:  # a resubmitted attempt's task: why its work is redone
@@ -973,6 +990,35 @@ class BlameTracker:
             return [seg(kind, frm, to, info)]
         out = [seg(kind, launched, to, info)]
         out.append(self._pending_segment(frm, launched, holder, cause, task))
+        return out
+
+    @staticmethod
+    def _what_if(scope: Subgraph, h: Interval, task: Any, launched: float, med: float, frm: float, to: float,
+                 rival: Interval | None) -> dict:
+        """Had ``task`` run its stage's median, the critical path walked again: the stage releases the time when
+        that shortened run or its sibling that ended last is done, and the time is then held by whichever comes
+        later of that and the rival (another straggler, another stage the next step also waited for), so it ends
+        earlier by what is left of the gap, at most the segment's length. ``then_held_by`` names the holder that
+        takes over when it is not the shortened task itself."""
+        end = h.end_at if h.end_at is not None else to
+        siblings = [(at, tk) for at, tk, _ in h.task_ends if tk != task]
+        second = max(siblings, default=(launched, None))
+        released, then = launched + med, None
+        if second[0] > released:
+            released, then = second[0], {"task": second[1], "stage": (h.end_cause or {}).get("stage"),
+                                         "why": "its stage's next-slowest task"}
+        if rival is not None and rival.end_at is not None and rival.end_at > released:
+            op = scope.children.get(rival.loc.node)
+            cause = rival.end_cause or {}
+            released, then = rival.end_at, {"operator": op.name if op is not None else "scope boundary",
+                                            "port": rival.loc.to_json(), "time": rival.time,
+                                            "why": "the next step waited for it too"}
+            if cause.get("event") == "TaskEnd":
+                then.update(task=cause.get("task"), stage=cause.get("stage"))
+        out: dict = {"task_at_median_s": round(med, 6),
+                     "ends_earlier_s": round(max(0.0, min(end - released, to - frm + 1e-12)), 6)}
+        if then is not None and out["ends_earlier_s"] < round(end - (launched + med), 6):
+            out["then_held_by"] = then
         return out
 
     def _pending_segment(self, frm: float, launched: float, holder: dict, cause: dict, task: Any) -> dict:

@@ -97,6 +97,52 @@ def test_streaming_stall_blames_the_slow_udf_partition():
     assert all(x.latency_s < 2.5 for x in others)
 
 
+def test_what_if_walks_again_and_another_stage_takes_over(tmp_path, capsys):
+    """Two stages feed the driver's results: A's straggler (task 11) releases the time last, B's one task ended a
+    second before it. Had task 11 run A's median, A would have been done long before B; the time would then have
+    waited for B: it ends 1 s earlier, not the 4 s the straggler's own excess says, and the answer names B."""
+    def progress(seq: int, at: float, updates: list, task: int | None = None, stage: int | None = None) -> dict:
+        rec = {"type": "progress", "scope": [], "worker": 0, "seq": seq, "at": at, "updates": updates}
+        if task is not None:
+            rec["cause"] = {"event": "TaskEnd", "task": task, "stage": stage, "attempt": 0, "index": task % 10,
+                            "launched": 1.0}
+        return rec
+
+    def operator(node: int, name: str, inputs: int, outputs: int, attrs: dict, **more: Any) -> dict:
+        return {"type": "operator", "scope": [], "node": node, "name": name, "inputs": inputs, "outputs": outputs,
+                "attrs": attrs, **more}
+
+    records = [
+        {"type": "header", "format": "flowscope-progress", "version": 1},
+        operator(1, "driver (new work)", 0, 1, {"role": "source"}, capabilities=[[0]]),
+        operator(2, "stage A", 1, 1, {"stage_ids": [1]}),
+        operator(3, "stage B", 1, 1, {"stage_ids": [2]}),
+        operator(4, "driver (results)", 2, 0, {"role": "sink"}),
+        *({"type": "edge", "scope": [], "from": a, "to": b} for a, b in [
+            (["out", 1, 0], ["in", 2, 0]), (["out", 1, 0], ["in", 3, 0]),
+            (["out", 2, 0], ["in", 4, 0]), (["out", 3, 0], ["in", 4, 1])]),
+        {"type": "mark", "scope": [], "at": 1.0, "label": "job 0 started (epoch 0)", "job": 0, "epoch": 0},
+        progress(0, 1.0, [[["out", 1, 0], 0, -1], [["out", 1, 0], 1, 1], [["out", 2, 0], 0, 2],
+                          [["out", 3, 0], 0, 1]]),
+        progress(1, 2.0, [[["out", 2, 0], 0, -1], [["in", 4, 0], 0, 1]], task=10, stage=1),
+        progress(2, 5.0, [[["out", 3, 0], 0, -1], [["in", 4, 1], 0, 1]], task=20, stage=2),
+        progress(3, 6.0, [[["out", 2, 0], 0, -1], [["in", 4, 0], 0, 1]], task=11, stage=1),
+        progress(4, 6.5, [[["in", 4, 0], 0, -2], [["in", 4, 1], 0, -1]]),
+    ]
+    (b,) = blame_log(records)
+    check_tiling(b)
+    (task,) = [s for s in b.blame if s["kind"] == "task"]
+    h = task["holder"]
+    assert (h["task"], h["duration_s"], h["median_task_s"]) == (11, 5.0, 1.0)
+    assert h["what_if"]["ends_earlier_s"] == pytest.approx(1.0)  # 6.0 -> B's end at 5.0, not 6.0 -> 2.0
+    then = h["what_if"]["then_held_by"]
+    assert then["operator"] == "stage B" and then["task"] == 20 and then["port"] == ["out", 3, 0]
+    log = Path(tmp_path) / "two-stages.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert cli(["blame", str(log)]) == 0
+    assert "would have ended 1.00 s earlier, then held by task 20 of stage 2 (stage B)" in capsys.readouterr().out
+
+
 def spark_jobs(name: str) -> dict:
     """Spark's own jobs of a fixture (its REST answers), by job id."""
     status = json.loads((FIXTURES / name / "spark-status.json").read_text())

@@ -64,9 +64,16 @@ def segment_text(seg: dict, latency: float) -> str:
         med = h.get("median_task_s")
         if med:
             text += f", {h.get('duration_s') or 0:.2f} s against a median of {med:.2f} s"
-        gain = (h.get("what_if") or {}).get("ends_earlier_s")
+        what_if = h.get("what_if") or {}
+        gain = what_if.get("ends_earlier_s")
         if gain and gain >= 0.01:
             text += f"; at the median this time would have ended {gain:.2f} s earlier"
+            then = what_if.get("then_held_by")
+            if then:  # the walk again: who would have held on instead
+                who = f"task {then['task']} of stage {then.get('stage')}" if then.get("task") is not None else ""
+                if then.get("operator"):
+                    who = f"{who} ({then['operator']})" if who else str(then["operator"])
+                text += f", then held by {who}"
         if failure:
             text += (f"; re-run after stage {failure.get('stage')}.{failure.get('attempt')} failed: "
                      f"{failure_line(failure)}")

@@ -43,7 +43,15 @@ function hover(t, s) {
   const lines = [`<b>${esc(s.kind)}</b> ${s.seconds.toFixed(3)} s (${(100 * s.seconds / (t.latency_s || 1)).toFixed(0)}%)`,
     esc(segmentLabel(s))];
   if (h.median_task_s !== undefined && h.median_task_s !== null) lines.push(`median of its siblings ${h.median_task_s.toFixed(3)} s`);
-  if (h.what_if) lines.push(`at the median: ${h.what_if.ends_earlier_s.toFixed(3)} s earlier`);
+  if (h.what_if) {
+    const then = h.what_if.then_held_by;
+    let who = "";
+    if (then) {
+      who = then.task !== undefined && then.task !== null ? `task ${then.task} of stage ${then.stage}` : "";
+      if (then.operator) who = who ? `${who} (${then.operator})` : then.operator;
+    }
+    lines.push(esc(`at the median: ${h.what_if.ends_earlier_s.toFixed(3)} s earlier` + (who ? `, then held by ${who}` : "")));
+  }
   if (h.held_by) lines.push("slots held by " + h.held_by.map((x) => `stage ${x.stage} (job ${x.job}) ×${x.tasks}`).join(", "));
   if (h.failure) lines.push(esc(failureText(h.failure)));
   return lines.join("<br>");
