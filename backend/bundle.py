@@ -12,14 +12,23 @@ saying so.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable, Iterable
 from html import escape
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
+import orjson
+
+from tracker.reachability import Location
+
+from .api.deps import encode
+from .api.scopes import explain_answer, state_answer
 from .page import inline_page, script_json
+from .views import session_info
 
 __all__ = ["answer_key", "build_bundle", "BundleError"]
 
@@ -53,120 +62,231 @@ def _scopes(tree: dict) -> Iterable[list[int]]:
         yield from _scopes(child)
 
 
-class _Recorder:
-    """Asks the in-process server and keeps each answer under its key."""
+class _Answers:
+    """The answers kept under their keys. Per-session and per-scope ones are asked of the app itself, in process
+    (one ASGI call each, no network and no test client); the ones asked at many moments are made by the routes' own
+    functions (``state_answer``, ``explain_answer``) from one restored replay per moment, and kept as the routes
+    send them (``deps.encode``)."""
 
-    def __init__(self, client: Any) -> None:
-        self.client = client
+    def __init__(self, app: Any) -> None:
+        self.app = app
         self.answers: dict[str, Any] = {}
 
-    def get(self, path: str, **params: Any) -> Any:
+    async def get(self, path: str, **params: Any) -> Any:
         params = {k: v for k, v in params.items() if v is not None}
-        res = self.client.get(path, params=params)
-        if res.status_code != 200:
+        status, body = await _asgi_get(self.app, path, params)
+        if status != 200:
             return None
-        body = res.json()
-        self.answers[answer_key(path, params)] = body
-        return body
+        answer = orjson.loads(body)
+        self.answers[answer_key(path, params)] = answer
+        return answer
+
+    def put(self, path: str, params: dict[str, Any], content: Any) -> Any:
+        answer = orjson.loads(encode(content))
+        self.answers[answer_key(path, params)] = answer
+        return answer
 
 
-def _wait_done(client: Any, timeout: float) -> dict:
+async def _asgi_get(app: Any, path: str, params: dict[str, Any]) -> tuple[int, bytes]:
+    """GET ``path`` of the ASGI ``app`` in this process, as a browser on this machine would."""
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "root_path": "",
+             "query_string": urlencode({k: str(v) for k, v in params.items()}).encode(),
+             "headers": [(b"host", b"127.0.0.1")], "client": ("127.0.0.1", 0), "server": ("127.0.0.1", 80)}
+    status, body = 500, []
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        elif message["type"] == "http.response.body":
+            body.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    return status, b"".join(body)
+
+
+async def _wait_done(manager: Any, timeout: float) -> Any:
     deadline = time.monotonic() + timeout
     while True:
-        sessions = client.get("/api/sessions").json()
-        if sessions and sessions[0]["status"] in ("done", "failed", "stopped"):
-            if sessions[0]["status"] != "done":
-                raise BundleError(f"{sessions[0].get('name')}: loading {sessions[0]['status']}: "
-                                  f"{sessions[0].get('error') or 'see the errors tab of flowscope replay'}")
-            return sessions[0]
+        sessions = list(manager.sessions.values())
+        if sessions and sessions[0].status in ("done", "failed", "stopped"):
+            s = sessions[0]
+            if s.status != "done":
+                info = session_info(s)
+                raise BundleError(f"{info.get('name')}: loading {s.status}: "
+                                  f"{info.get('error') or 'see the errors tab of flowscope replay'}")
+            return s
         if time.monotonic() > deadline:
             raise BundleError(f"the log did not finish loading in {timeout:.0f} s")
-        time.sleep(0.05)
+        await asyncio.sleep(0.02)
+
+
+class _Moments:
+    """Answers every scope at each moment from one replay restored there, in increasing order (a restored replay is
+    advanced to the next moment, never rebuilt). A scope is answered within its lifetime only: from the first moment
+    it exists (before, the route says 404) until it has settled, that is, no batch has changed it since and its
+    ports are as at the head with no frontier left; from then on its answers are the head's, with the moment's
+    batch and time (``settled``, which frontend/js/api.js reads so)."""
+
+    def __init__(self, session: Any, rec: _Answers, base: str, scopes: list[list[int]], max_explain: int) -> None:
+        self.session, self.rec, self.base = session, rec, base
+        self.scopes = [(tuple(p), ",".join(map(str, p))) for p in scopes]
+        self.head = session.head
+        self.final: dict[str, bytes] = {}  # scope -> its head rows, encoded, when no port has a frontier
+        self.last_change: dict[str, int] = {}
+        for path, key in self.scopes:
+            changed = session.last_changed.get(path) or {}
+            self.last_change[key] = max(changed.values(), default=0)
+        self.settled: dict[str, int] = {}  # scope -> the first stored moment at which it had settled
+        self.blamed: dict[int, list[tuple[tuple, str, list, str]]] = {}  # batch -> (scope, key, port, time)
+        self.budget = max_explain
+        self.capped = False
+
+    def head_state(self, path: tuple, key: str) -> dict:
+        """The scope's state at the head (stored as GET .../state without a batch answers it)."""
+        st = self.rec.put(f"{self.base}/state", {"scope": key},
+                          state_answer(self.session, self.session.replay, self.session.scope(path), self.head))
+        if not any(row[3] for row in st["ports"]):
+            self.final[key] = encode(st["ports"])
+        return st
+
+    def explain(self, replay: Any, path: tuple, key: str, port: list, batch: int, graphs: dict | None,
+                time_json: str | None = None, keyed_batch: int | None = None) -> None:
+        live = batch >= self.head
+        answer = explain_answer(self.session, replay, path, Location.from_json(port), time_json,
+                                self.head if live else batch, live, graphs)
+        params = {"scope": key, "port": ",".join(map(str, port)), "time": time_json, "batch": keyed_batch}
+        self.rec.put(f"{self.base}/explain", {k: v for k, v in params.items() if v is not None}, answer)
+
+    def take(self) -> bool:
+        """One explanation from the budget (``--max-explain``)."""
+        if self.budget <= 0:
+            self.capped = True
+            return False
+        self.budget -= 1
+        return True
+
+    def head_explains(self, with_frontier: bool) -> None:
+        for path, key in self.scopes:
+            for row in self.rec.answers[answer_key(f"{self.base}/state", {"scope": key})]["ports"]:
+                if bool(row[3]) == with_frontier and self.take():
+                    self.explain(self.session.replay, path, key, row[:3], self.head, None)
+
+    def walk(self, moments: list[int]) -> None:
+        for b in moments:
+            if b >= self.head:
+                self.at(self.session.replay, b)
+            else:
+                with self.session.history.at_batch(b) as replay:
+                    self.at(replay, b)
+
+    def at(self, replay: Any, b: int) -> None:
+        graphs: dict = {}  # port graphs of this replay's scopes, shared by their explanations
+        for path, key, port, t_json in self.blamed.get(b, ()):
+            try:
+                replay.root.find(path)
+            except KeyError:
+                continue
+            self.explain(replay, path, key, port, b, graphs, t_json, keyed_batch=b)
+        if b >= self.head:
+            return
+        for path, key in self.scopes:
+            if self.settled.get(key, b + 1) <= b:
+                continue
+            try:
+                scope = replay.root.find(path)
+            except KeyError:
+                continue  # not declared yet
+            answer = state_answer(self.session, replay, scope, b)
+            if b >= self.last_change[key] and encode(answer["ports"]) == self.final.get(key):
+                self.settled[key] = b
+                continue
+            st = self.rec.put(f"{self.base}/state", {"scope": key, "batch": b}, answer)
+            for row in st["ports"]:
+                if row[3] and self.take():  # a port with a frontier: something may hold it
+                    self.explain(replay, path, key, row[:3], b, graphs, keyed_batch=b)
 
 
 def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_EXPLAIN,
-                    timeout: float = 600.0) -> dict:
+                    timeout: float = 600.0, progress: Callable[[str], None] | None = None) -> dict:
     """Open LOG in an in-process server, run it to completion and store the answers the page asks for."""
-    from fastapi.testclient import TestClient
+    return asyncio.run(_collect(log, spaced, max_explain, timeout, progress))
 
+
+async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,
+                   progress: Callable[[str], None] | None) -> dict:
     from .app import Settings, create_app
 
     log = log.resolve()
     # a bundle is a one-shot reader: it keeps every finished scope, so each one's answers are stored
     settings = Settings(allowed_dirs=[log.parent], open_paths=[str(log)], keep_finished=None)
-    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
-        info = _wait_done(client, timeout)
-        sid = info["id"]
-        rec = _Recorder(client)
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        session = await _wait_done(app.state.manager, timeout)
+        if progress:
+            progress(f"loaded: {session.head} batches")
+        sid = session.id
+        rec = _Answers(app)
         base = f"/api/sessions/{sid}"
-        rec.get("/api/sessions")
-        rec.get(base)
-        tree = rec.get(f"{base}/scopes") or {"path": [], "scopes": []}
-        marks = (rec.get(f"{base}/marks", limit=20000) or {}).get("marks", [])
-        findings = (rec.get(f"{base}/findings", limit=20000) or {}).get("findings", [])
-        rec.get(f"{base}/marks", limit=2000)
-        rec.get(f"{base}/findings", limit=500)
-        rec.get(f"{base}/errors", limit=500)
-        workers = rec.get(f"{base}/workers") or {}
+        await rec.get("/api/sessions")
+        await rec.get(base)
+        tree = await rec.get(f"{base}/scopes") or {"path": [], "scopes": []}
+        marks = (await rec.get(f"{base}/marks", limit=20000) or {}).get("marks", [])
+        findings = (await rec.get(f"{base}/findings", limit=20000) or {}).get("findings", [])
+        await rec.get(f"{base}/marks", limit=2000)
+        await rec.get(f"{base}/findings", limit=500)
+        await rec.get(f"{base}/errors", limit=500)
+        workers = await rec.get(f"{base}/workers") or {}
         for w in workers.get("workers", []):
             if isinstance(w, dict) and "worker" in w:
-                rec.get(f"{base}/batches", worker=w["worker"], limit=200)
-        rec.get(f"{base}/tasks")
-        rec.get(f"{base}/streaming")
-        head_state = rec.get(f"{base}/state", scope="")
-        head = int(head_state["head"]) if head_state else 0
-        moments = _moments(head, marks, findings, spaced)
+                await rec.get(f"{base}/batches", worker=w["worker"], limit=200)
+        await rec.get(f"{base}/tasks")
+        await rec.get(f"{base}/streaming")
+        head = session.head
         scopes = list(_scopes(tree))
-        # a blame segment opens the view in its middle, explaining its holder for the blamed time: store those
-        blamed: list[tuple[int, str, str, str]] = []
+        walk = _Moments(session, rec, base, scopes, max_explain)
+        heads: dict[str, Any] = {}
         for path in scopes:
             scope = ",".join(map(str, path))
-            # as the Blame tab asks: a nested scope's list holds the times of the scopes inside it ("true" as the
+            await rec.get(f"{base}/graph", scope=scope, compact=1)  # the form the browser asks for
+            await rec.get(f"{base}/series", scope=scope)
+            st = walk.head_state(tuple(path), scope)
+            heads[scope] = dict(st, type="snapshot", status="done", marks_total=len(marks))
+            # a blame segment opens the view in its middle, explaining its holder for the blamed time: store those
+            # (as the Blame tab asks: a nested scope's list holds the times of the scopes inside it, "true" as the
             # page's String(true) writes it in the key)
             nested = "true" if scope else None
-            blame = rec.get(f"{base}/blame", top=50, scope=scope or None, nested=nested) or {}
-            rec.get(f"{base}/blame", top=1, scope=scope or None, nested=nested)  # the executor timeline's overlay
+            blame = await rec.get(f"{base}/blame", top=50, scope=scope or None, nested=nested) or {}
+            await rec.get(f"{base}/blame", top=1, scope=scope or None, nested=nested)  # the executor timeline's
             for t in blame.get("times", []):
                 for seg in t.get("blame", []):
                     port = (seg.get("holder") or {}).get("port")
                     if not port or seg.get("from") is None or seg.get("to") is None:
                         continue
-                    st = client.get(f"{base}/state", params={"scope": ",".join(map(str, t["scope"])),
-                                                             "at": (seg["from"] + seg["to"]) / 2})
-                    if st.status_code == 200:
-                        blamed.append((st.json()["batch"], ",".join(map(str, t["scope"])), ",".join(map(str, port)),
-                                       json.dumps(t["time"], separators=(",", ":"))))
-        moments = sorted(set(moments) | {b for b, *_ in blamed})
-        for b, scope, port, t_json in blamed:
-            rec.get(f"{base}/explain", scope=scope, port=port, time=t_json, batch=b)
-        heads: dict[str, Any] = {}
-        at_of: dict[int, Any] = {}
-        explains = 0
-        for path in scopes:
-            scope = ",".join(map(str, path))
-            rec.get(f"{base}/graph", scope=scope, compact=1)  # the form the browser asks for
-            rec.get(f"{base}/series", scope=scope)
-            st = rec.get(f"{base}/state", scope=scope)
-            if st is None:
-                continue
-            heads[scope] = dict(st, type="snapshot", status="done", marks_total=len(marks))
-            for row in st["ports"]:
-                if explains < max_explain:
-                    rec.get(f"{base}/explain", scope=scope, port=",".join(map(str, row[:3])))
-                    explains += 1
-            for b in moments:
-                past = rec.get(f"{base}/state", scope=scope, batch=b)
-                if past is None:
-                    continue
-                at_of[b] = past.get("at")
-                for row in past["ports"]:
-                    if explains < max_explain and row[3]:  # a port with a frontier: something may hold it
-                        rec.get(f"{base}/explain", scope=scope, port=",".join(map(str, row[:3])), batch=b)
-                        explains += 1
+                    b = min(session.history.batch_at_time((seg["from"] + seg["to"]) / 2), head)
+                    walk.blamed.setdefault(b, []).append((tuple(t["scope"]), ",".join(map(str, t["scope"])),
+                                                          port,
+                                                          json.dumps(t["time"], separators=(",", ":"))))
+        blamed = sum(len(v) for v in walk.blamed.values())
+        # what a capped bundle explains first: the moments someone points at (marks, findings, blame segments)
+        # and the head, then every port at the head, then the evenly spaced moments
+        pointed = _moments(head, marks, findings, 0) + sorted(walk.blamed)
+        pointed = sorted(set(pointed))
+        spaced_only = sorted(set(_moments(head, marks, findings, spaced)) - set(pointed))
+        walk.head_explains(with_frontier=True)
+        walk.walk(pointed)
+        walk.head_explains(with_frontier=False)
+        walk.walk(spaced_only)
+        moments = sorted(set(pointed) | set(spaced_only))
+        explains = max_explain - walk.budget
         return {
             "sid": sid, "log": log.name, "made_at": time.time(), "head": head,
-            "moments": [[b, at_of.get(b)] for b in moments], "spaced": spaced,
-            "explains": explains + len(blamed), "explains_capped": explains >= max_explain,
+            "moments": [[b, session.history.time_of(b)] for b in moments], "spaced": spaced,
+            "settled": walk.settled, "explains": explains + blamed, "explains_capped": walk.capped,
             "heads": heads, "answers": rec.answers,
         }
 
@@ -198,7 +318,7 @@ def build_bundle(log: Path, out: Path, spaced: int = 40, max_explain: int = DEFA
     """Write the post-mortem of LOG to OUT; returns a summary (moments, explanations, bytes)."""
     from .app import locate_frontend, plotly_js
 
-    data = collect_answers(log, spaced=spaced, max_explain=max_explain)
+    data = collect_answers(log, spaced=spaced, max_explain=max_explain, progress=progress)
     if progress:
         progress(f"{len(data['answers'])} answers at {len(data['moments'])} moments")
     page = render_html(data, locate_frontend(), plotly_js())
