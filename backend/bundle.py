@@ -16,6 +16,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,34 @@ async def _wait_done(manager: Any, timeout: float) -> Any:
         await asyncio.sleep(0.02)
 
 
+def _last_changes(session: Any, paths: list[tuple]) -> dict[tuple, int]:
+    """The last batch that may have changed each scope, from the batch index (which scope each batch was applied
+    to). A batch reaches its scope's ancestors and descendants through their ports, so it may change every scope
+    under the innermost enclosing scope without ports (nothing crosses that one's boundary), or the root."""
+    root = session.replay.root
+    history = session.history
+
+    def enclosure(path: tuple) -> tuple:
+        while path:
+            try:
+                scope = root.find(path)
+            except KeyError:  # not kept: the root encloses it
+                return ()
+            if not (scope.inputs or scope.outputs):
+                return path
+            path = path[:-1]
+        return path
+
+    enclosures: dict[int, tuple] = {}  # the batch index's scope id -> its enclosure
+    last: dict[tuple, int] = {}
+    for b, sid in enumerate(history.scope, start=1):
+        u = enclosures.get(sid)
+        if u is None:
+            u = enclosures[sid] = enclosure(history.scope_path(sid))
+        last[u] = b
+    return {p: max(last.get(p[:n], 0) for n in range(len(p) + 1)) for p in paths}
+
+
 class _Moments:
     """Answers every scope at each moment from one replay restored there, in increasing order (a restored replay is
     advanced to the next moment, never rebuilt). A scope is answered within its lifetime only: from the first moment
@@ -137,10 +166,7 @@ class _Moments:
         self.scopes = [(tuple(p), ",".join(map(str, p))) for p in scopes]
         self.head = session.head
         self.final: dict[str, bytes] = {}  # scope -> its head rows, encoded, when no port has a frontier
-        self.last_change: dict[str, int] = {}
-        for path, key in self.scopes:
-            changed = session.last_changed.get(path) or {}
-            self.last_change[key] = max(changed.values(), default=0)
+        self.last_change = _last_changes(session, [path for path, _ in self.scopes])
         self.settled: dict[str, int] = {}  # scope -> the first stored moment at which it had settled
         self.blamed: dict[int, list[tuple[tuple, str, list, str]]] = {}  # batch -> (scope, key, port, time)
         self.budget = max_explain
@@ -202,7 +228,7 @@ class _Moments:
             except KeyError:
                 continue  # not declared yet
             answer = state_answer(self.session, replay, scope, b)
-            if b >= self.last_change[key] and encode(answer["ports"]) == self.final.get(key):
+            if b >= self.last_change[path] and encode(answer["ports"]) == self.final.get(key):
                 self.settled[key] = b
                 continue
             st = self.rec.put(f"{self.base}/state", {"scope": key, "batch": b}, answer)
@@ -213,8 +239,10 @@ class _Moments:
 
 def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_EXPLAIN,
                     timeout: float = 600.0, progress: Callable[[str], None] | None = None) -> dict:
-    """Open LOG in an in-process server, run it to completion and store the answers the page asks for."""
-    return asyncio.run(_collect(log, spaced, max_explain, timeout, progress))
+    """Open LOG in an in-process server, run it to completion and store the answers the page asks for. The server
+    gets an event loop of its own, in a thread of its own: a caller may be running one (playwright's sync API)."""
+    with ThreadPoolExecutor(1, thread_name_prefix="flowscope-bundle") as pool:
+        return pool.submit(asyncio.run, _collect(log, spaced, max_explain, timeout, progress)).result()
 
 
 async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,

@@ -184,3 +184,84 @@ def test_offline_spark_streaming_and_executor_pictures(offline, stall_bundle):
     page.click('#tabs button[data-tab="executors"]')
     page.wait_for_selector("#executor-chart .main-svg", timeout=15000)
     assert "batch 4" in page.inner_text("#critical-note")  # the stored slowest time of scope 2, overlaid
+
+
+SHUFFLE_LOG = next((ROOT / "fixtures" / "spark" / "batch_shuffle").glob("eventlog_v2_*"))
+
+
+def test_a_capped_bundle_explains_every_mark_first(tmp_path):
+    """Under a --max-explain that covers the moments someone points at (marks, blame segments) but not the rest,
+    every port with a frontier at a mark's batch has its explanation stored, in every scope, and the cap did leave
+    the evenly spaced moments' out."""
+    full = stored_after(build_bundle, LOOP_LOG, tmp_path / "full.html")
+    base = f"/api/sessions/{full['sid']}"
+    marks = full["answers"][answer_key(f"{base}/marks", {"limit": 20000})]["marks"]
+    marked = {m["after"] for m in marks if m.get("after") is not None and m["after"] < full["head"]}
+    explains = [dict(json.loads(k.split("\n")[1])) for k in full["answers"] if k.startswith(f"{base}/explain\n")]
+    pointed = marked | {int(p["batch"]) for p in explains if "time" in p}
+    needed = [p for p in explains if "time" not in p and int(p.get("batch", full["head"])) in pointed | {full["head"]}
+              and (p.get("batch") or any(r[3] for r in full["heads"][p["scope"]]["ports"]
+                                         if ",".join(map(str, r[:3])) == p["port"]))]
+    assert len(needed) < len(explains) - 100
+
+    data = stored_after(build_bundle, LOOP_LOG, tmp_path / "capped.html", max_explain=len(needed))
+    base = f"/api/sessions/{data['sid']}"
+    assert data["explains_capped"]
+    asked = 0
+    for scope in data["heads"]:
+        for b in sorted(marked):
+            state = data["answers"].get(answer_key(f"{base}/state", {"scope": scope, "batch": b}))
+            for row in state["ports"] if state else []:
+                if row[3]:
+                    port = ",".join(map(str, row[:3]))
+                    assert answer_key(f"{base}/explain", {"scope": scope, "port": port, "batch": b}) in \
+                        data["answers"], f"no explanation of {port} of scope [{scope}] at the mark's batch {b}"
+                    asked += 1
+    assert asked > 100  # the marks of loop.jsonl fall where its loop holds work
+    spaced = [m[0] for m in data["moments"] if m[0] not in pointed]
+    assert any(answer_key(f"{base}/explain", {"scope": "", "port": ",".join(map(str, row[:3])), "batch": b})
+               not in data["answers"]
+               for b in spaced for row in data["answers"][answer_key(f"{base}/state", {"scope": "", "batch": b})]
+               ["ports"] if row[3])
+
+
+def stored_after(build, log: Path, out: Path, **options) -> dict:
+    build(log, out, **options)
+    return stored(out)
+
+
+@pytest.fixture(scope="module")
+def shuffle_bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "shuffle.html"
+    build_bundle(SHUFFLE_LOG, out)
+    return out
+
+
+def test_a_finished_job_is_answered_by_its_head_state_after_it_settled(offline, shuffle_bundle):
+    """A job's region is answered only while it can still change: past its end nothing is stored for it (its
+    answers would be the head's), yet the page still shows it there, at that moment, as the head does."""
+    data = stored(shuffle_bundle)
+    base = f"/api/sessions/{data['sid']}"
+    batches = [m[0] for m in data["moments"]]
+    settled = {s: b for s, b in data["settled"].items() if s and 0 < b < data["head"]}
+    assert settled, "no job region settled before the head"
+    for scope, b in settled.items():
+        later = [k for k in batches if b <= k < data["head"]]
+        assert later and not any(answer_key(f"{base}/state", {"scope": scope, "batch": k}) in data["answers"]
+                                 for k in later)
+        earlier = [k for k in batches if k < b]
+        assert any(answer_key(f"{base}/state", {"scope": scope, "batch": k}) in data["answers"] for k in earlier)
+    scope, b = min(settled.items(), key=lambda kv: kv[1])
+    moment = next(k for k in batches if b < k < data["head"])
+    page = offline
+    page.goto(shuffle_bundle.as_uri() + f"#scope={scope}&batch={moment}")
+    wait_batch(page, moment)
+    head = data["answers"][answer_key(f"{base}/state", {"scope": scope})]
+    assert dom_classes(page) == expected_from(head) and set(dom_classes(page).values()) == {"done"}
+    assert page.get_attribute("#graph", "data-mode") == "history"
+    assert page.locator("#toast:not([hidden])").count() == 0  # the moment is stored: nothing to say
+    port = head["ports"][0]
+    page.click(f'#graph circle.port[data-port="{port[0]},{port[1]},{port[2]}"]')
+    page.click("#why-ask")  # explained as at the head, where nothing holds it
+    page.wait_for_function("document.querySelector('#why').innerText.includes('The frontier is empty')",
+                           timeout=10000)
