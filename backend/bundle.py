@@ -1,13 +1,18 @@
 """A post-mortem you can hand over: one self-contained HTML file holding the browser view and the answers it needs.
 
-The log is opened in an in-process server (``create_app`` behind FastAPI's TestClient, so every answer is exactly
-what the routes serve) and run to completion; then the GET routes the page asks are answered for a set of moments
-(the head, every mark's batch, every finding's batch, and up to ``spaced`` evenly spaced batches) and stored as one
-JSON object keyed by path and parameters (``answer_key``; frontend/js/api.js computes the same key). The page is
-the one the server serves (``backend/page.py``: modules as data: URLs behind an import map, which a page opened from
-file:// needs anyway, and the CSS inlined) with plotly.min.js inlined too. The browser still never computes
-progress: in bundle mode api.js answers from the stored object, choosing the nearest stored moment for a seek and
-saying so.
+The log is opened in an in-process server (``create_app``, its lifespan run, no network) and run to completion;
+then the GET routes the page asks are answered for a set of moments (the head, every mark's batch, every finding's
+batch, every blame segment's, and up to ``spaced`` evenly spaced batches) and stored as one JSON object keyed by path
+and parameters (``answer_key``; frontend/js/api.js computes the same key). The few answers per session and per scope
+are asked of the app itself, one ASGI call each; the many asked at every moment (a scope's state, explanations) are
+made by the routes' own functions from one replay restored per moment, in increasing order, so the cost follows the
+log: each scope is answered from its first moment until it has settled (no batch can reach it any more and no port
+has a frontier), after which its answers are the head's at that moment (``settled``). Under ``max_explain`` the
+moments someone points at (marks, findings, blame segments) and the head are explained first. The page is the one
+the server serves (``backend/page.py``: modules as data: URLs behind an import map, which a page opened from file://
+needs anyway, and the CSS inlined) with plotly.min.js inlined too. The browser still never computes progress: in
+bundle mode api.js answers from the stored object, choosing the nearest stored moment for a seek and saying so, and a
+settled scope's head answer labelled with the moment.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -28,6 +34,7 @@ from tracker.reachability import Location
 
 from .api.deps import encode
 from .api.scopes import explain_answer, state_answer
+from .feeds import FeedError
 from .page import inline_page, script_json
 from .views import session_info
 
@@ -253,7 +260,11 @@ async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,
     # a bundle is a one-shot reader: it keeps every finished scope, so each one's answers are stored
     settings = Settings(allowed_dirs=[log.parent], open_paths=[str(log)], keep_finished=None)
     app = create_app(settings)
-    async with app.router.lifespan_context(app):
+    async with AsyncExitStack() as stack:
+        try:
+            await stack.enter_async_context(app.router.lifespan_context(app))  # opens the log
+        except FeedError as e:  # not a log flowscope reads: said as the server says it, without a traceback
+            raise BundleError(str(e).removeprefix(f"{log}: ")) from None
         session = await _wait_done(app.state.manager, timeout)
         if progress:
             progress(f"loaded: {session.head} batches")

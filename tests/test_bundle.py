@@ -101,6 +101,16 @@ def test_bundle_of_a_missing_log_names_it(tmp_path):
     assert res.returncode == 2 and "nope.jsonl" in res.stderr and not (tmp_path / "x.html").exists()
 
 
+def test_bundle_of_a_file_that_is_no_log_says_why(tmp_path):
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text("not json\n")
+    res = subprocess.run([sys.executable, "-m", "flowscope.cli", "bundle", str(bad), "-o", str(tmp_path / "x.html")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    assert f"flowscope bundle: {bad}: not a flowscope progress log" in res.stderr
+    assert not (tmp_path / "x.html").exists()
+
+
 def test_offline_graph_timeline_marks_and_explain(offline, loop_bundle):
     page = offline
     data = stored(loop_bundle)
