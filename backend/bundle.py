@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack
 from html import escape
@@ -55,10 +55,26 @@ def answer_key(path: str, params: dict[str, Any]) -> str:
     return path + "\n" + json.dumps(pairs, separators=(",", ":"), ensure_ascii=False)
 
 
-def _moments(head: int, marks: list[dict], findings: list[dict], spaced: int) -> list[int]:
+def _finding_batch(f: dict) -> int | None:
+    """The batch a contract finding was found at, as the timeline places it (after the batch it names)."""
+    b = f.get("batch")
+    index = b.get("index") if isinstance(b, dict) else None
+    return index + 1 if isinstance(index, int) else None
+
+
+def _pointed(marks: list[dict], findings: list[dict]) -> set[tuple[int, str]]:
+    """(batch, scope) of every mark and finding: the moments someone points at, in the scope they point into."""
+    out = {(int(m["after"]), ",".join(map(str, m.get("scope") or []))) for m in marks if m.get("after") is not None}
+    for f in findings:
+        b = _finding_batch(f)
+        if b is not None:
+            out.add((b, ",".join(map(str, f.get("scope") or []))))
+    return out
+
+
+def _moments(head: int, pointed: Iterable[tuple[int, str]], spaced: int) -> list[int]:
     batches = {head}
-    batches.update(int(m["after"]) for m in marks if m.get("after") is not None)
-    batches.update(int(f["batch"]) for f in findings if isinstance(f.get("batch"), int))
+    batches.update(b for b, _ in pointed)
     if head > 0 and spaced > 0:
         batches.update(round(i * head / spaced) for i in range(spaced + 1))
     return sorted(b for b in batches if 0 <= b <= head)
@@ -164,19 +180,31 @@ def _last_changes(session: Any, paths: list[tuple]) -> dict[tuple, int]:
 class _Moments:
     """Answers every scope at each moment from one replay restored there, in increasing order (a restored replay is
     advanced to the next moment, never rebuilt). A scope is answered within its lifetime only: from the first moment
-    it exists (before, the route says 404) until it has settled, that is, no batch has changed it since and its
+    it exists (before, the route says 404) until it has settled, that is, no batch can have changed it since and its
     ports are as at the head with no frontier left; from then on its answers are the head's, with the moment's
-    batch and time (``settled``, which frontend/js/api.js reads so)."""
+    batch and time (``settled``, which frontend/js/api.js reads so).
 
-    def __init__(self, session: Any, rec: _Answers, base: str, scopes: list[list[int]], max_explain: int) -> None:
+    States are stored at every moment; explanations (of each port with a frontier; at the head of every port) are
+    chosen first, by rank, and made in a second pass, so that under ``--max-explain`` each mark and finding has its
+    own scope explained at its moment before anything else."""
+
+    # ranks of an explanation: a mark's or finding's scope at its moment; a port with a frontier at the head; the
+    # other scopes at those moments; a port without a frontier at the head; the evenly spaced and blame moments
+    MARKED, HEAD_HELD, AT_MARK, HEAD_FREE, SPACED = range(5)
+
+    def __init__(self, session: Any, rec: _Answers, base: str, scopes: list[list[int]],
+                 pointed: set[tuple[int, str]]) -> None:
         self.session, self.rec, self.base = session, rec, base
         self.scopes = [(tuple(p), ",".join(map(str, p))) for p in scopes]
         self.head = session.head
+        self.pointed = pointed
+        self.pointed_batches = {b for b, _ in pointed}
         self.final: dict[str, bytes] = {}  # scope -> its head rows, encoded, when no port has a frontier
         self.last_change = _last_changes(session, [path for path, _ in self.scopes])
         self.settled: dict[str, int] = {}  # scope -> the first stored moment at which it had settled
         self.blamed: dict[int, list[tuple[tuple, str, list, str]]] = {}  # batch -> (scope, key, port, time)
-        self.budget = max_explain
+        self.candidates: list[tuple[int, int, tuple, str, list]] = []  # (rank, batch, scope, key, port)
+        self.explained = 0
         self.capped = False
 
     def head_state(self, path: tuple, key: str) -> dict:
@@ -185,63 +213,72 @@ class _Moments:
                           state_answer(self.session, self.session.replay, self.session.scope(path), self.head))
         if not any(row[3] for row in st["ports"]):
             self.final[key] = encode(st["ports"])
+        for row in st["ports"]:
+            self.candidates.append((self.HEAD_HELD if row[3] else self.HEAD_FREE, self.head, path, key, row[:3]))
         return st
 
-    def explain(self, replay: Any, path: tuple, key: str, port: list, batch: int, graphs: dict | None,
-                time_json: str | None = None, keyed_batch: int | None = None) -> None:
+    def explain(self, replay: Any, path: tuple, key: str, port: list, batch: int, graphs: dict,
+                time_json: str | None = None) -> None:
         live = batch >= self.head
         answer = explain_answer(self.session, replay, path, Location.from_json(port), time_json,
                                 self.head if live else batch, live, graphs)
-        params = {"scope": key, "port": ",".join(map(str, port)), "time": time_json, "batch": keyed_batch}
+        # at the head an explanation is asked without a batch; a blame segment's always names its batch
+        keyed = batch if time_json is not None or not live else None
+        params = {"scope": key, "port": ",".join(map(str, port)), "time": time_json, "batch": keyed}
         self.rec.put(f"{self.base}/explain", {k: v for k, v in params.items() if v is not None}, answer)
 
-    def take(self) -> bool:
-        """One explanation from the budget (``--max-explain``)."""
-        if self.budget <= 0:
-            self.capped = True
-            return False
-        self.budget -= 1
-        return True
-
-    def head_explains(self, with_frontier: bool) -> None:
-        for path, key in self.scopes:
-            for row in self.rec.answers[answer_key(f"{self.base}/state", {"scope": key})]["ports"]:
-                if bool(row[3]) == with_frontier and self.take():
-                    self.explain(self.session.replay, path, key, row[:3], self.head, None)
-
-    def walk(self, moments: list[int]) -> None:
-        for b in moments:
+    def _replays(self, moments: Iterable[int]) -> Iterator[tuple[int, Any]]:
+        """Each moment's replay: the live one at the head, else one restored there (advanced from the last)."""
+        for b in sorted(moments):
             if b >= self.head:
-                self.at(self.session.replay, b)
+                yield b, self.session.replay
             else:
                 with self.session.history.at_batch(b) as replay:
-                    self.at(replay, b)
+                    yield b, replay
 
-    def at(self, replay: Any, b: int) -> None:
-        graphs: dict = {}  # port graphs of this replay's scopes, shared by their explanations
-        for path, key, port, t_json in self.blamed.get(b, ()):
-            try:
-                replay.root.find(path)
-            except KeyError:
+    def states(self, moments: list[int]) -> None:
+        """Every scope's state at each moment of its lifetime; the blame segments' explanations on the way."""
+        for b, replay in self._replays(moments):
+            graphs: dict = {}  # port graphs of this replay's scopes, shared by their explanations
+            for path, key, port, t_json in self.blamed.get(b, ()):
+                try:
+                    replay.root.find(path)
+                except KeyError:
+                    continue
+                self.explain(replay, path, key, port, b, graphs, t_json)
+            if b >= self.head:
                 continue
-            self.explain(replay, path, key, port, b, graphs, t_json, keyed_batch=b)
-        if b >= self.head:
-            return
-        for path, key in self.scopes:
-            if self.settled.get(key, b + 1) <= b:
-                continue
-            try:
-                scope = replay.root.find(path)
-            except KeyError:
-                continue  # not declared yet
-            answer = state_answer(self.session, replay, scope, b)
-            if b >= self.last_change[path] and encode(answer["ports"]) == self.final.get(key):
-                self.settled[key] = b
-                continue
-            st = self.rec.put(f"{self.base}/state", {"scope": key, "batch": b}, answer)
-            for row in st["ports"]:
-                if row[3] and self.take():  # a port with a frontier: something may hold it
-                    self.explain(replay, path, key, row[:3], b, graphs, keyed_batch=b)
+            for path, key in self.scopes:
+                if self.settled.get(key, b + 1) <= b:
+                    continue
+                try:
+                    scope = replay.root.find(path)
+                except KeyError:
+                    continue  # not declared yet
+                answer = state_answer(self.session, replay, scope, b)
+                if b >= self.last_change[path] and encode(answer["ports"]) == self.final.get(key):
+                    self.settled[key] = b
+                    continue
+                st = self.rec.put(f"{self.base}/state", {"scope": key, "batch": b}, answer)
+                rank = (self.MARKED if (b, key) in self.pointed else
+                        self.AT_MARK if b in self.pointed_batches else self.SPACED)
+                for row in st["ports"]:
+                    if row[3]:  # a port with a frontier: something may hold it
+                        self.candidates.append((rank, b, path, key, row[:3]))
+
+    def explanations(self, max_explain: int) -> None:
+        """The ``max_explain`` first-ranked explanations (earlier moments first within a rank), one pass again."""
+        self.candidates.sort(key=lambda c: c[:2])
+        chosen = self.candidates[:max(0, max_explain)]
+        self.capped = len(self.candidates) > len(chosen)
+        self.explained = len(chosen)
+        at: dict[int, list[tuple[tuple, str, list]]] = {}
+        for _, b, path, key, port in chosen:
+            at.setdefault(b, []).append((path, key, port))
+        for b, replay in self._replays(at):
+            graphs: dict = {}
+            for path, key, port in at[b]:
+                self.explain(replay, path, key, port, b, graphs)
 
 
 def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_EXPLAIN,
@@ -287,7 +324,8 @@ async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,
         await rec.get(f"{base}/streaming")
         head = session.head
         scopes = list(_scopes(tree))
-        walk = _Moments(session, rec, base, scopes, max_explain)
+        pointed = _pointed(marks, findings)
+        walk = _Moments(session, rec, base, scopes, pointed)
         heads: dict[str, Any] = {}
         for path in scopes:
             scope = ",".join(map(str, path))
@@ -307,25 +345,16 @@ async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,
                     if not port or seg.get("from") is None or seg.get("to") is None:
                         continue
                     b = min(session.history.batch_at_time((seg["from"] + seg["to"]) / 2), head)
-                    walk.blamed.setdefault(b, []).append((tuple(t["scope"]), ",".join(map(str, t["scope"])),
-                                                          port,
+                    walk.blamed.setdefault(b, []).append((tuple(t["scope"]), ",".join(map(str, t["scope"])), port,
                                                           json.dumps(t["time"], separators=(",", ":"))))
         blamed = sum(len(v) for v in walk.blamed.values())
-        # what a capped bundle explains first: the moments someone points at (marks, findings, blame segments)
-        # and the head, then every port at the head, then the evenly spaced moments
-        pointed = _moments(head, marks, findings, 0) + sorted(walk.blamed)
-        pointed = sorted(set(pointed))
-        spaced_only = sorted(set(_moments(head, marks, findings, spaced)) - set(pointed))
-        walk.head_explains(with_frontier=True)
-        walk.walk(pointed)
-        walk.head_explains(with_frontier=False)
-        walk.walk(spaced_only)
-        moments = sorted(set(pointed) | set(spaced_only))
-        explains = max_explain - walk.budget
+        moments = sorted(set(_moments(head, pointed, spaced)) | set(walk.blamed))
+        walk.states(moments)
+        walk.explanations(max_explain)
         return {
             "sid": sid, "log": log.name, "made_at": time.time(), "head": head,
             "moments": [[b, session.history.time_of(b)] for b in moments], "spaced": spaced,
-            "settled": walk.settled, "explains": explains + blamed, "explains_capped": walk.capped,
+            "settled": walk.settled, "explains": walk.explained + blamed, "explains_capped": walk.capped,
             "heads": heads, "answers": rec.answers,
         }
 

@@ -200,39 +200,31 @@ SHUFFLE_LOG = next((ROOT / "fixtures" / "spark" / "batch_shuffle").glob("eventlo
 
 
 def test_a_capped_bundle_explains_every_mark_first(tmp_path):
-    """Under a --max-explain that covers the moments someone points at (marks, blame segments) but not the rest,
-    every port with a frontier at a mark's batch has its explanation stored, in every scope, and the cap did leave
-    the evenly spaced moments' out."""
+    """Under a --max-explain that covers exactly the ports with a frontier in each mark's scope at its batch, every
+    one of them has its explanation stored (the latest marks too), and the cap did leave the others out."""
     full = stored_after(build_bundle, LOOP_LOG, tmp_path / "full.html")
-    base = f"/api/sessions/{full['sid']}"
-    marks = full["answers"][answer_key(f"{base}/marks", {"limit": 20000})]["marks"]
-    marked = {m["after"] for m in marks if m.get("after") is not None and m["after"] < full["head"]}
-    explains = [dict(json.loads(k.split("\n")[1])) for k in full["answers"] if k.startswith(f"{base}/explain\n")]
-    pointed = marked | {int(p["batch"]) for p in explains if "time" in p}
-    needed = [p for p in explains if "time" not in p and int(p.get("batch", full["head"])) in pointed | {full["head"]}
-              and (p.get("batch") or any(r[3] for r in full["heads"][p["scope"]]["ports"]
-                                         if ",".join(map(str, r[:3])) == p["port"]))]
-    assert len(needed) < len(explains) - 100
+    marks = full["answers"][answer_key(f"/api/sessions/{full['sid']}/marks", {"limit": 20000})]["marks"]
+    marked = {(m["after"], ",".join(map(str, m.get("scope") or []))) for m in marks
+              if m.get("after") is not None and m["after"] < full["head"]}
 
-    data = stored_after(build_bundle, LOOP_LOG, tmp_path / "capped.html", max_explain=len(needed))
-    base = f"/api/sessions/{data['sid']}"
-    assert data["explains_capped"]
-    asked = 0
-    for scope in data["heads"]:
-        for b in sorted(marked):
+    def held(data: dict) -> list[str]:
+        """The explanation keys a mark's moment needs: each port with a frontier in the mark's scope."""
+        base = f"/api/sessions/{data['sid']}"
+        keys = []
+        for b, scope in sorted(marked):
             state = data["answers"].get(answer_key(f"{base}/state", {"scope": scope, "batch": b}))
-            for row in state["ports"] if state else []:
-                if row[3]:
-                    port = ",".join(map(str, row[:3]))
-                    assert answer_key(f"{base}/explain", {"scope": scope, "port": port, "batch": b}) in \
-                        data["answers"], f"no explanation of {port} of scope [{scope}] at the mark's batch {b}"
-                    asked += 1
-    assert asked > 100  # the marks of loop.jsonl fall where its loop holds work
-    spaced = [m[0] for m in data["moments"] if m[0] not in pointed]
-    assert any(answer_key(f"{base}/explain", {"scope": "", "port": ",".join(map(str, row[:3])), "batch": b})
-               not in data["answers"]
-               for b in spaced for row in data["answers"][answer_key(f"{base}/state", {"scope": "", "batch": b})]
-               ["ports"] if row[3])
+            keys += [answer_key(f"{base}/explain", {"scope": scope, "port": ",".join(map(str, row[:3])), "batch": b})
+                     for row in (state or {"ports": []})["ports"] if row[3]]
+        return keys
+
+    needed = held(full)
+    assert len(needed) > 50 and max(b for b, _ in marked) >= 89  # loop.jsonl's marks hold work, to the last epoch
+    data = stored_after(build_bundle, LOOP_LOG, tmp_path / "capped.html", max_explain=len(needed))
+    assert data["explains_capped"]
+    missing = [k for k in held(data) if k not in data["answers"]]
+    assert not missing, f"marks without their explanation: {missing[:3]}"
+    explained = [k for k in data["answers"] if k.startswith(f"/api/sessions/{data['sid']}/explain\n")]
+    assert len(explained) < len([k for k in full["answers"] if k.startswith(f"/api/sessions/{full['sid']}/explain")])
 
 
 def stored_after(build, log: Path, out: Path, **options) -> dict:
@@ -275,3 +267,23 @@ def test_a_finished_job_is_answered_by_its_head_state_after_it_settled(offline, 
     page.click("#why-ask")  # explained as at the head, where nothing holds it
     page.wait_for_function("document.querySelector('#why').innerText.includes('The frontier is empty')",
                            timeout=10000)
+
+
+def test_a_findings_batch_is_a_stored_moment(tmp_path):
+    """A contract finding names the batch it was found at (as the timeline places it: after that batch): the bundle
+    stores that moment, with the finding's scope and its explanations there."""
+    from tests.e2e.logs import bad_log
+
+    log = tmp_path / "bad.jsonl"
+    bad_log(log)
+    data = stored_after(build_bundle, log, tmp_path / "bad.html", spaced=0)
+    base = f"/api/sessions/{data['sid']}"
+    findings = data["answers"][answer_key(f"{base}/findings", {"limit": 20000})]["findings"]
+    assert findings
+    batches = [m[0] for m in data["moments"]]
+    for f in findings:
+        b = f["batch"]["index"] + 1
+        assert b in batches, f"the moment of {f['kind']} (batch {b}) is not stored"
+        scope = ",".join(map(str, f["scope"]))
+        if b < data["head"] and data["settled"].get(scope, b + 1) > b:
+            assert answer_key(f"{base}/state", {"scope": scope, "batch": b}) in data["answers"]
