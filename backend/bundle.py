@@ -7,8 +7,8 @@ and parameters (``answer_key``; frontend/js/api.js computes the same key). The f
 are asked of the app itself, one ASGI call each; the many asked at every moment (a scope's state, explanations) are
 made by the routes' own functions from one replay restored per moment, in increasing order, so the cost follows the
 log: each scope is answered from its first moment until it has settled (no batch can reach it any more and no port
-has a frontier), after which its answers are the head's at that moment (``settled``). Under ``max_explain`` the
-moments someone points at (marks, findings, blame segments) and the head are explained first. The page is the one
+has a frontier), after which its answers are the head's at that moment (``settled``). Under ``max_explain`` each
+mark's and finding's own scope at its moment is explained first, then the head. The page is the one
 the server serves (``backend/page.py``: modules as data: URLs behind an import map, which a page opened from file://
 needs anyway, and the CSS inlined) with plotly.min.js inlined too. The browser still never computes progress: in
 bundle mode api.js answers from the stored object, choosing the nearest stored moment for a seek and saying so, and a

@@ -21,8 +21,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("-o", "--output", required=True, help="the HTML file to write")
     p.add_argument("--spaced", type=int, default=40, help="evenly spaced batches stored besides marks (default 40)")
     p.add_argument("--max-explain", type=int, default=4000,
-                   help="most explanations stored (default 4000): the head's, marks', findings' and blame "
-                        "segments' moments first, then the evenly spaced ones")
+                   help="most explanations stored (default 4000): each mark's and finding's scope at its "
+                        "moment first, then the head, then the rest")
     p.set_defaults(func=cmd_bundle)
 
 
