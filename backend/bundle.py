@@ -1,25 +1,42 @@
 """A post-mortem you can hand over: one self-contained HTML file holding the browser view and the answers it needs.
 
-The log is opened in an in-process server (``create_app`` behind FastAPI's TestClient, so every answer is exactly
-what the routes serve) and run to completion; then the GET routes the page asks are answered for a set of moments
-(the head, every mark's batch, every finding's batch, and up to ``spaced`` evenly spaced batches) and stored as one
-JSON object keyed by path and parameters (``answer_key``; frontend/js/api.js computes the same key). The page is
-the one the server serves (``backend/page.py``: modules as data: URLs behind an import map, which a page opened from
-file:// needs anyway, and the CSS inlined) with plotly.min.js inlined too. The browser still never computes
-progress: in bundle mode api.js answers from the stored object, choosing the nearest stored moment for a seek and
-saying so.
+The log is opened in an in-process server (``create_app``, its lifespan run, no network) and run to completion;
+then the GET routes the page asks are answered for a set of moments (the head, every mark's batch, every finding's
+batch, every blame segment's, and up to ``spaced`` evenly spaced batches) and stored as one JSON object keyed by path
+and parameters (``answer_key``; frontend/js/api.js computes the same key). The few answers per session and per scope
+are asked of the app itself, one ASGI call each; the many asked at every moment (a scope's state, explanations) are
+made by the routes' own functions from one replay restored per moment, in increasing order, so the cost follows the
+log: each scope is answered from its first moment until it has settled (no batch can reach it any more and no port
+has a frontier), after which its answers are the head's at that moment (``settled``). Under ``max_explain`` each
+mark's and finding's own scope at its moment is explained first, then the head. The page is the one
+the server serves (``backend/page.py``: modules as data: URLs behind an import map, which a page opened from file://
+needs anyway, and the CSS inlined) with plotly.min.js inlined too. The browser still never computes progress: in
+bundle mode api.js answers from the stored object, choosing the nearest stored moment for a seek and saying so, and a
+settled scope's head answer labelled with the moment.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack
 from html import escape
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
+import orjson
+
+from tracker.reachability import Location
+
+from .api.deps import encode
+from .api.scopes import explain_answer, state_answer
+from .feeds import FeedError
 from .page import inline_page, script_json
+from .views import session_info
 
 __all__ = ["answer_key", "build_bundle", "BundleError"]
 
@@ -38,10 +55,26 @@ def answer_key(path: str, params: dict[str, Any]) -> str:
     return path + "\n" + json.dumps(pairs, separators=(",", ":"), ensure_ascii=False)
 
 
-def _moments(head: int, marks: list[dict], findings: list[dict], spaced: int) -> list[int]:
+def _finding_batch(f: dict) -> int | None:
+    """The batch a contract finding was found at, as the timeline places it (after the batch it names)."""
+    b = f.get("batch")
+    index = b.get("index") if isinstance(b, dict) else None
+    return index + 1 if isinstance(index, int) else None
+
+
+def _pointed(marks: list[dict], findings: list[dict]) -> set[tuple[int, str]]:
+    """(batch, scope) of every mark and finding: the moments someone points at, in the scope they point into."""
+    out = {(int(m["after"]), ",".join(map(str, m.get("scope") or []))) for m in marks if m.get("after") is not None}
+    for f in findings:
+        b = _finding_batch(f)
+        if b is not None:
+            out.add((b, ",".join(map(str, f.get("scope") or []))))
+    return out
+
+
+def _moments(head: int, pointed: Iterable[tuple[int, str]], spaced: int) -> list[int]:
     batches = {head}
-    batches.update(int(m["after"]) for m in marks if m.get("after") is not None)
-    batches.update(int(f["batch"]) for f in findings if isinstance(f.get("batch"), int))
+    batches.update(b for b, _ in pointed)
     if head > 0 and spaced > 0:
         batches.update(round(i * head / spaced) for i in range(spaced + 1))
     return sorted(b for b in batches if 0 <= b <= head)
@@ -53,120 +86,275 @@ def _scopes(tree: dict) -> Iterable[list[int]]:
         yield from _scopes(child)
 
 
-class _Recorder:
-    """Asks the in-process server and keeps each answer under its key."""
+class _Answers:
+    """The answers kept under their keys. Per-session and per-scope ones are asked of the app itself, in process
+    (one ASGI call each, no network and no test client); the ones asked at many moments are made by the routes' own
+    functions (``state_answer``, ``explain_answer``) from one restored replay per moment, and kept as the routes
+    send them (``deps.encode``)."""
 
-    def __init__(self, client: Any) -> None:
-        self.client = client
+    def __init__(self, app: Any) -> None:
+        self.app = app
         self.answers: dict[str, Any] = {}
 
-    def get(self, path: str, **params: Any) -> Any:
+    async def get(self, path: str, **params: Any) -> Any:
         params = {k: v for k, v in params.items() if v is not None}
-        res = self.client.get(path, params=params)
-        if res.status_code != 200:
+        status, body = await _asgi_get(self.app, path, params)
+        if status != 200:
             return None
-        body = res.json()
-        self.answers[answer_key(path, params)] = body
-        return body
+        answer = orjson.loads(body)
+        self.answers[answer_key(path, params)] = answer
+        return answer
+
+    def put(self, path: str, params: dict[str, Any], content: Any) -> Any:
+        answer = orjson.loads(encode(content))
+        self.answers[answer_key(path, params)] = answer
+        return answer
 
 
-def _wait_done(client: Any, timeout: float) -> dict:
+async def _asgi_get(app: Any, path: str, params: dict[str, Any]) -> tuple[int, bytes]:
+    """GET ``path`` of the ASGI ``app`` in this process, as a browser on this machine would."""
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "root_path": "",
+             "query_string": urlencode({k: str(v) for k, v in params.items()}).encode(),
+             "headers": [(b"host", b"127.0.0.1")], "client": ("127.0.0.1", 0), "server": ("127.0.0.1", 80)}
+    status, body = 500, []
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        elif message["type"] == "http.response.body":
+            body.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    return status, b"".join(body)
+
+
+async def _wait_done(manager: Any, timeout: float) -> Any:
     deadline = time.monotonic() + timeout
     while True:
-        sessions = client.get("/api/sessions").json()
-        if sessions and sessions[0]["status"] in ("done", "failed", "stopped"):
-            if sessions[0]["status"] != "done":
-                raise BundleError(f"{sessions[0].get('name')}: loading {sessions[0]['status']}: "
-                                  f"{sessions[0].get('error') or 'see the errors tab of flowscope replay'}")
-            return sessions[0]
+        sessions = list(manager.sessions.values())
+        if sessions and sessions[0].status in ("done", "failed", "stopped"):
+            s = sessions[0]
+            if s.status != "done":
+                info = session_info(s)
+                raise BundleError(f"{info.get('name')}: loading {s.status}: "
+                                  f"{info.get('error') or 'see the errors tab of flowscope replay'}")
+            return s
         if time.monotonic() > deadline:
             raise BundleError(f"the log did not finish loading in {timeout:.0f} s")
-        time.sleep(0.05)
+        await asyncio.sleep(0.02)
+
+
+def _last_changes(session: Any, paths: list[tuple]) -> dict[tuple, int]:
+    """The last batch that may have changed each scope, from the batch index (which scope each batch was applied
+    to). A batch reaches its scope's ancestors and descendants through their ports, so it may change every scope
+    under the innermost enclosing scope without ports (nothing crosses that one's boundary), or the root."""
+    root = session.replay.root
+    history = session.history
+
+    def enclosure(path: tuple) -> tuple:
+        while path:
+            try:
+                scope = root.find(path)
+            except KeyError:  # not kept: the root encloses it
+                return ()
+            if not (scope.inputs or scope.outputs):
+                return path
+            path = path[:-1]
+        return path
+
+    enclosures: dict[int, tuple] = {}  # the batch index's scope id -> its enclosure
+    last: dict[tuple, int] = {}
+    for b, sid in enumerate(history.scope, start=1):
+        u = enclosures.get(sid)
+        if u is None:
+            u = enclosures[sid] = enclosure(history.scope_path(sid))
+        last[u] = b
+    return {p: max(last.get(p[:n], 0) for n in range(len(p) + 1)) for p in paths}
+
+
+class _Moments:
+    """Answers every scope at each moment from one replay restored there, in increasing order (a restored replay is
+    advanced to the next moment, never rebuilt). A scope is answered within its lifetime only: from the first moment
+    it exists (before, the route says 404) until it has settled, that is, no batch can have changed it since and its
+    ports are as at the head with no frontier left; from then on its answers are the head's, with the moment's
+    batch and time (``settled``, which frontend/js/api.js reads so).
+
+    States are stored at every moment; explanations (of each port with a frontier; at the head of every port) are
+    chosen first, by rank, and made in a second pass, so that under ``--max-explain`` each mark and finding has its
+    own scope explained at its moment before anything else."""
+
+    # ranks of an explanation: a mark's or finding's scope at its moment; a port with a frontier at the head; the
+    # other scopes at those moments; a port without a frontier at the head; the evenly spaced and blame moments
+    MARKED, HEAD_HELD, AT_MARK, HEAD_FREE, SPACED = range(5)
+
+    def __init__(self, session: Any, rec: _Answers, base: str, scopes: list[list[int]],
+                 pointed: set[tuple[int, str]]) -> None:
+        self.session, self.rec, self.base = session, rec, base
+        self.scopes = [(tuple(p), ",".join(map(str, p))) for p in scopes]
+        self.head = session.head
+        self.pointed = pointed
+        self.pointed_batches = {b for b, _ in pointed}
+        self.final: dict[str, bytes] = {}  # scope -> its head rows, encoded, when no port has a frontier
+        self.last_change = _last_changes(session, [path for path, _ in self.scopes])
+        self.settled: dict[str, int] = {}  # scope -> the first stored moment at which it had settled
+        self.blamed: dict[int, list[tuple[tuple, str, list, str]]] = {}  # batch -> (scope, key, port, time)
+        self.candidates: list[tuple[int, int, tuple, str, list]] = []  # (rank, batch, scope, key, port)
+        self.explained = 0
+        self.capped = False
+
+    def head_state(self, path: tuple, key: str) -> dict:
+        """The scope's state at the head (stored as GET .../state without a batch answers it)."""
+        st = self.rec.put(f"{self.base}/state", {"scope": key},
+                          state_answer(self.session, self.session.replay, self.session.scope(path), self.head))
+        if not any(row[3] for row in st["ports"]):
+            self.final[key] = encode(st["ports"])
+        for row in st["ports"]:
+            self.candidates.append((self.HEAD_HELD if row[3] else self.HEAD_FREE, self.head, path, key, row[:3]))
+        return st
+
+    def explain(self, replay: Any, path: tuple, key: str, port: list, batch: int, graphs: dict,
+                time_json: str | None = None) -> None:
+        live = batch >= self.head
+        answer = explain_answer(self.session, replay, path, Location.from_json(port), time_json,
+                                self.head if live else batch, live, graphs)
+        # at the head an explanation is asked without a batch; a blame segment's always names its batch
+        keyed = batch if time_json is not None or not live else None
+        params = {"scope": key, "port": ",".join(map(str, port)), "time": time_json, "batch": keyed}
+        self.rec.put(f"{self.base}/explain", {k: v for k, v in params.items() if v is not None}, answer)
+
+    def _replays(self, moments: Iterable[int]) -> Iterator[tuple[int, Any]]:
+        """Each moment's replay: the live one at the head, else one restored there (advanced from the last)."""
+        for b in sorted(moments):
+            if b >= self.head:
+                yield b, self.session.replay
+            else:
+                with self.session.history.at_batch(b) as replay:
+                    yield b, replay
+
+    def states(self, moments: list[int]) -> None:
+        """Every scope's state at each moment of its lifetime; the blame segments' explanations on the way."""
+        for b, replay in self._replays(moments):
+            graphs: dict = {}  # port graphs of this replay's scopes, shared by their explanations
+            for path, key, port, t_json in self.blamed.get(b, ()):
+                try:
+                    replay.root.find(path)
+                except KeyError:
+                    continue
+                self.explain(replay, path, key, port, b, graphs, t_json)
+            if b >= self.head:
+                continue
+            for path, key in self.scopes:
+                if self.settled.get(key, b + 1) <= b:
+                    continue
+                try:
+                    scope = replay.root.find(path)
+                except KeyError:
+                    continue  # not declared yet
+                answer = state_answer(self.session, replay, scope, b)
+                if b >= self.last_change[path] and encode(answer["ports"]) == self.final.get(key):
+                    self.settled[key] = b
+                    continue
+                st = self.rec.put(f"{self.base}/state", {"scope": key, "batch": b}, answer)
+                rank = (self.MARKED if (b, key) in self.pointed else
+                        self.AT_MARK if b in self.pointed_batches else self.SPACED)
+                for row in st["ports"]:
+                    if row[3]:  # a port with a frontier: something may hold it
+                        self.candidates.append((rank, b, path, key, row[:3]))
+
+    def explanations(self, max_explain: int) -> None:
+        """The ``max_explain`` first-ranked explanations (earlier moments first within a rank), one pass again."""
+        self.candidates.sort(key=lambda c: c[:2])
+        chosen = self.candidates[:max(0, max_explain)]
+        self.capped = len(self.candidates) > len(chosen)
+        self.explained = len(chosen)
+        at: dict[int, list[tuple[tuple, str, list]]] = {}
+        for _, b, path, key, port in chosen:
+            at.setdefault(b, []).append((path, key, port))
+        for b, replay in self._replays(at):
+            graphs: dict = {}
+            for path, key, port in at[b]:
+                self.explain(replay, path, key, port, b, graphs)
 
 
 def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_EXPLAIN,
-                    timeout: float = 600.0) -> dict:
-    """Open LOG in an in-process server, run it to completion and store the answers the page asks for."""
-    from fastapi.testclient import TestClient
+                    timeout: float = 600.0, progress: Callable[[str], None] | None = None) -> dict:
+    """Open LOG in an in-process server, run it to completion and store the answers the page asks for. The server
+    gets an event loop of its own, in a thread of its own: a caller may be running one (playwright's sync API)."""
+    with ThreadPoolExecutor(1, thread_name_prefix="flowscope-bundle") as pool:
+        return pool.submit(asyncio.run, _collect(log, spaced, max_explain, timeout, progress)).result()
 
+
+async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,
+                   progress: Callable[[str], None] | None) -> dict:
     from .app import Settings, create_app
 
     log = log.resolve()
     # a bundle is a one-shot reader: it keeps every finished scope, so each one's answers are stored
     settings = Settings(allowed_dirs=[log.parent], open_paths=[str(log)], keep_finished=None)
-    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
-        info = _wait_done(client, timeout)
-        sid = info["id"]
-        rec = _Recorder(client)
+    app = create_app(settings)
+    async with AsyncExitStack() as stack:
+        try:
+            await stack.enter_async_context(app.router.lifespan_context(app))  # opens the log
+        except FeedError as e:  # not a log flowscope reads: said as the server says it, without a traceback
+            raise BundleError(str(e).removeprefix(f"{log}: ")) from None
+        session = await _wait_done(app.state.manager, timeout)
+        if progress:
+            progress(f"loaded: {session.head} batches")
+        sid = session.id
+        rec = _Answers(app)
         base = f"/api/sessions/{sid}"
-        rec.get("/api/sessions")
-        rec.get(base)
-        tree = rec.get(f"{base}/scopes") or {"path": [], "scopes": []}
-        marks = (rec.get(f"{base}/marks", limit=20000) or {}).get("marks", [])
-        findings = (rec.get(f"{base}/findings", limit=20000) or {}).get("findings", [])
-        rec.get(f"{base}/marks", limit=2000)
-        rec.get(f"{base}/findings", limit=500)
-        rec.get(f"{base}/errors", limit=500)
-        workers = rec.get(f"{base}/workers") or {}
+        await rec.get("/api/sessions")
+        await rec.get(base)
+        tree = await rec.get(f"{base}/scopes") or {"path": [], "scopes": []}
+        marks = (await rec.get(f"{base}/marks", limit=20000) or {}).get("marks", [])
+        findings = (await rec.get(f"{base}/findings", limit=20000) or {}).get("findings", [])
+        await rec.get(f"{base}/marks", limit=2000)
+        await rec.get(f"{base}/findings", limit=500)
+        await rec.get(f"{base}/errors", limit=500)
+        workers = await rec.get(f"{base}/workers") or {}
         for w in workers.get("workers", []):
             if isinstance(w, dict) and "worker" in w:
-                rec.get(f"{base}/batches", worker=w["worker"], limit=200)
-        rec.get(f"{base}/tasks")
-        rec.get(f"{base}/streaming")
-        head_state = rec.get(f"{base}/state", scope="")
-        head = int(head_state["head"]) if head_state else 0
-        moments = _moments(head, marks, findings, spaced)
+                await rec.get(f"{base}/batches", worker=w["worker"], limit=200)
+        await rec.get(f"{base}/tasks")
+        await rec.get(f"{base}/streaming")
+        head = session.head
         scopes = list(_scopes(tree))
-        # a blame segment opens the view in its middle, explaining its holder for the blamed time: store those
-        blamed: list[tuple[int, str, str, str]] = []
+        pointed = _pointed(marks, findings)
+        walk = _Moments(session, rec, base, scopes, pointed)
+        heads: dict[str, Any] = {}
         for path in scopes:
             scope = ",".join(map(str, path))
-            # as the Blame tab asks: a nested scope's list holds the times of the scopes inside it ("true" as the
+            await rec.get(f"{base}/graph", scope=scope, compact=1)  # the form the browser asks for
+            await rec.get(f"{base}/series", scope=scope)
+            st = walk.head_state(tuple(path), scope)
+            heads[scope] = dict(st, type="snapshot", status="done", marks_total=len(marks))
+            # a blame segment opens the view in its middle, explaining its holder for the blamed time: store those
+            # (as the Blame tab asks: a nested scope's list holds the times of the scopes inside it, "true" as the
             # page's String(true) writes it in the key)
             nested = "true" if scope else None
-            blame = rec.get(f"{base}/blame", top=50, scope=scope or None, nested=nested) or {}
-            rec.get(f"{base}/blame", top=1, scope=scope or None, nested=nested)  # the executor timeline's overlay
+            blame = await rec.get(f"{base}/blame", top=50, scope=scope or None, nested=nested) or {}
+            await rec.get(f"{base}/blame", top=1, scope=scope or None, nested=nested)  # the executor timeline's
             for t in blame.get("times", []):
                 for seg in t.get("blame", []):
                     port = (seg.get("holder") or {}).get("port")
                     if not port or seg.get("from") is None or seg.get("to") is None:
                         continue
-                    st = client.get(f"{base}/state", params={"scope": ",".join(map(str, t["scope"])),
-                                                             "at": (seg["from"] + seg["to"]) / 2})
-                    if st.status_code == 200:
-                        blamed.append((st.json()["batch"], ",".join(map(str, t["scope"])), ",".join(map(str, port)),
-                                       json.dumps(t["time"], separators=(",", ":"))))
-        moments = sorted(set(moments) | {b for b, *_ in blamed})
-        for b, scope, port, t_json in blamed:
-            rec.get(f"{base}/explain", scope=scope, port=port, time=t_json, batch=b)
-        heads: dict[str, Any] = {}
-        at_of: dict[int, Any] = {}
-        explains = 0
-        for path in scopes:
-            scope = ",".join(map(str, path))
-            rec.get(f"{base}/graph", scope=scope, compact=1)  # the form the browser asks for
-            rec.get(f"{base}/series", scope=scope)
-            st = rec.get(f"{base}/state", scope=scope)
-            if st is None:
-                continue
-            heads[scope] = dict(st, type="snapshot", status="done", marks_total=len(marks))
-            for row in st["ports"]:
-                if explains < max_explain:
-                    rec.get(f"{base}/explain", scope=scope, port=",".join(map(str, row[:3])))
-                    explains += 1
-            for b in moments:
-                past = rec.get(f"{base}/state", scope=scope, batch=b)
-                if past is None:
-                    continue
-                at_of[b] = past.get("at")
-                for row in past["ports"]:
-                    if explains < max_explain and row[3]:  # a port with a frontier: something may hold it
-                        rec.get(f"{base}/explain", scope=scope, port=",".join(map(str, row[:3])), batch=b)
-                        explains += 1
+                    b = min(session.history.batch_at_time((seg["from"] + seg["to"]) / 2), head)
+                    walk.blamed.setdefault(b, []).append((tuple(t["scope"]), ",".join(map(str, t["scope"])), port,
+                                                          json.dumps(t["time"], separators=(",", ":"))))
+        blamed = sum(len(v) for v in walk.blamed.values())
+        moments = sorted(set(_moments(head, pointed, spaced)) | set(walk.blamed))
+        walk.states(moments)
+        walk.explanations(max_explain)
         return {
             "sid": sid, "log": log.name, "made_at": time.time(), "head": head,
-            "moments": [[b, at_of.get(b)] for b in moments], "spaced": spaced,
-            "explains": explains + len(blamed), "explains_capped": explains >= max_explain,
+            "moments": [[b, session.history.time_of(b)] for b in moments], "spaced": spaced,
+            "settled": walk.settled, "explains": walk.explained + blamed, "explains_capped": walk.capped,
             "heads": heads, "answers": rec.answers,
         }
 
@@ -198,7 +386,7 @@ def build_bundle(log: Path, out: Path, spaced: int = 40, max_explain: int = DEFA
     """Write the post-mortem of LOG to OUT; returns a summary (moments, explanations, bytes)."""
     from .app import locate_frontend, plotly_js
 
-    data = collect_answers(log, spaced=spaced, max_explain=max_explain)
+    data = collect_answers(log, spaced=spaced, max_explain=max_explain, progress=progress)
     if progress:
         progress(f"{len(data['answers'])} answers at {len(data['moments'])} moments")
     page = render_html(data, locate_frontend(), plotly_js())

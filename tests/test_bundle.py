@@ -101,6 +101,16 @@ def test_bundle_of_a_missing_log_names_it(tmp_path):
     assert res.returncode == 2 and "nope.jsonl" in res.stderr and not (tmp_path / "x.html").exists()
 
 
+def test_bundle_of_a_file_that_is_no_log_says_why(tmp_path):
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text("not json\n")
+    res = subprocess.run([sys.executable, "-m", "flowscope.cli", "bundle", str(bad), "-o", str(tmp_path / "x.html")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    assert f"flowscope bundle: {bad}: not a flowscope progress log" in res.stderr
+    assert not (tmp_path / "x.html").exists()
+
+
 def test_offline_graph_timeline_marks_and_explain(offline, loop_bundle):
     page = offline
     data = stored(loop_bundle)
@@ -184,3 +194,96 @@ def test_offline_spark_streaming_and_executor_pictures(offline, stall_bundle):
     page.click('#tabs button[data-tab="executors"]')
     page.wait_for_selector("#executor-chart .main-svg", timeout=15000)
     assert "batch 4" in page.inner_text("#critical-note")  # the stored slowest time of scope 2, overlaid
+
+
+SHUFFLE_LOG = next((ROOT / "fixtures" / "spark" / "batch_shuffle").glob("eventlog_v2_*"))
+
+
+def test_a_capped_bundle_explains_every_mark_first(tmp_path):
+    """Under a --max-explain that covers exactly the ports with a frontier in each mark's scope at its batch, every
+    one of them has its explanation stored (the latest marks too), and the cap did leave the others out."""
+    full = stored_after(build_bundle, LOOP_LOG, tmp_path / "full.html")
+    marks = full["answers"][answer_key(f"/api/sessions/{full['sid']}/marks", {"limit": 20000})]["marks"]
+    marked = {(m["after"], ",".join(map(str, m.get("scope") or []))) for m in marks
+              if m.get("after") is not None and m["after"] < full["head"]}
+
+    def held(data: dict) -> list[str]:
+        """The explanation keys a mark's moment needs: each port with a frontier in the mark's scope."""
+        base = f"/api/sessions/{data['sid']}"
+        keys = []
+        for b, scope in sorted(marked):
+            state = data["answers"].get(answer_key(f"{base}/state", {"scope": scope, "batch": b}))
+            keys += [answer_key(f"{base}/explain", {"scope": scope, "port": ",".join(map(str, row[:3])), "batch": b})
+                     for row in (state or {"ports": []})["ports"] if row[3]]
+        return keys
+
+    needed = held(full)
+    assert len(needed) > 50 and max(b for b, _ in marked) >= 89  # loop.jsonl's marks hold work, to the last epoch
+    data = stored_after(build_bundle, LOOP_LOG, tmp_path / "capped.html", max_explain=len(needed))
+    assert data["explains_capped"]
+    missing = [k for k in held(data) if k not in data["answers"]]
+    assert not missing, f"marks without their explanation: {missing[:3]}"
+    explained = [k for k in data["answers"] if k.startswith(f"/api/sessions/{data['sid']}/explain\n")]
+    assert len(explained) < len([k for k in full["answers"] if k.startswith(f"/api/sessions/{full['sid']}/explain")])
+
+
+def stored_after(build, log: Path, out: Path, **options) -> dict:
+    build(log, out, **options)
+    return stored(out)
+
+
+@pytest.fixture(scope="module")
+def shuffle_bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "shuffle.html"
+    build_bundle(SHUFFLE_LOG, out)
+    return out
+
+
+def test_a_finished_job_is_answered_by_its_head_state_after_it_settled(offline, shuffle_bundle):
+    """A job's region is answered only while it can still change: past its end nothing is stored for it (its
+    answers would be the head's), yet the page still shows it there, at that moment, as the head does."""
+    data = stored(shuffle_bundle)
+    base = f"/api/sessions/{data['sid']}"
+    batches = [m[0] for m in data["moments"]]
+    settled = {s: b for s, b in data["settled"].items() if s and 0 < b < data["head"]}
+    assert settled, "no job region settled before the head"
+    for scope, b in settled.items():
+        later = [k for k in batches if b <= k < data["head"]]
+        assert later and not any(answer_key(f"{base}/state", {"scope": scope, "batch": k}) in data["answers"]
+                                 for k in later)
+        earlier = [k for k in batches if k < b]
+        assert any(answer_key(f"{base}/state", {"scope": scope, "batch": k}) in data["answers"] for k in earlier)
+    scope, b = min(settled.items(), key=lambda kv: kv[1])
+    moment = next(k for k in batches if b < k < data["head"])
+    page = offline
+    page.goto(shuffle_bundle.as_uri() + f"#scope={scope}&batch={moment}")
+    wait_batch(page, moment)
+    head = data["answers"][answer_key(f"{base}/state", {"scope": scope})]
+    assert dom_classes(page) == expected_from(head) and set(dom_classes(page).values()) == {"done"}
+    assert page.get_attribute("#graph", "data-mode") == "history"
+    assert page.locator("#toast:not([hidden])").count() == 0  # the moment is stored: nothing to say
+    port = head["ports"][0]
+    page.click(f'#graph circle.port[data-port="{port[0]},{port[1]},{port[2]}"]')
+    page.click("#why-ask")  # explained as at the head, where nothing holds it
+    page.wait_for_function("document.querySelector('#why').innerText.includes('The frontier is empty')",
+                           timeout=10000)
+
+
+def test_a_findings_batch_is_a_stored_moment(tmp_path):
+    """A contract finding names the batch it was found at (as the timeline places it: after that batch): the bundle
+    stores that moment, with the finding's scope and its explanations there."""
+    from tests.e2e.logs import bad_log
+
+    log = tmp_path / "bad.jsonl"
+    bad_log(log)
+    data = stored_after(build_bundle, log, tmp_path / "bad.html", spaced=0)
+    base = f"/api/sessions/{data['sid']}"
+    findings = data["answers"][answer_key(f"{base}/findings", {"limit": 20000})]["findings"]
+    assert findings
+    batches = [m[0] for m in data["moments"]]
+    for f in findings:
+        b = f["batch"]["index"] + 1
+        assert b in batches, f"the moment of {f['kind']} (batch {b}) is not stored"
+        scope = ",".join(map(str, f["scope"]))
+        if b < data["head"] and data["settled"].get(scope, b + 1) > b:
+            assert answer_key(f"{base}/state", {"scope": scope, "batch": b}) in data["answers"]

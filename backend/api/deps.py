@@ -12,7 +12,12 @@ from ..manager import SessionManager
 from ..session import Session
 from ..views import parse_scope
 
-__all__ = ["manager", "session", "scope_path", "JSON", "problem"]
+__all__ = ["manager", "session", "scope_path", "JSON", "encode", "problem"]
+
+
+def encode(content: Any) -> bytes:
+    """The bytes every JSON answer is sent as (``flowscope bundle`` stores answers made outside a request so)."""
+    return orjson.dumps(content, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
 
 
 class JSON(Response):
@@ -21,7 +26,7 @@ class JSON(Response):
     media_type = "application/json"
 
     def render(self, content: Any) -> bytes:
-        return orjson.dumps(content, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+        return encode(content)
 
 
 async def manager(request: Request) -> SessionManager:

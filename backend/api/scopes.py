@@ -98,12 +98,8 @@ async def state(
     at: float | None = Query(None, description="state at this wall-clock time (seconds)"),
 ):
     k = _batch(session, batch, at)
-    version = session.structure_version
     if k >= session.head:
-        scope = _find(session.replay.root, path)
-        return deps.JSON({"scope": list(path), "batch": session.head, "head": session.head,
-                          "at": session.history.time_of(session.head), "version": version,
-                          "ports": port_rows(scope)})
+        return deps.JSON(state_answer(session, session.replay, _find(session.replay.root, path), session.head))
 
     def past():
         with session.history.at_batch(k) as replay:
@@ -111,17 +107,26 @@ async def state(
                 scope = replay.root.find(path)
             except KeyError:
                 return None
-            return port_rows(scope)
+            return state_answer(session, replay, scope, k)
 
-    rows = await run_in_threadpool(past)
-    if rows is None:
+    out = await run_in_threadpool(past)
+    if out is None:
         raise HTTPException(404, f"no scope {list(path)} at batch {k}")
-    return deps.JSON({"scope": list(path), "batch": k, "head": session.head, "at": session.history.time_of(k),
-                      "version": version, "ports": rows})
+    return deps.JSON(out)
 
 
-def _explain(session: Session, replay: Replay, path: tuple, loc: Location, time_text: str | None,
-             batch: int, live: bool) -> dict:
+def state_answer(session: Session, replay: Replay, scope, batch: int) -> dict:
+    """GET .../state's answer for ``scope`` of ``replay`` (the live one, or one restored at ``batch``): public so
+    that ``flowscope bundle`` answers every scope at a moment from one restored replay."""
+    return {"scope": list(scope.path), "batch": batch, "head": session.head, "at": session.history.time_of(batch),
+            "version": session.structure_version, "ports": port_rows(scope)}
+
+
+def explain_answer(session: Session, replay: Replay, path: tuple, loc: Location, time_text: str | None,
+                   batch: int, live: bool, graphs: dict | None = None) -> dict:
+    """GET .../explain's answer at ``batch`` from ``replay`` (the live one when ``live``, else one restored there).
+    ``graphs``: the caller's cache of port graphs for this replay (``flowscope bundle`` explains many ports of a
+    scope at one moment); the live replay's are cached in the session."""
     scope = _find(replay.root, path, batch)
     scope.ensure_built()
     tracker = scope.tracker
@@ -137,11 +142,12 @@ def _explain(session: Session, replay: Replay, path: tuple, loc: Location, time_
         t = min(frontier)
     answer = tracker_explain(scope, loc, t)
     key = ("ports", path, session.structure_version)
-    g = session.cache.get(key) if live else None
+    cache = session.cache if live else graphs
+    g = cache.get(key) if cache is not None else None
     if g is None:
         g = port_graph(scope)
-        if live:
-            session.cache[key] = g
+        if cache is not None:
+            cache[key] = g
 
     def holder(h: Holder) -> dict:
         out = h.to_json()
@@ -171,11 +177,11 @@ async def explain(
     loc = _port(port)
     k = _batch(session, batch, at)
     if k >= session.head:
-        return deps.JSON(_explain(session, session.replay, path, loc, time, session.head, True))
+        return deps.JSON(explain_answer(session, session.replay, path, loc, time, session.head, True))
 
     def past():
         with session.history.at_batch(k) as replay:
-            return _explain(session, replay, path, loc, time, k, False)
+            return explain_answer(session, replay, path, loc, time, k, False)
 
     return deps.JSON(await run_in_threadpool(past))
 

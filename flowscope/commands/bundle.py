@@ -24,7 +24,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--spaced", type=non_negative_int, default=40, metavar="N",
                    help="evenly spaced batches stored besides marks (default 40)")
     p.add_argument("--max-explain", type=non_negative_int, default=4000, metavar="N",
-                   help="most explanations stored (default 4000)")
+                   help="most explanations stored (default 4000): each mark's and finding's scope at its "
+                        "moment first, then the head, then the rest")
     p.set_defaults(func=cmd_bundle)
 
 

@@ -50,6 +50,19 @@ function note(text) {
   if (el) { el.textContent = text; el.hidden = false; setTimeout(() => { el.hidden = true; }, 4000); }
 }
 
+// A scope answered only within its lifetime (backend/bundle.py): from the first stored moment at which nothing has
+// changed it since and no port has a frontier, its state and explanations are those of the head.
+function settledBy(scope, batch) {
+  const from = bundle.settled ? bundle.settled[scope ?? ""] : undefined;
+  return from !== undefined && from <= batch;
+}
+
+function atMoment(answer, batch) {
+  const out = { ...answer, batch };
+  if ("at" in answer) out.at = bundle.moments.find((m) => m[0] === batch)[1];
+  return out;
+}
+
 function bundleGet(path, params) {
   const answers = bundle.answers;
   const p = { ...params };
@@ -60,6 +73,12 @@ function bundleGet(path, params) {
     delete p.at;
     if (k >= bundle.head) delete p.batch; else p.batch = k;
     hit = answers[answerKey(path, p)];
+    if (hit === undefined && p.batch !== undefined && settledBy(p.scope, k)) {
+      // the scope had settled by then: its answer is the head's, told for this moment (as the server would)
+      delete p.batch;
+      hit = answers[answerKey(path, p)];
+      if (hit !== undefined) hit = atMoment(hit, k);
+    }
     if (hit !== undefined && want !== k) note(`post-mortem: batch ${want ?? "at that time"} is not stored; showing batch ${k}, the nearest stored moment`);
   }
   if (hit === undefined && p.nodes !== undefined) { delete p.nodes; hit = answers[answerKey(path, p)]; }
