@@ -346,6 +346,11 @@ class History:
         cached: list[bytes] = self._lines_cache.get(i, load)
         return cached
 
+    def close(self) -> None:
+        """Give back the scratch file (its session stopped): the sealed pages go with it, the cursors too."""
+        self._pool.clear()
+        self.scratch.close()
+
     def _read(self, page: tuple[int, int]) -> bytes:
         """A sealed page of the scratch file, decompressed (a decompressor each: seeks run in several threads)."""
         return zstandard.ZstdDecompressor().decompress(self.scratch.get(page))

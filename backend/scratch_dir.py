@@ -106,3 +106,7 @@ class ScratchFile:
 
     def close(self) -> None:
         self._file.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._file.closed

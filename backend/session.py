@@ -173,6 +173,7 @@ class Session:
         self.feed.close()
         for sub in list(self.subscribers):
             sub.close("session deleted")
+        self.history.close()
         if self.directory is not None and not keep_files:
             shutil.rmtree(self.directory, ignore_errors=True)
 

@@ -63,7 +63,10 @@ def test_session_lifecycle(server, client, logs):
     done = server.wait_for(info["id"], client=client)
     assert done["operators"] == 12 and done["batches"] > 300 and done["findings"] == 0 and done["errors"] == 0
     assert info["id"] in {s["id"] for s in client.get("/api/sessions").json()}
+    scratch = server.manager.sessions[info["id"]].history.scratch
+    assert scratch.size > 0 and not scratch.closed
     assert client.delete(f"/api/sessions/{info['id']}").status_code == 204
+    assert scratch.closed  # the session's sealed history pages are given back with it
     assert client.get(f"/api/sessions/{info['id']}").status_code == 404
     assert client.delete(f"/api/sessions/{info['id']}").status_code == 404
 
