@@ -53,6 +53,8 @@ import json, resource, sys, time
 path, mode, total_events = sys.argv[1], sys.argv[2], int(sys.argv[3])
 marks = []  # (events read so far, CPU seconds of the process: a loaded machine's waits are left out)
 extra = {}
+from flowscope.cli import tune_collector
+tune_collector()  # as every flowscope process does (the commands, the server)
 t0 = time.perf_counter()
 c0 = time.process_time()
 if mode == "serve":
