@@ -57,6 +57,7 @@ _INF = math.inf
 LAZY_PENDING = 256  # completed times a lazy tracker lets wait before walking them
 _PRUNE_EVERY = 32  # completions between prunes of intervals no open time can need
 _MAX_SPANS = 2_000  # ended task spans kept before a prune at the next completion
+KEEP_SHAPES = 4_096  # (structure, port) reaches shared across scopes before the table starts over
 
 
 @dataclass(eq=False)
@@ -435,6 +436,10 @@ class BlameTracker:
         self._pending: list[tuple[_Scope, Any, int, float]] = []
         self._ports: dict[tuple, Location] = {}
         self._reach: dict[tuple, dict[Location, dict]] = {}  # scope path -> port -> the summaries to it
+        # scope path -> its structure as a key (None: not shared, see _shape); (key, port) -> the summaries to it,
+        # shared by every scope of that structure (an application of many small jobs repeats a few shapes)
+        self._shapes: dict[tuple, tuple | None] = {}
+        self._shared_reach: dict[tuple, dict] = {}
         self._sinks: dict[tuple, list[Location]] = {}
         self._drivers: dict[tuple, set[int]] = {}
         self._executors: dict[str, int] = {}
@@ -455,7 +460,7 @@ class BlameTracker:
         for key in [k for k in self.scopes if k[:n] == path]:
             del self.scopes[key]
             self._unpruned.pop(key, None)
-        for table in (self._sinks, self._drivers, self._reach):
+        for table in (self._sinks, self._drivers, self._reach, self._shapes):
             for key in [k for k in table if k[:n] == path]:
                 del table[key]
 
@@ -489,6 +494,7 @@ class BlameTracker:
             chain = list(self.scopes) + [()]
         for p in chain:
             self._reach.pop(p, None)
+            self._shapes.pop(p, None)
             self._sinks.pop(p, None)
             self._drivers.pop(p, None)
             sb = self.scopes.get(p)
@@ -807,10 +813,34 @@ class BlameTracker:
         by_port = self._reach.get(scope.path)
         if by_port is None:
             by_port = self._reach[scope.path] = {}
+            self._shapes[scope.path] = self._shape(scope)
         got = by_port.get(loc)
         if got is None:
-            got = by_port[loc] = scope.path_summaries_to(loc)
+            shape = self._shapes.get(scope.path)
+            if shape is None:
+                got = scope.path_summaries_to(loc)
+            else:
+                shared = self._shared_reach
+                got = shared.get((shape, loc))
+                if got is None:
+                    got = scope.path_summaries_to(loc)
+                    if len(shared) >= KEEP_SHAPES:
+                        shared.clear()
+                    shared[(shape, loc)] = got
+            by_port[loc] = got
         return got
+
+    @staticmethod
+    def _shape(scope: Subgraph) -> tuple | None:
+        """``scope``'s structure as a key: its depth, boundary, operators' ports and edges, which are all that the
+        summaries between its ports depend on. None when an operator has a summary of its own or is a nested
+        scope (what the key would have to hold is not worth sharing)."""
+        nodes = []
+        for node, op in scope.children.items():
+            if op.scope is not None or op.summary is not None:
+                return None
+            nodes.append((node, op.inputs, op.outputs))
+        return scope.domain.depth, scope.inputs, scope.outputs, tuple(nodes), tuple(scope.edges)
 
     def _blame(self, sb: _Scope, t: Any, end_seq: int, end_at: float) -> TimeBlame | None:
         try:
