@@ -57,9 +57,10 @@ _INF = math.inf
 LAZY_PENDING = 256  # completed times a lazy tracker lets wait before walking them
 _PRUNE_EVERY = 32  # completions between prunes of intervals no open time can need
 _MAX_SPANS = 2_000  # ended task spans kept before a prune at the next completion
+KEEP_SHAPES = 4_096  # (structure, port) reaches shared across scopes before the table starts over
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Interval:
     """A pointstamp's positive stretch: from the batch that made its count positive to the one that zeroed it."""
 
@@ -435,8 +436,16 @@ class BlameTracker:
         self._pending: list[tuple[_Scope, Any, int, float]] = []
         self._ports: dict[tuple, Location] = {}
         self._reach: dict[tuple, dict[Location, dict]] = {}  # scope path -> port -> the summaries to it
+        # scope path -> its structure as a key (None: not shared, see _shape); (key, port) -> the summaries to it,
+        # shared by every scope of that structure (an application of many small jobs repeats a few shapes)
+        self._shapes: dict[tuple, tuple | None] = {}
+        self._shared_reach: dict[tuple, dict] = {}
         self._sinks: dict[tuple, list[Location]] = {}
         self._drivers: dict[tuple, set[int]] = {}
+        self._to_sink: dict[tuple, dict[Location, tuple]] = {}  # scope path -> port -> its summaries to any sink
+        # the paths with something above (or a _SinkReach) derived from their structure: what a structure record
+        # makes stale (most such records find nothing to forget)
+        self._derived: set[tuple] = set()
         self._executors: dict[str, int] = {}
         self._slots: list[tuple[float, int]] = []  # (at, cores of the executors then), at each executor event
         self._spans = _TaskSpans()  # per detail key ("task ID"): what held a slot from when to when
@@ -455,9 +464,10 @@ class BlameTracker:
         for key in [k for k in self.scopes if k[:n] == path]:
             del self.scopes[key]
             self._unpruned.pop(key, None)
-        for table in (self._sinks, self._drivers, self._reach):
+        for table in (self._sinks, self._drivers, self._reach, self._shapes, self._to_sink):
             for key in [k for k in table if k[:n] == path]:
                 del table[key]
+        self._derived.difference_update([k for k in self._derived if k[:n] == path])
 
     # --- feeding -------------------------------------------------------------------------------------------
 
@@ -487,10 +497,13 @@ class BlameTracker:
             chain = [key[:n] for n in range(len(key), -1, -1)]
         except TypeError:  # not a path (the replay rejects such a record first): forget every scope's
             chain = list(self.scopes) + [()]
+        derived = self._derived
         for p in chain:
-            self._reach.pop(p, None)
-            self._sinks.pop(p, None)
-            self._drivers.pop(p, None)
+            if p not in derived:
+                continue
+            derived.discard(p)
+            for table in (self._reach, self._shapes, self._sinks, self._drivers, self._to_sink):
+                table.pop(p, None)
             sb = self.scopes.get(p)
             if sb is not None:
                 sb.reach = None  # counted along the old paths: counted afresh at the next completion check
@@ -637,11 +650,8 @@ class BlameTracker:
             if not scope.inputs:
                 # no input: the sinks' frontiers are exactly what the scope's own pointstamps could result in
                 # there, which this tracker counts itself from now on (no propagation after every batch)
-                to_sink: dict[Location, set] = {}
-                for s in sinks:
-                    for loc, summaries in self._reach_to(scope, s).items():
-                        to_sink.setdefault(loc, set()).update(summaries)
-                reach = sb.reach = _SinkReach({loc: tuple(ss) for loc, ss in to_sink.items()}, scope.domain, sb)
+                reach = sb.reach = _SinkReach(self._to_sinks(scope), scope.domain, sb)
+                self._derived.add(sb.path)
                 done = reach.completed(sb.first_seen)
             else:
                 # the parent's frontier, pushed in, may hold the time too: ask the tracker (settled now)
@@ -678,6 +688,7 @@ class BlameTracker:
             except KeyError:
                 return False
             roles = self._drivers[path] = {n for n, op in scope.children.items() if op.attrs.get("role") == "source"}
+            self._derived.add(path)
         return node in roles
 
     def _sink_ports(self, scope: Subgraph) -> list[Location]:
@@ -690,7 +701,29 @@ class BlameTracker:
             if not sinks and scope.path:  # a nested scope whose results leave it (a loop): its outputs
                 sinks = [Location(0, IN, j) for j in range(scope.outputs)]
             self._sinks[scope.path] = sinks
+            self._derived.add(scope.path)
         return sinks
+
+    def _to_sinks(self, scope: Subgraph) -> dict[Location, tuple]:
+        """Per port, the minimal summaries from it to some sink of ``scope`` (a pointstamp there holds a time ``t``
+        at a sink when one of them brings it to ``t`` or before)."""
+        got = self._to_sink.get(scope.path)
+        if got is None:
+            sinks = self._sink_ports(scope)
+            shape = self._shape_of(scope)
+            key = None if shape is None else (shape, "to sinks", tuple(sinks))
+            got = self._shared_reach.get(key) if key is not None else None
+            if got is None:
+                merged: dict[Location, set] = {}
+                for s in sinks:
+                    for loc, summaries in self._reach_to(scope, s).items():
+                        merged.setdefault(loc, set()).update(summaries)
+                got = {loc: tuple(ss) for loc, ss in merged.items()}
+                if key is not None:
+                    self._share(key, got)
+            self._to_sink[scope.path] = got
+            self._derived.add(scope.path)
+        return got
 
     def _mark(self, rec: dict) -> None:
         ex = rec.get("executor_event")
@@ -807,10 +840,46 @@ class BlameTracker:
         by_port = self._reach.get(scope.path)
         if by_port is None:
             by_port = self._reach[scope.path] = {}
+            self._derived.add(scope.path)
         got = by_port.get(loc)
         if got is None:
-            got = by_port[loc] = scope.path_summaries_to(loc)
+            shape = self._shape_of(scope)
+            if shape is None:
+                got = scope.path_summaries_to(loc)
+            else:
+                got = self._shared_reach.get((shape, loc))
+                if got is None:
+                    got = scope.path_summaries_to(loc)
+                    self._share((shape, loc), got)
+            by_port[loc] = got
         return got
+
+    def _share(self, key: tuple, value: dict) -> None:
+        """Keep ``value`` for every scope of the structure ``key`` names (bounded: the table starts over)."""
+        shared = self._shared_reach
+        if len(shared) >= KEEP_SHAPES:
+            shared.clear()
+        shared[key] = value
+
+    def _shape_of(self, scope: Subgraph) -> tuple | None:
+        shapes = self._shapes
+        if scope.path in shapes:
+            return shapes[scope.path]
+        shape = shapes[scope.path] = self._shape(scope)
+        self._derived.add(scope.path)
+        return shape
+
+    @staticmethod
+    def _shape(scope: Subgraph) -> tuple | None:
+        """``scope``'s structure as a key: its depth, boundary, operators' ports and edges, which are all that the
+        summaries between its ports depend on. None when an operator has a summary of its own or is a nested
+        scope (what the key would have to hold is not worth sharing)."""
+        nodes = []
+        for node, op in scope.children.items():
+            if op.scope is not None or op.summary is not None:
+                return None
+            nodes.append((node, op.inputs, op.outputs))
+        return scope.domain.depth, scope.inputs, scope.outputs, tuple(nodes), tuple(scope.edges)
 
     def _blame(self, sb: _Scope, t: Any, end_seq: int, end_at: float) -> TimeBlame | None:
         try:
@@ -819,17 +888,10 @@ class BlameTracker:
             return None
         d = scope.domain
         le, results_in = d.le, d.results_in
-        sink_reach = [self._reach_to(scope, s) for s in self._sink_ports(scope)]
-
-        def holds(iv: Interval) -> bool:
-            if not le(iv.time, t):
-                return False
-            for reach in sink_reach:
-                if any(le(results_in(s, iv.time), t) for s in reach.get(iv.loc, ())):
-                    return True
-            return False
-
-        ivs = [iv for iv in sb.closed if le(iv.time, t) and holds(iv)]
+        to_sink = self._to_sinks(scope)
+        # what held t at a sink: a pointstamp at or before t with a path bringing it to t or before
+        ivs = [iv for iv in sb.closed if le(iv.time, t) and any(le(results_in(s, iv.time), t)
+                                                               for s in to_sink.get(iv.loc, ()))]
         role = {node: op.attrs.get("role") for node, op in scope.children.items()}
         if all(role.get(iv.loc.node) == "source" for iv in ivs if iv.time == t):
             return None  # nothing but the driver's promise ever held it: no work ran at this time
@@ -863,8 +925,20 @@ class BlameTracker:
                 i -= 1
             return best
 
+        reach_to: dict[Location, dict] = {}  # this walk's ports -> the summaries to them
+
         def upstream(p: Interval, h: Interval) -> bool:
-            return any(le(results_in(s, p.time), h.time) for s in self._reach_to(scope, h.loc).get(p.loc, ()))
+            """Could ``p`` result in ``h`` (a path from ``p``'s port brings its time to ``h``'s or before)?"""
+            to_h = reach_to.get(h.loc)
+            if to_h is None:
+                to_h = reach_to[h.loc] = self._reach_to(scope, h.loc)
+            summaries = to_h.get(p.loc)
+            if summaries:
+                pt, ht = p.time, h.time
+                for s in summaries:
+                    if le(results_in(s, pt), ht):
+                        return True
+            return False
 
         final = by_end.get(end_seq, [])
         segments: list[dict] = []
