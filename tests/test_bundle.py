@@ -163,6 +163,17 @@ def test_deep_link_selects_the_moment_and_port(offline, loop_bundle):
     assert selected == {"type": "port", "key": "in,2,0"}
     assert "sel" in page.get_attribute('#graph circle.port[data-port="in,2,0"]', "class").split()
     assert "held by" in page.inner_text("#why")
+    # the address bar keeps the moment and the port, so it can be handed on as it is; another port selected is
+    # written there too
+    link = page.url
+    assert "batch=20" in link and "port=in,2,0" in link, link
+    page.click('#graph circle.port[data-port="in,4,0"]')
+    assert "port=in,4,0" in page.url and "batch=20" in page.url, page.url
+    page.goto("about:blank")
+    page.goto(link)
+    wait_batch(page, 20)
+    page.wait_for_selector("#why .holder")
+    assert page.evaluate("() => window.__flowscope.selected") == {"type": "port", "key": "in,2,0"}
 
 
 def test_offline_spark_blame_lists_times(offline, stall_bundle):
