@@ -80,6 +80,12 @@ def _moments(head: int, pointed: Iterable[tuple[int, str]], spaced: int) -> list
     return sorted(b for b in batches if 0 <= b <= head)
 
 
+def _until(history: Any, batch: int, head: int) -> float | None:
+    """The wall time from which a seek by time lands after ``batch`` (the next batch's, as ``batch_at_time`` counts:
+    the running maximum); None at the head. frontend/js/api.js reads it to tell a stored moment from a nearest one."""
+    return history.at_max[batch] if batch < head else None
+
+
 def _scopes(tree: dict) -> Iterable[list[int]]:
     yield list(tree.get("path", []))
     for child in tree.get("scopes", []):
@@ -353,7 +359,8 @@ async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,
         walk.explanations(max_explain)
         return {
             "sid": sid, "log": log.name, "made_at": time.time(), "head": head,
-            "moments": [[b, session.history.time_of(b)] for b in moments], "spaced": spaced,
+            "moments": [[b, session.history.time_of(b), _until(session.history, b, head)] for b in moments],
+            "spaced": spaced,
             "settled": walk.settled, "explains": walk.explained + blamed, "explains_capped": walk.capped,
             "heads": heads, "answers": rec.answers,
         }

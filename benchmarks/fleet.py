@@ -113,7 +113,7 @@ def main() -> int:
         line("one process", one, one_cpu, load, f" ({times} times)")
 
         t0 = time.perf_counter()
-        spark = build_session(args.master, {"spark.ui.showConsoleProgress": "false"})  # as `flowscope fleet` does
+        spark = build_session(args.master)  # as `flowscope fleet` does (no console progress bar)
         spark.sparkContext.setLogLevel("ERROR")
         print(f"(Spark session start-up {time.perf_counter() - t0:.1f} s)")
         try:

@@ -163,6 +163,17 @@ def test_deep_link_selects_the_moment_and_port(offline, loop_bundle):
     assert selected == {"type": "port", "key": "in,2,0"}
     assert "sel" in page.get_attribute('#graph circle.port[data-port="in,2,0"]', "class").split()
     assert "held by" in page.inner_text("#why")
+    # the address bar keeps the moment and the port, so it can be handed on as it is; another port selected is
+    # written there too
+    link = page.url
+    assert "batch=20" in link and "port=in,2,0" in link, link
+    page.click('#graph circle.port[data-port="in,4,0"]')
+    assert "port=in,4,0" in page.url and "batch=20" in page.url, page.url
+    page.goto("about:blank")
+    page.goto(link)
+    wait_batch(page, 20)
+    page.wait_for_selector("#why .holder")
+    assert page.evaluate("() => window.__flowscope.selected") == {"type": "port", "key": "in,2,0"}
 
 
 def test_offline_spark_blame_lists_times(offline, stall_bundle):
@@ -181,6 +192,8 @@ def test_offline_spark_blame_lists_times(offline, stall_bundle):
     bar = page.query_selector_all("#blame-waterfall .bars .point path")[0].bounding_box()
     page.mouse.click(bar["x"] + bar["width"] / 2, bar["y"] + bar["height"] / 2)
     page.wait_for_selector("#why .holder, #why .late-holder", timeout=15000)
+    # the segment's moment is stored (the batch its middle falls in): nothing to say about a nearest one
+    assert page.locator("#toast:not([hidden])").count() == 0, page.inner_text("#toast")
     shot(page, "bundle-spark-blame")
 
 
@@ -287,3 +300,39 @@ def test_a_findings_batch_is_a_stored_moment(tmp_path):
         scope = ",".join(map(str, f["scope"]))
         if b < data["head"] and data["settled"].get(scope, b + 1) > b:
             assert answer_key(f"{base}/state", {"scope": scope, "batch": b}) in data["answers"]
+
+
+def test_a_progress_logs_loop_times_are_named_by_epoch_and_iteration(offline, loop_bundle):
+    """A progress log's loop runs no Spark job: its times in the Blame tab are named by epoch and iteration."""
+    page = offline
+    page.goto(loop_bundle.as_uri())
+    page.wait_for_selector("#graph circle.port")
+    page.click('#tabs button[data-tab="blame"]')
+    page.wait_for_selector("#tab-blame .blame-time")
+    rows = page.locator("#tab-blame .blame-time").all_inner_texts()
+    assert rows and all("job ," not in r for r in rows), rows
+    assert any("loop · epoch 0, iteration 0" in r for r in rows), rows
+
+
+EXECUTOR_LOST_LOG = next((ROOT / "fixtures" / "spark" / "executor_lost").glob("eventlog_v2_*"))
+
+
+def test_a_finding_in_another_scope_opens_at_its_own_moment(offline, tmp_path):
+    """From a moment where the finding's scope did not exist yet (a job that starts later), clicking the finding
+    opens that scope at the finding's batch directly, never asking for the scope at the moment on screen."""
+    out = tmp_path / "lost.html"
+    build_bundle(EXECUTOR_LOST_LOG, out)
+    data = stored(out)
+    findings = data["answers"][answer_key(f"/api/sessions/{data['sid']}/findings", {"limit": 500})]["findings"]
+    f = findings[0]
+    assert f["scope"] == [2] and f["batch"]["index"] + 1 == 25
+    page = offline
+    page.goto(out.as_uri() + "#batch=1")  # before job 1 (scope 2) started
+    wait_batch(page, 1)
+    page.click('#tabs button[data-tab="findings"]')
+    page.click("#tab-findings .list-row >> nth=0")
+    wait_batch(page, 25)
+    assert page.evaluate("() => window.__flowscope.scope") == [2]
+    assert page.locator("#toast:not([hidden])").count() == 0, page.inner_text("#toast")
+    port = ",".join(map(str, f["port"]))
+    assert "sel" in page.get_attribute(f'#graph circle.port[data-port="{port}"]', "class").split()

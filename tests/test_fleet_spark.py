@@ -5,6 +5,7 @@ directly on each log, and a broken log must be a row with its problem, never a f
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -129,3 +130,30 @@ def test_bytes_read_through_sparks_scan_give_the_same_tables(session, tmp_path: 
         assert {k: times[key][k] for k in t} == t, key
     assert not apps["local-1000000000001"]["readable"] and not apps["local-1000000000003"]["readable"]
     assert apps["local-1000000000003"]["problems"]
+
+
+def _console_progress(tmp_path: Path, **env: str) -> str:
+    """The spark.ui.showConsoleProgress of the session `flowscope fleet` builds, in a process of its own (a JVM is
+    started there with the given environment)."""
+    code = ("from backend.fleet.job import build_session\n"
+            "s = build_session('local[1]')\n"
+            "print('VALUE=' + s.sparkContext.getConf().get('spark.ui.showConsoleProgress', 'unset'))\n"
+            "s.stop()\n")
+    base = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR")}
+    run = subprocess.run([sys.executable, "-c", code], env={**base, "SPARK_LOCAL_IP": "127.0.0.1",
+                         "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **env},
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stdout.split("VALUE=")[1].strip()
+
+
+def test_the_fleet_session_draws_no_console_progress_bar_unless_configured(tmp_path: Path) -> None:
+    """Spark's progress bar would be mixed into the job's own lines: off by default, as the user set it otherwise
+    (spark-submit's --conf through PYSPARK_SUBMIT_ARGS, or spark-defaults.conf)."""
+    assert _console_progress(tmp_path) == "false"
+    submit_args = "--conf spark.ui.showConsoleProgress=true pyspark-shell"
+    assert _console_progress(tmp_path, PYSPARK_SUBMIT_ARGS=submit_args) == "true"
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "spark-defaults.conf").write_text("# mine\nspark.ui.showConsoleProgress   true\n")
+    assert _console_progress(tmp_path, SPARK_CONF_DIR=str(conf)) == "true"

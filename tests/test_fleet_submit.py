@@ -100,3 +100,25 @@ def test_spark_submit_with_the_zip_writes_the_tables(tmp_path: Path, spark) -> N
     page = (out / "report.html").read_text()
     scope = ",".join(map(str, slowest["scope"]))
     assert f"{apps[slowest['app_id']]['log']} --at {slowest['end_batch']} --scope {scope}" in page
+
+
+def test_under_spark_submit_the_console_progress_bar_is_off_unless_its_conf_sets_it(tmp_path: Path) -> None:
+    """Under spark-submit the session `flowscope fleet` builds turns Spark's console progress bar off, unless
+    spark-submit's --conf sets it."""
+    script = tmp_path / "show.py"
+    script.write_text("from backend.fleet.job import build_session\n"
+                      "s = build_session(None)\n"
+                      "print('VALUE=' + s.sparkContext.getConf().get('spark.ui.showConsoleProgress', 'unset'))\n"
+                      "s.stop()\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable,
+           "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+
+    def value(*conf: str) -> str:
+        run = subprocess.run([str(_spark_submit()), "--master", "local[1]", "--conf", "spark.ui.enabled=false",
+                              *conf, str(script)], env=env, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        assert run.returncode == 0, run.stderr[-3000:]
+        return run.stdout.split("VALUE=")[1].strip()
+
+    assert value() == "false"
+    assert value("--conf", "spark.ui.showConsoleProgress=true") == "true"

@@ -414,15 +414,49 @@ def register(subparsers: Any) -> None:
 LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
+# Spark's console progress bar would be drawn over the job's own lines on stderr: off unless the user set it
+CONSOLE_PROGRESS = "spark.ui.showConsoleProgress"
+
+
+def user_configured(key: str, launching: bool) -> bool:
+    """Whether the user set the Spark property `key` for this application. Under spark-submit (the JVM already
+    started) Spark's own conf holds every --conf and spark-defaults.conf value; a JVM this job starts reads
+    PYSPARK_SUBMIT_ARGS and spark-defaults.conf (in SPARK_CONF_DIR, else SPARK_HOME/conf, else pyspark's)."""
+    if not launching:
+        from pyspark.java_gateway import launch_gateway
+
+        gateway = launch_gateway()  # connects to spark-submit's JVM: its system properties hold the user's conf
+        try:
+            return gateway.jvm.java.lang.System.getProperty(key) is not None
+        finally:
+            gateway.close()
+    if any(arg.startswith(f"{key}=") for arg in shlex.split(os.environ.get("PYSPARK_SUBMIT_ARGS", ""))):
+        return True
+    conf_dir = os.environ.get("SPARK_CONF_DIR")
+    if not conf_dir:
+        import pyspark
+
+        conf_dir = str(Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent) / "conf")
+    try:
+        lines = (Path(conf_dir) / "spark-defaults.conf").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return False
+    return any(line.strip().replace("=", " ", 1).split(None, 1)[:1] == [key] for line in lines)
+
+
 def build_session(master: str | None, conf: dict[str, str] | None = None) -> Any:
     """A SparkSession for the job: `master` if given; under spark-submit (which starts the gateway) whatever it
-    set; otherwise local[*]. A local JVM started here gets `LOCAL_JVM_OPTIONS`; `conf` is set on the builder."""
+    set; otherwise local[*]. A local JVM started here gets `LOCAL_JVM_OPTIONS`; `conf` is set on the builder, and
+    the console progress bar is off unless `conf` or the user's Spark configuration sets it."""
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName("flowscope fleet")
-    for key, value in (conf or {}).items():
-        builder = builder.config(key, value)
     launching = "PYSPARK_GATEWAY_PORT" not in os.environ  # no JVM yet: this builder starts it
+    conf = dict(conf or {})
+    if CONSOLE_PROGRESS not in conf and not user_configured(CONSOLE_PROGRESS, launching):
+        conf[CONSOLE_PROGRESS] = "false"
+    builder = SparkSession.builder.appName("flowscope fleet")
+    for key, value in conf.items():
+        builder = builder.config(key, value)
     if master:
         builder = builder.master(master)
     elif launching:

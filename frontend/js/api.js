@@ -42,6 +42,14 @@ export function bundleMoment(batch, at) {
   return best[0];
 }
 
+// Whether the moment a seek landed on is the one asked for: by batch, that batch; by wall time, the moment whose
+// batches answer that time (from its own time until the next batch's, stored as the moment's third element).
+export function bundleExact(k, batch, at) {
+  if (at === undefined || at === null) return k === batch;
+  const m = bundle.moments.find((x) => x[0] === k);
+  return (m[1] === null || m[1] <= +at) && (m[2] === null || m[2] === undefined || +at < m[2]);
+}
+
 let noteShown = null;
 function note(text) {
   if (noteShown === text) return;
@@ -68,8 +76,9 @@ function bundleGet(path, params) {
   const p = { ...params };
   let hit = answers[answerKey(path, p)];
   if (hit === undefined && (p.batch !== undefined || p.at !== undefined)) {
-    const want = p.at !== undefined && p.at !== null ? null : +p.batch;
-    const k = bundleMoment(want, p.at);
+    const at = p.at;
+    const want = at !== undefined && at !== null ? null : +p.batch;
+    const k = bundleMoment(want, at);
     delete p.at;
     if (k >= bundle.head) delete p.batch; else p.batch = k;
     hit = answers[answerKey(path, p)];
@@ -79,7 +88,7 @@ function bundleGet(path, params) {
       hit = answers[answerKey(path, p)];
       if (hit !== undefined) hit = atMoment(hit, k);
     }
-    if (hit !== undefined && want !== k) note(`post-mortem: batch ${want ?? "at that time"} is not stored; showing batch ${k}, the nearest stored moment`);
+    if (hit !== undefined && !bundleExact(k, want, at)) note(`post-mortem: batch ${want ?? "at that time"} is not stored; showing batch ${k}, the nearest stored moment`);
   }
   if (hit === undefined && p.nodes !== undefined) { delete p.nodes; hit = answers[answerKey(path, p)]; }
   if (hit === undefined && p.time !== undefined) {

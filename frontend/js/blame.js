@@ -13,8 +13,12 @@ export const KIND_COLORS = {
 
 function what(t) {
   if (t.batch_id !== null && t.batch_id !== undefined) return `batch ${t.batch_id}`;
-  // a loop's time [epoch, iteration]: the job that ran it and the iteration
-  if (t.iteration !== null && t.iteration !== undefined) return `job ${t.job_ids.join(", ")}, iteration ${t.iteration}`;
+  // a loop's time [epoch, iteration]: the job that ran it (a Spark loop) or the epoch (a progress log's), and the
+  // iteration
+  if (t.iteration !== null && t.iteration !== undefined) {
+    const outer = t.job_ids.length ? `job ${t.job_ids.join(", ")}` : `epoch ${JSON.stringify(t.time.slice(0, -1)).slice(1, -1)}`;
+    return `${outer}, iteration ${t.iteration}`;
+  }
   return `time ${JSON.stringify(t.time)}`;
 }
 

@@ -74,8 +74,12 @@ export function goLive() {
 }
 
 export async function gotoFinding(scope, batch, port) {
-  if (String(scope) !== String(S.scope)) await openScope(scope);
-  await seek(batch);
+  if (String(scope) !== String(S.scope)) {
+    // the other scope opens at the moment itself, not first at the one on screen (where it may not exist yet)
+    S.mode = "history";
+    S.batch = batch;
+    await openScope(scope);
+  } else await seek(batch);
   if (port) selectPort(port);
 }
 

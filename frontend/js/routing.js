@@ -1,5 +1,5 @@
 // Routes: #/ lists the sessions, #/s/ID?scope=3,1&batch=20 shows one scope of a session (at a batch in the past);
-// &port=out,4,0 selects and explains a port. A post-mortem (api.bundle) has one session, and takes the short
+// &port=out,4,0 selects and explains a port (and a port selected is written there, with the moment). A post-mortem (api.bundle) has one session, and takes the short
 // deep link #batch=20&port=out,4,0&scope=3,1 too.
 
 import { S } from "./state.js";
@@ -22,7 +22,10 @@ export function setHash() {
   const q = new URLSearchParams();
   if (S.scope.length) q.set("scope", S.scope.join(","));
   if (S.mode === "history") q.set("batch", S.batch);
-  const h = `#/s/${S.sid}` + (q.toString() ? "?" + q : "");
+  // the selected port too: the address bar is a link to what is on screen, explanation included
+  if (S.selected && S.selected.type === "port") q.set("port", S.selected.key);
+  const qs = q.toString().replace(/%2C/g, ","); // 3,1 and in,4,0 as people write them
+  const h = `#/s/${S.sid}` + (qs ? "?" + qs : "");
   if (location.hash !== h) history.replaceState(null, "", h);
 }
 

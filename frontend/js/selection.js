@@ -11,12 +11,14 @@ import { portName } from "./panels.js";
 import { fmtFrontier, fmtCounts, status } from "./times.js";
 import { boxDetails } from "./labels.js";
 import { findingsByBox } from "./findings.js";
+import { setHash } from "./routing.js";
 
 export function selectPort(key) {
   S.selected = { type: "port", key };
   ui.graph.selectPort(key);
   ui.graph.clearHighlight();
   ui.panel.showPort(key, currentRows(), S.time, S.layout);
+  setHash();
 }
 
 export function selectBox(node) {
@@ -25,6 +27,7 @@ export function selectBox(node) {
   ui.graph.clearHighlight();
   ui.panel.showBox(node, currentRows(), S.time, S.layout);
   ui.drawer.refresh(true);
+  setHash();
 }
 
 export function clearSelection() {
@@ -32,6 +35,7 @@ export function clearSelection() {
   ui.graph.selectPort(null);
   ui.graph.clearHighlight();
   ui.panel.clear();
+  setHash();
 }
 
 // The operators the drawer's charts keep whatever else they show: the selection and the search matches.
