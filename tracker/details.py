@@ -141,13 +141,9 @@ class HolderDetails:
 
 def describe(entries: list[Entry], count: int, now: float | None) -> dict:
     """A holder's entries for a person: running tasks (longest first, with ``running_s``), pending tasks (how many,
-    since when: the count held minus those running, since the latest stage attempt's submission), anything else.
-    An entry set after ``now`` (a task launched after the batch the state is at, before the next) is left out: at
-    that moment the task was still pending."""
+    since when: the count held minus those running, since the latest stage attempt's submission), anything else."""
     running, stages, other = [], [], []
     for e in entries:
-        if now is not None and e.at is not None and e.at > now:
-            continue
         kind = e.value.get("kind")
         if kind == "task":
             t = dict(e.value)
