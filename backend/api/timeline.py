@@ -21,8 +21,12 @@ _ERRORS = problems(400, 404)
 
 @router.get("/marks", response_model=Marks, responses=_ERRORS, summary="Timeline marks (job/batch/query starts, ticks)")
 async def marks(session: Session = Depends(deps.session), offset: int = Query(0, ge=0),
-                limit: int = Query(5000, ge=1, le=100000)):
+                limit: int = Query(5000, ge=1, le=100000),
+                finding: bool = Query(False, description="only the marks that are findings (a straggler, a "
+                                                         "skewed stage: the Findings tab's list)")):
     all_marks = session.replay.marks
+    if finding:
+        all_marks = [m for m in all_marks if isinstance(m.get("finding"), str)]
     return deps.JSON({"total": len(all_marks), "marks": [mark_json(m) for m in all_marks[offset:offset + limit]]})
 
 
