@@ -321,6 +321,7 @@ async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,
         findings = (await rec.get(f"{base}/findings", limit=20000) or {}).get("findings", [])
         await rec.get(f"{base}/marks", limit=2000)
         await rec.get(f"{base}/findings", limit=500)
+        await rec.get(f"{base}/marks", finding="true", limit=500)  # the Findings tab's stragglers and skew
         await rec.get(f"{base}/errors", limit=500)
         workers = await rec.get(f"{base}/workers") or {}
         for w in workers.get("workers", []):

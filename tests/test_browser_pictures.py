@@ -476,3 +476,25 @@ def test_a_resubmitted_stages_tasks_show_their_partition_everywhere(page, server
     assert any(x.startswith(f"{said}(index {h['index']} in the re-run)") for x in texts), texts
     first = next(x for x in texts if x.startswith(f"task {tasks['task'][0]} "))
     assert "in the re-run" not in first  # a first attempt's index is its partition: said once
+
+
+def test_findings_tab_lists_stragglers_and_skew_and_goes_to_them(page, server, sids):
+    """The Findings tab lists the Spark model's findings (not only the progress contract's): a straggler row opens
+    its job's scope at the finding's batch with the stage's output selected."""
+    sid = sids("skewed_straggler")
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        found = c.get(f"/api/sessions/{sid}/marks", params={"finding": "true"}).json()
+        every = c.get(f"/api/sessions/{sid}/marks").json()["marks"]
+    assert found["total"] == len(found["marks"]) == sum(1 for m in every if m.get("finding")) == 2
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="findings"]')
+    rows = page.wait_for_selector("#tab-findings .spark-finding.straggler")
+    assert len(page.query_selector_all("#tab-findings .spark-finding")) == 2
+    assert "No contract findings" in page.inner_text("#tab-findings")
+    slow = next(m for m in found["marks"] if m["finding"] == "straggler")
+    assert slow["label"] in rows.inner_text()
+    rows.click()
+    page.wait_for_function("([b, s]) => +document.querySelector('#batch-input').value === b"
+                           " && String(window.__flowscope.scope) === s", arg=[slow["after"], ",".join(map(str, slow["scope"]))])
+    page.wait_for_function("(p) => location.hash.includes(p)", arg=f"port=out,{slow['node']},0")

@@ -330,7 +330,7 @@ def test_a_finding_in_another_scope_opens_at_its_own_moment(offline, tmp_path):
     page.goto(out.as_uri() + "#batch=1")  # before job 1 (scope 2) started
     wait_batch(page, 1)
     page.click('#tabs button[data-tab="findings"]')
-    page.click("#tab-findings .list-row >> nth=0")
+    page.click("#tab-findings .contract-finding >> nth=0")
     wait_batch(page, 25)
     assert page.evaluate("() => window.__flowscope.scope") == [2]
     assert page.locator("#toast:not([hidden])").count() == 0, page.inner_text("#toast")

@@ -21,9 +21,14 @@ _ERRORS = problems(400, 404)
 
 @router.get("/marks", response_model=Marks, responses=_ERRORS, summary="Timeline marks (job/batch/query starts, ticks)")
 async def marks(session: Session = Depends(deps.session), offset: int = Query(0, ge=0),
-                limit: int = Query(5000, ge=1, le=100000)):
-    all_marks = session.replay.marks
-    return deps.JSON({"total": len(all_marks), "marks": [mark_json(m) for m in all_marks[offset:offset + limit]]})
+                limit: int = Query(5000, ge=1, le=100000),
+                finding: bool = Query(False, description="only the marks that are findings (a straggler, a "
+                                                         "skewed stage: the Findings tab's list)")):
+    marks = session.replay.marks
+    if finding:  # by the replay's index of them: the other marks are not read
+        which = session.replay.finding_marks
+        return deps.JSON({"total": len(which), "marks": [mark_json(marks[i]) for i in which[offset:offset + limit]]})
+    return deps.JSON({"total": len(marks), "marks": [mark_json(m) for m in marks[offset:offset + limit]]})
 
 
 @router.get("/findings", response_model=Findings, responses=_ERRORS, summary="Progress-contract findings")

@@ -202,23 +202,41 @@ export class Drawer {
     for (const r of box.querySelectorAll(".list-row")) r.addEventListener("click", () => this.h.seek(+r.dataset.batch));
   }
 
+  // Two kinds of finding: the Spark model's (stragglers, skewed stages: marks with a `finding`, also badges on the
+  // graph) and the progress contract's (batches that broke it). Each row goes to its scope at its batch.
   async findings() {
-    const data = await api.get(`/api/sessions/${this.sid}/findings`, { limit: 500 });
+    const [data, spark] = await Promise.all([
+      api.get(`/api/sessions/${this.sid}/findings`, { limit: 500 }),
+      api.get(`/api/sessions/${this.sid}/marks`, { finding: true, limit: 500 }),
+    ]);
     const box = this.root.querySelector("#tab-findings");
-    if (!data.total) {
-      box.innerHTML = `<p class="muted">${this.info && !this.info.checked ? "Contract checking is off for this session." : "No contract findings: every batch kept the progress contract."}</p>`;
-      return;
-    }
     let html = "";
-    data.findings.forEach((f, i) => {
-      const batch = f.batch.index !== null ? f.batch.index + 1 : 0;
-      html += `<div class="list-row" data-i="${i}"><span class="b">batch ${batch}</span><span class="kind">${esc(f.kind)}</span><span>${esc(f.message)}</span><span class="muted">scope [${f.scope}] ${esc(f.port.join(","))}${f.batch.line ? ` · line ${f.batch.line}` : ""}</span></div>`;
-    });
+    if (spark.total) {
+      html += `<div class="muted">Stragglers and skewed stages (${spark.total})</div>`;
+      spark.marks.forEach((m, i) => {
+        html += `<div class="list-row spark-finding ${esc(m.finding)}" data-s="${i}"><span class="b">batch ${m.after}</span><span class="kind">${esc(m.finding)}</span><span>${esc(m.label)}</span><span class="muted">scope [${m.scope || []}]</span></div>`;
+      });
+    }
+    if (!data.total) {
+      html += `<p class="muted">${this.info && !this.info.checked ? "Contract checking is off for this session." : "No contract findings: every batch kept the progress contract."}</p>`;
+    } else {
+      html += `<div class="muted">Progress-contract findings (${data.total})</div>`;
+      data.findings.forEach((f, i) => {
+        const batch = f.batch.index !== null ? f.batch.index + 1 : 0;
+        html += `<div class="list-row contract-finding" data-i="${i}"><span class="b">batch ${batch}</span><span class="kind">${esc(f.kind)}</span><span>${esc(f.message)}</span><span class="muted">scope [${f.scope}] ${esc(f.port.join(","))}${f.batch.line ? ` · line ${f.batch.line}` : ""}</span></div>`;
+      });
+    }
     box.innerHTML = html;
-    for (const r of box.querySelectorAll(".list-row")) {
+    for (const r of box.querySelectorAll(".contract-finding")) {
       r.addEventListener("click", () => {
         const f = data.findings[+r.dataset.i];
         this.h.goto(f.scope, f.batch.index !== null ? f.batch.index + 1 : 0, f.port.join(","));
+      });
+    }
+    for (const r of box.querySelectorAll(".spark-finding")) {
+      r.addEventListener("click", () => {
+        const m = spark.marks[+r.dataset.s];
+        this.h.goto(m.scope || [], m.after, m.node !== undefined && m.node !== null ? `out,${m.node},0` : null);
       });
     }
   }
