@@ -22,7 +22,7 @@ __all__ = ["port_rows", "scope_tree", "session_info", "search", "parse_scope", "
 # What a finding mark (backend/spark/tasks.py: a straggler or a skewed stage) carries beyond a plain mark: the
 # graph's badges and the finding's panel show them.
 FINDING_FIELDS = ("finding", "node", "time", "stage", "attempt", "task", "index", "partition", "executor",
-                  "duration_s", "median_task_s", "records", "bytes", "summary")
+                  "duration_s", "median_task_s", "records", "bytes", "ended_at", "summary")
 
 
 def completed_time(m: dict) -> Any:

@@ -130,8 +130,12 @@ def test_straggler_badge_on_its_stage_opens_the_finding(page, server, sids, rend
     skew = page.query_selector("#why .finding.skew")
     assert skew is not None and "bytes skew" in skew.inner_text() and "input per task" in skew.inner_text()
     shot(page, f"finding-badge-{renderer}")
-    panel.query_selector("button.finding-goto").click()
-    page.wait_for_function("(b) => +document.querySelector('#batch-input').value === b", arg=slow["after"])
+    goto = panel.query_selector("button.finding-goto")
+    assert f"show task {slow['task']} running" in goto.inner_text()
+    goto.click()
+    batch = straggler_running_batch(server, sid, slow)
+    page.wait_for_function("(b) => +document.querySelector('#batch-input').value === b", arg=batch)
+    page.wait_for_selector(f'#why .late-holder tr[data-task="{slow["task"]}"]', timeout=15000)
 
 
 def test_streaming_charts_show_late_batches_and_how_the_interval_was_obtained(page, server, sids):
@@ -440,9 +444,24 @@ def test_root_shows_which_job_holds_the_findings(page, server, sids):
     assert len(page.query_selector_all("#why .finding")) == len(found)
     page.click("#why .finding.straggler button.finding-goto")
     slow = next(m for m in found if m["finding"] == "straggler")
+    batch = straggler_running_batch(server, sid, slow)
     page.wait_for_function("([b, s]) => +document.querySelector('#batch-input').value === b"
-                           " && String(window.__flowscope.scope) === s", arg=[slow["after"], str(scope[0])])
+                           " && String(window.__flowscope.scope) === s", arg=[batch, str(scope[0])])
     page.wait_for_selector(f'#graph g.finding-badge[data-finding-box="{slow["node"]}"]')  # the stage's own badge
+    # just before its end the straggler alone held the stage's time: explain names it, running
+    page.wait_for_selector(f'#why .late-holder tr[data-task="{slow["task"]}"]', timeout=15000)
+
+
+def straggler_running_batch(server, sid: str, slow: dict) -> int:
+    """The batch the page shows a straggler at: the last one before its end, its siblings done, it still running
+    (the server's state at that wall time, as the page asks it)."""
+    with httpx.Client(base_url=server.url, timeout=20) as c:
+        st = c.get(f"/api/sessions/{sid}/state", params={"scope": ",".join(map(str, slow["scope"])),
+                                                         "at": slow["ended_at"] - 0.001}).json()
+        assert st["batch"] < slow["after"]  # before the stage completed, where the finding was made
+        held = {tuple(r[:3]): r for r in st["ports"]}
+        assert held[("out", slow["node"], 0)][3], "the stage's output still holds its time"
+    return st["batch"]
 
 
 def test_a_resubmitted_stages_tasks_show_their_partition_everywhere(page, server, sids):
@@ -480,7 +499,7 @@ def test_a_resubmitted_stages_tasks_show_their_partition_everywhere(page, server
 
 def test_findings_tab_lists_stragglers_and_skew_and_goes_to_them(page, server, sids):
     """The Findings tab lists the Spark model's findings (not only the progress contract's): a straggler row opens
-    its job's scope at the finding's batch with the stage's output selected."""
+    its job's scope just before the straggler's end, its stage's output selected and explained, naming it."""
     sid = sids("skewed_straggler")
     with httpx.Client(base_url=server.url, timeout=20) as c:
         found = c.get(f"/api/sessions/{sid}/marks", params={"finding": "true"}).json()
@@ -495,6 +514,8 @@ def test_findings_tab_lists_stragglers_and_skew_and_goes_to_them(page, server, s
     slow = next(m for m in found["marks"] if m["finding"] == "straggler")
     assert slow["label"] in rows.inner_text()
     rows.click()
+    batch = straggler_running_batch(server, sid, slow)
     page.wait_for_function("([b, s]) => +document.querySelector('#batch-input').value === b"
-                           " && String(window.__flowscope.scope) === s", arg=[slow["after"], ",".join(map(str, slow["scope"]))])
+                           " && String(window.__flowscope.scope) === s", arg=[batch, ",".join(map(str, slow["scope"]))])
+    page.wait_for_selector(f'#why .late-holder tr[data-task="{slow["task"]}"]', timeout=15000)
     page.wait_for_function("(p) => location.hash.includes(p)", arg=f"port=out,{slow['node']},0")

@@ -171,8 +171,9 @@ class Mark(BaseModel):
                                              "completes (GET .../blame?scope=&time= splits its latency)")
     finding: str | None = Field(None, description="a Spark finding: straggler or skew; then node, time, stage, "
                                                   "attempt, and task, partition, index, executor, duration_s, "
-                                                  "median_task_s, records, bytes (a straggler: what it read) or "
-                                                  "summary (a skewed stage's aggregate)")
+                                                  "median_task_s, records, bytes (a straggler: what it read), "
+                                                  "ended_at (a straggler's end, epoch seconds) or summary (a "
+                                                  "skewed stage's aggregate)")
     node: int | None = None
     time: Any = None
     stage: int | None = None
@@ -185,6 +186,7 @@ class Mark(BaseModel):
     median_task_s: float | None = None
     records: int | None = None
     bytes: int | None = None
+    ended_at: float | None = None
     summary: dict | None = None
 
 

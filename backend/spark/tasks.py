@@ -411,7 +411,9 @@ class TaskLedger:
                         "node": a.node, "time": a.time, "stage": stage, "attempt": attempt,
                         "task": s["task"], "index": s["index"], "partition": s["partition"], "executor": s["executor"],
                         "duration_s": s["duration"], "median_task_s": s["median_others"],
-                        "records": s["records"], "bytes": s["bytes"]})
+                        "records": s["records"], "bytes": s["bytes"],
+                        # when it ended: the page shows the stage just before, the straggler still running
+                        "ended_at": round(s["launched"] + s["duration"], 6)})
         if agg.tasks >= 4 and agg.skew >= SKEW_FINDING:
             out.append({"type": "mark", "at": at, "scope": a.scope, "finding": "skew",
                         "label": f"skewed stage {stage}: task duration skew {agg.skew:.2f} over {agg.tasks} tasks "

@@ -235,8 +235,7 @@ export class Drawer {
     }
     for (const r of box.querySelectorAll(".spark-finding")) {
       r.addEventListener("click", () => {
-        const m = spark.marks[+r.dataset.s];
-        this.h.goto(m.scope || [], m.after, m.node !== undefined && m.node !== null ? `out,${m.node},0` : null);
+        this.h.openFinding(spark.marks[+r.dataset.s]);
       });
     }
   }

@@ -71,7 +71,7 @@ export function findingsHtml(list, where) {
       ${row("tasks", s.tasks)}${row("skew score", s.skew)}${row("records skew", s.records_skew)}${row("bytes skew", s.bytes_skew)}
       ${row("input per task", s.input_bytes ? `median ${fmtBytes(s.input_bytes.median)}, max ${fmtBytes(s.input_bytes.max)}` : null)}
       ${row("task durations", d.median !== undefined ? `median ${d.median.toFixed(3)} s, max ${(d.max ?? 0).toFixed(3)} s` : null)}</div>
-      <button class="finding-goto" data-i="${i}">show batch ${f.after}${f.scope && f.scope.length ? ` of scope [${f.scope.join(",")}]` : ""}</button></div>`;
+      <button class="finding-goto" data-i="${i}">${f.finding === "straggler" && typeof f.ended_at === "number" ? `show task ${esc(String(f.task))} running, just before its end` : `show batch ${f.after}`}${f.scope && f.scope.length ? ` of scope [${f.scope.join(",")}]` : ""}</button></div>`;
   });
   return html;
 }

@@ -83,6 +83,21 @@ export async function gotoFinding(scope, batch, port) {
   if (port) selectPort(port);
 }
 
+// A finding: a straggler is shown just before its end, while it still held its stage's time (its siblings mostly done),
+// explaining the stage's output there; any other finding at its own batch.
+export async function openFinding(f) {
+  const port = f.node !== undefined && f.node !== null ? `out,${f.node},0` : null;
+  try {
+    if (f.finding === "straggler" && typeof f.ended_at === "number") {
+      const st = await api.get(`/api/sessions/${S.sid}/state`, { scope: api.scopeParam(f.scope || []), at: f.ended_at - 0.001 });
+      await gotoFinding(f.scope || [], st.batch, port);
+      if (port) await explain(port, f.time);
+      return;
+    }
+    await gotoFinding(f.scope || [], f.after, port);
+  } catch (e) { toast(e.message); }
+}
+
 // A blame segment: the view at the middle of it, explaining the holder's port for the blamed time.
 export async function openBlameSegment(t, seg) {
   try {

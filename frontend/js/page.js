@@ -24,7 +24,7 @@ import { toast } from "./toast.js";
 import { parseHash, route } from "./routing.js";
 import { bindLanding } from "./landing.js";
 import { openScope, refreshInfo } from "./workspace.js";
-import { seek, seekTime, goLive, gotoFinding, openBlameSegment } from "./moments.js";
+import { seek, seekTime, goLive, gotoFinding, openFinding, openBlameSegment } from "./moments.js";
 import { selectPort, selectBox, clearSelection, pinnedNodes, explain, followHold, hover, showFindings } from "./selection.js";
 import { bindSearch } from "./search.js";
 import { bindControls } from "./keys.js";
@@ -51,7 +51,7 @@ function createComponents() {
     openScope: (path) => openScope(path),
     selectPort: (key) => selectPort(key),
     focusPort: (key) => { const p = ui.graph.ports.get(key); if (p) ui.graph.focusBox(p.box); },
-    gotoFinding: (scope, batch) => gotoFinding(scope, batch, null),
+    openFinding: (f) => openFinding(f),
     toast,
   });
   ui.timeline = new Timeline($("#timeline"), {
@@ -63,6 +63,7 @@ function createComponents() {
   ui.drawer = new Drawer($("#drawer"), {
     seek: (batch) => seek(batch),
     goto: (scope, batch, port) => gotoFinding(scope, batch, port),
+    openFinding: (f) => openFinding(f),
     openSegment: (t, seg) => openBlameSegment(t, seg),
     session: () => (S.sid ? { sid: S.sid, scope: S.scope, info: S.info, at: S.lastAt, opened: S.drawerOpened } : null),
     opened: () => { S.drawerOpened = true; }, // from now on every frame refreshes the drawer (its cursor moves)

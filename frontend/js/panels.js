@@ -119,7 +119,7 @@ export class SidePanel {
     this.why.hidden = false;
     this.why.innerHTML = `<div id="findings-answer">${list.length ? findingsHtml(list, where) : `<p class="muted">No findings here.</p>`}</div>`;
     for (const b of this.why.querySelectorAll("button.finding-goto")) {
-      b.addEventListener("click", () => { const f = list[+b.dataset.i]; this.h.gotoFinding(f.scope, f.after); });
+      b.addEventListener("click", () => this.h.openFinding(list[+b.dataset.i]));
     }
   }
 
