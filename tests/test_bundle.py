@@ -197,6 +197,22 @@ def test_offline_spark_blame_lists_times(offline, stall_bundle):
     shot(page, "bundle-spark-blame")
 
 
+def test_offline_straggler_finding_opens_the_straggler_running(offline, stall_bundle):
+    """The Findings tab's straggler row opens just before the straggler's end, from stored answers: the moment
+    and the stage's explanation there, naming the task still running."""
+    page = offline
+    data = stored(stall_bundle)
+    found = data["answers"][answer_key(f"/api/sessions/{data['sid']}/marks", {"finding": "true", "limit": 500})]
+    (slow,) = [m for m in found["marks"] if m["finding"] == "straggler"]
+    page.goto(stall_bundle.as_uri())
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="findings"]')
+    page.click("#tab-findings .spark-finding.straggler")
+    page.wait_for_selector(f'#why .late-holder tr[data-task="{slow["task"]}"]', timeout=15000)
+    assert int(page.input_value("#batch-input")) < slow["after"]  # before the stage completed
+    assert page.locator("#toast:not([hidden])").count() == 0, page.inner_text("#toast")
+
+
 def test_offline_spark_streaming_and_executor_pictures(offline, stall_bundle):
     page = offline
     page.goto(stall_bundle.as_uri() + "#scope=2")
