@@ -37,7 +37,9 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from heapq import heapify, heappop, heappush
 from typing import Any
 
@@ -960,7 +962,8 @@ class BlameTracker:
                 return latest(-1, seq, lambda iv: iv is not n and not upstream(n, iv)
                               and any(upstream(iv, g) for g in group))
 
-            rival = rival_of(h, end_seq)
+            # asked only by a task segment's what-if (most steps have none): a walk does not pay for it
+            rival: Callable[[], Interval | None] = partial(rival_of, h, end_seq)
             for _ in range(100_000):
                 if cut <= start:
                     break
@@ -970,7 +973,7 @@ class BlameTracker:
                 if nxt is not None:
                     frm = max(start, min(nxt.end_at or start, cut))
                     segments += self._segments(scope, sb, t, h, frm, cut, rival)
-                    rival = rival_of(nxt, s_seq)
+                    rival = partial(rival_of, nxt, s_seq)
                     cut, h, s_seq = frm, nxt, nxt.end_seq or 0
                     continue
                 frm = max(start, min(h.start_at, cut))
@@ -999,7 +1002,7 @@ class BlameTracker:
                     return max(last.end_seq or 0 if last is not None else 0, c.start_seq), -c.start_seq
 
                 h = max(made, key=unblocked)
-                rival = rival_of(h, s_seq)
+                rival = partial(rival_of, h, s_seq)
         if cut > start:
             segments.append({"kind": "driver", "seconds": round(cut - start, 6), "from": start, "to": cut,
                              "holder": {"operator": "driver", "doing": "nothing in the scope held this time"}})
@@ -1013,10 +1016,10 @@ class BlameTracker:
     # --- what a segment names ----------------------------------------------------------------------------------
 
     def _segments(self, scope: Subgraph, sb: _Scope, t: Any, h: Interval, frm: float, to: float,
-                  rival: Interval | None = None) -> list[dict]:
+                  rival: Callable[[], Interval | None] | None = None) -> list[dict]:
         """The segment(s) for holder ``h`` over ``[frm, to)``, latest first (a task splits into task and pending).
-        ``rival``: the holder released last, other than ``h``, that what ``h`` held up also waited for (the walk's
-        second choice): had ``h`` been released earlier, it would hold the time from its own release on."""
+        ``rival`` gives the holder released last, other than ``h``, that what ``h`` held up also waited for (the
+        walk's second choice): had ``h`` been released earlier, it would hold the time from its own release on."""
         op = scope.children.get(h.loc.node)
         attrs = op.attrs if op is not None else {}
         holder: dict = {"operator": op.name if op is not None else "scope boundary", "node": h.loc.node,
@@ -1068,7 +1071,7 @@ class BlameTracker:
 
     @staticmethod
     def _what_if(scope: Subgraph, h: Interval, task: Any, launched: float, med: float, frm: float, to: float,
-                 rival: Interval | None) -> dict:
+                 rival: Callable[[], Interval | None] | None) -> dict:
         """Had ``task`` run its stage's median, the critical path walked again: the stage releases the time when
         that shortened run or its sibling that ended last is done, and the time is then held by whichever comes
         later of that and the rival (another straggler, another stage the next step also waited for), so it ends
@@ -1081,11 +1084,12 @@ class BlameTracker:
         if second[0] > released:
             released, then = second[0], {"task": second[1], "stage": (h.end_cause or {}).get("stage"),
                                          "why": "its stage's next-slowest task"}
-        if rival is not None and rival.end_at is not None and rival.end_at > released:
-            op = scope.children.get(rival.loc.node)
-            cause = rival.end_cause or {}
-            released, then = rival.end_at, {"operator": op.name if op is not None else "scope boundary",
-                                            "port": rival.loc.to_json(), "time": rival.time,
+        other = rival() if rival is not None else None
+        if other is not None and other.end_at is not None and other.end_at > released:
+            op = scope.children.get(other.loc.node)
+            cause = other.end_cause or {}
+            released, then = other.end_at, {"operator": op.name if op is not None else "scope boundary",
+                                            "port": other.loc.to_json(), "time": other.time,
                                             "why": "the next step waited for it too"}
             if cause.get("event") == "TaskEnd":
                 then.update(task=cause.get("task"), stage=cause.get("stage"))
