@@ -74,7 +74,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-
 def _ports_of(scope: Any) -> str:
     """What the user can ask about in ``scope`` instead: its ports, or, for a scope without (a Spark log's root),
     the scopes inside it."""

@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .arguments import scope_path
 from .server import Landing, add_server_options, run_server, server_settings
 
-__all__ = ["register", "cmd_replay", "parse_moment", "parse_scope"]
+__all__ = ["register", "cmd_replay", "parse_moment"]
 
 
 def parse_moment(text: str) -> Landing:
@@ -30,14 +31,6 @@ def parse_moment(text: str) -> Landing:
     return Landing(at=moment.timestamp())
 
 
-def parse_scope(text: str) -> tuple[int, ...]:
-    """`--scope`: a scope's path as the page writes it (`3` a region, `3,1` a scope inside it)."""
-    try:
-        return tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a scope path (numbers separated by commas: 3,1)") from None
-
-
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("replay", help="open a progress log or Spark event log in the browser view",
                               description="Open one log (a flowscope progress log, or a Spark event log: a file or "
@@ -50,7 +43,7 @@ def register(subparsers: Any) -> None:
                    help="open the page at this moment: a batch number (the state after that many batches) or an "
                         "ISO 8601 wall-clock time (2026-11-28T01:02:03.123Z; the state after every batch stamped "
                         "at or before it); the URL is printed once the log has been read that far")
-    p.add_argument("--scope", type=parse_scope, default=(), metavar="PATH",
+    p.add_argument("--scope", type=scope_path, default=[], metavar="PATH",
                    help="open this scope (its path: 3, or 3,1 for a scope inside scope 3) instead of the root")
     add_server_options(p, 0)
     p.set_defaults(func=cmd_replay)
@@ -65,5 +58,5 @@ def cmd_replay(args: argparse.Namespace) -> int:
     landing = None
     if args.at is not None or args.scope:
         moment = args.at or Landing()
-        landing = Landing(scope=args.scope, batch=moment.batch, at=moment.at)
+        landing = Landing(scope=tuple(args.scope), batch=moment.batch, at=moment.at)
     return run_server(args, settings, [str(log)], [], args.follow_file, landing)
