@@ -83,27 +83,27 @@ export async function gotoFinding(scope, batch, port) {
   if (port) selectPort(port);
 }
 
-// A finding: a straggler is shown just before its end, while it still held its stage's time (its siblings mostly done),
-// explaining the stage's output there; any other finding at its own batch.
+// The view of `scope` at wall time `at`, explaining `port` for time `t` there: a blame segment's middle, a
+// straggler just before its end.
+async function openAt(scope, at, port, t) {
+  const st = await api.get(`/api/sessions/${S.sid}/state`, { scope: api.scopeParam(scope), at });
+  await gotoFinding(scope, st.batch, port);
+  if (port) await explain(port, t);
+}
+
+// A finding: a straggler is shown just before its end, while it still held its stage's time (its siblings mostly
+// done), explaining the stage's output there; any other finding at its own batch.
 export async function openFinding(f) {
   const port = f.node !== undefined && f.node !== null ? `out,${f.node},0` : null;
   try {
-    if (f.finding === "straggler" && typeof f.ended_at === "number") {
-      const st = await api.get(`/api/sessions/${S.sid}/state`, { scope: api.scopeParam(f.scope || []), at: f.ended_at - 0.001 });
-      await gotoFinding(f.scope || [], st.batch, port);
-      if (port) await explain(port, f.time);
-      return;
-    }
-    await gotoFinding(f.scope || [], f.after, port);
+    if (f.finding === "straggler" && typeof f.ended_at === "number") await openAt(f.scope || [], f.ended_at - 0.001, port, f.time);
+    else await gotoFinding(f.scope || [], f.after, port);
   } catch (e) { toast(e.message); }
 }
 
 // A blame segment: the view at the middle of it, explaining the holder's port for the blamed time.
 export async function openBlameSegment(t, seg) {
   try {
-    const st = await api.get(`/api/sessions/${S.sid}/state`, { scope: api.scopeParam(t.scope), at: (seg.from + seg.to) / 2 });
-    const port = seg.holder.port ? seg.holder.port.join(",") : null;
-    await gotoFinding(t.scope, st.batch, port);
-    if (port) await explain(port, t.time);
+    await openAt(t.scope, (seg.from + seg.to) / 2, seg.holder.port ? seg.holder.port.join(",") : null, t.time);
   } catch (e) { toast(e.message); }
 }

@@ -1,6 +1,6 @@
 // Routes: #/ lists the sessions, #/s/ID?scope=3,1&batch=20 shows one scope of a session (at a batch in the past);
-// &port=out,4,0 selects and explains a port (and a port selected is written there, with the moment). A post-mortem (api.bundle) has one session, and takes the short
-// deep link #batch=20&port=out,4,0&scope=3,1 too.
+// &port=out,4,0 selects and explains a port (and a port selected is written there, with the moment). A post-mortem
+// (api.bundle) has one session, and takes the short deep link #batch=20&port=out,4,0&scope=3,1 too.
 
 import { S } from "./state.js";
 import { showLanding } from "./landing.js";
