@@ -43,7 +43,7 @@ import argparse
 import os
 import sys
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 

@@ -45,6 +45,7 @@ sys.path.insert(0, HERE)
 
 from gen_pipeline import default_path, write_pipeline  # noqa: E402
 
+
 def _open(mode: str) -> str:
     """Source that opens sys.argv[1] as ``f`` (decompressing by suffix), in text ("t") or binary ("b") mode."""
     text = mode == "t"

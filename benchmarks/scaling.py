@@ -65,6 +65,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, ".."))
 
 from gen_pipeline import default_path, write_pipeline  # noqa: E402
+
 from tracker.progress_log import read_records  # noqa: E402
 from tracker.replay import Replay  # noqa: E402
 

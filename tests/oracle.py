@@ -16,7 +16,8 @@ or nested pairs (products, any depth), compared componentwise by the few lines b
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from tracker.reachability import Location, Source, Target
 

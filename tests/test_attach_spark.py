@@ -200,8 +200,8 @@ def test_configuration_alone_streams_from_the_application_start(drivers):
 
 
 def test_py4j_fallback_and_jvm_listener_side_by_side(spark, tmp_path, monkeypatch):
-    import flowscope
     import backend.spark.listener as listener_pkg
+    import flowscope
 
     jvm = flowscope.attach(spark, tmp_path / "jvm.jsonl", quiet=True)
 

@@ -13,8 +13,16 @@ import time
 import httpx
 import pytest
 
-from backend.feeds import (FeedError, FeedKind, FeedRegistry, FollowProgressLog, IterFeed, ProgressLogFeed,
-                           PushFeed, default_registry)
+from backend.feeds import (
+    FeedError,
+    FeedKind,
+    FeedRegistry,
+    FollowProgressLog,
+    IterFeed,
+    ProgressLogFeed,
+    PushFeed,
+    default_registry,
+)
 from backend.session import Session, SessionOptions
 from tests.conftest import LOOP_LOG, REPO
 from tests.e2e.logs import pipeline_records

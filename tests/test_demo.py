@@ -11,9 +11,8 @@ import sys
 import time
 import urllib.request
 
-from .e2e.browser import chromium, shot
-
 from .conftest import REPO
+from .e2e.browser import chromium, shot
 
 
 def test_demo_runs_a_live_pyspark_pipeline_and_serves_its_view():

@@ -6,8 +6,8 @@ import asyncio
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import httpx
 import uvicorn
