@@ -81,7 +81,9 @@ class Graph:
         self.nodes: dict[int, tuple[int, int, list[list[list[Any]]]]] = {}
         self.edges: list[tuple[Location, Location]] = []
 
-    def add_node(self, index: int, inputs: int, outputs: int, summary: Iterable[Iterable[Iterable[Any]]] | None = None) -> None:
+    def add_node(
+        self, index: int, inputs: int, outputs: int, summary: Iterable[Iterable[Iterable[Any]]] | None = None
+    ) -> None:
         if summary is None:
             rows = [[[identity(self.depth)] for _ in range(outputs)] for _ in range(inputs)]
         else:
@@ -168,12 +170,15 @@ def frontier_at(
     port: Location,
     where: Any = None,
 ) -> list[Any]:
-    """Minimal ``s(t)`` over pointstamps ``(l, t)`` with positive count (and ``where(l)``, if given), ``s`` in paths l->port."""
+    """Minimal ``s(t)`` over pointstamps ``(loc, t)`` with positive count, ``s`` in the paths loc -> port.
+
+    With ``where``, only the pointstamps whose ``where(loc)`` holds count.
+    """
     results = []
-    for (l, t) in positive(counts):
-        if where is not None and not where(l):
+    for (loc, t) in positive(counts):
+        if where is not None and not where(loc):
             continue
-        for s in paths.get((l, port), ()):
+        for s in paths.get((loc, port), ()):
             results.append(add(s, t))
     return minimal(results)
 
@@ -188,14 +193,18 @@ def frontiers(
 
 
 def implication_count(
-    graph: Graph, counts: Mapping[tuple[Location, Any], int], fronts: Mapping[Location, list[Any]], port: Location, time: Any
+    graph: Graph,
+    counts: Mapping[tuple[Location, Any], int],
+    fronts: Mapping[Location, list[Any]],
+    port: Location,
+    time: Any,
 ) -> int:
     """How many immediate precursors put exactly ``time`` into the frontier at ``port``:
 
     the port's own minimal positive pointstamp (0 or 1), plus, for every one-hop link ``(p -> port, s)`` and every
     frontier element ``f`` at ``p``, one if ``s(f) == time``.
     """
-    own = minimal(t for (l, t) in positive(counts) if l == port)
+    own = minimal(t for (loc, t) in positive(counts) if loc == port)
     n = 1 if time in own else 0
     for a, b, s in graph.links():
         if b == port:

@@ -343,8 +343,12 @@ def v3_builder() -> Builder:
 W0 = ProgressBatch(0, 0, ((Target(2, 0), 0, 1), (Source(1, 0), 0, -1), (Source(1, 0), 1, 1)))
 W1A = ProgressBatch(1, 0, ((Source(1, 0), 0, -1), (Source(1, 0), 1, 1)))
 W1B = ProgressBatch(1, 1, ((Target(2, 0), 0, -1),))
-MOVE = lambda *locs: sorted([(l, 0, -1) for l in locs] + [(l, 1, 1) for l in locs])  # noqa: E731
 DOWNSTREAM = (Target(2, 0), Source(2, 0), Target(3, 0))
+
+
+def moves(*locs: Location) -> list[tuple[Location, int, int]]:
+    """The frontier changes (sorted, as ``receive`` returns them) that move every one of ``locs`` from time 0 to 1."""
+    return sorted([(loc, 0, -1) for loc in locs] + [(loc, 1, 1) for loc in locs])
 
 
 def v5_replica() -> Replica:
@@ -369,7 +373,7 @@ def test_v5_order_w1a_w1b_w0():
     assert r.pointstamps(Target(2, 0)) == [(0, -1)]
     assert r.tracker.pointstamps_at(Target(2, 0)).frontier() == []  # the negative count is invisible
     assert r.frontier(Target(2, 0)) == [0]  # from upstream
-    assert r.receive(W0) == MOVE(Source(1, 0), *DOWNSTREAM)
+    assert r.receive(W0) == moves(Source(1, 0), *DOWNSTREAM)
     final_v5_state(r)
 
 
@@ -377,10 +381,10 @@ def test_v5_order_w0_w1a_w1b():
     r = v5_replica()
     assert r.receive(W0) == []
     assert r.tracker.implications_at(Target(2, 0)).count_for(0) == 2  # its own message plus upstream
-    assert r.receive(W1A) == MOVE(Source(1, 0))
+    assert r.receive(W1A) == moves(Source(1, 0))
     assert r.frontier(Target(2, 0)) == [0]
     assert r.tracker.implications_at(Target(2, 0)).updates() == [(0, 1), (1, 1)]
-    assert r.receive(W1B) == MOVE(*DOWNSTREAM)
+    assert r.receive(W1B) == moves(*DOWNSTREAM)
     final_v5_state(r)
 
 
@@ -390,7 +394,7 @@ def test_v5_order_w1b_w0_w1a():
     r = v5_replica()
     assert r.receive(w1b) == []
     assert r.receive(W0) == []
-    assert r.receive(w1a) == MOVE(Source(1, 0), *DOWNSTREAM)
+    assert r.receive(w1a) == moves(Source(1, 0), *DOWNSTREAM)
     final_v5_state(r)
 
 

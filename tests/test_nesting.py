@@ -132,7 +132,8 @@ def structures(draw):
         edges = []
         for n in sorted(shapes):
             for i in range(shapes[n][0]):
-                cands = list(first_sources) + [Source(m, o) for m in sorted(shapes) if m < n for o in range(shapes[m][1])]
+                earlier = [Source(m, o) for m in sorted(shapes) if m < n for o in range(shapes[m][1])]
+                cands = list(first_sources) + earlier
                 if cands:
                     for src in draw(st.lists(st.sampled_from(cands), min_size=1, max_size=2, unique=True)):
                         edges.append((src, Target(n, i)))
@@ -237,7 +238,8 @@ class Setup:
         self.flat_paths = oracle.path_summaries(fg)
         # the inner graph alone, for checking K's own tracker
         self.inner_graph = oracle.Graph(di)
-        self.inner_graph.add_node(0, s.k_outputs, s.k_inputs, [[[] for _ in range(s.k_inputs)] for _ in range(s.k_outputs)])
+        no_paths = [[[] for _ in range(s.k_inputs)] for _ in range(s.k_outputs)]
+        self.inner_graph.add_node(0, s.k_outputs, s.k_inputs, no_paths)
         for x, node in sorted(s.inner.items()):
             self.inner_graph.add_node(x, node.inputs, node.outputs, node.summary)
         for a, b in s.inner_edges:
@@ -292,7 +294,8 @@ class Execution:
         s = setup.s
         self.bounds = {"o": bound_for(s.outer_depth, s.outer_depth), "i": bound_for(s.inner_depth, s.outer_depth)}
         self.units = {"o": units(s.outer_depth), "i": units(s.inner_depth)}
-        self.state: Counter = Counter()  # ((scope, location), time) -> count: messages at targets, capabilities at sources
+        # ((scope, location), time) -> count: messages at targets, capabilities at sources
+        self.state: Counter = Counter()
         self.nodes = {"o": s.outer, "i": s.inner}
         for scope, nodes in self.nodes.items():
             for n, node in nodes.items():
@@ -371,8 +374,9 @@ class Execution:
             nested.append((loc, t, -1))
             logical.append(((scope, loc), t, -1))
             node = self.nodes[scope][loc.node]
+            identity = [oracle.identity(x.s.outer_depth)]
             options = [(o, s) for o in range(node.outputs)
-                       for s in oracle.minimal(node.summary[loc.port][o] if node.summary else [oracle.identity(x.s.outer_depth)])]
+                       for s in oracle.minimal(node.summary[loc.port][o] if node.summary else identity)]
             if options and not self.finishing:
                 o, s = rng.choice(options)
                 u = oracle.add(s, t)
@@ -390,9 +394,9 @@ class Execution:
         (x.root if target_scope == "o" else x.scope).receive(nested)
         x.root.schedule()
         # flat: the same action as one batch
-        for (sc, l), tt, d in logical:
-            self.state[((sc, l), tt)] += d
-            x.flat.update(x.flat_loc(sc, l), x.flat_time(sc, tt), d)
+        for (sc, location), tt, d in logical:
+            self.state[((sc, location), tt)] += d
+            x.flat.update(x.flat_loc(sc, location), x.flat_time(sc, tt), d)
         x.flat.propagate_all()
         assert all(c >= 0 for c in self.state.values()), "the execution consumed something that was not there"
 
@@ -403,8 +407,8 @@ class Execution:
         s = x.s
         root, scope, flat = x.root, x.scope, x.flat
         ocounts: Counter = Counter()
-        for ((sc, l), t), c in self.state.items():
-            ocounts[(x.flat_loc(sc, l), x.oracle_time(sc, t))] += c
+        for ((sc, location), t), c in self.state.items():
+            ocounts[(x.flat_loc(sc, location), x.oracle_time(sc, t))] += c
         expected = oracle.frontiers(x.flat_graph, ocounts, x.flat_paths)
         # every outer port
         for loc in root.tracker.locations:
@@ -416,12 +420,12 @@ class Execution:
             assert nested == expected[fl], f"outer {loc}: nested {nested}, oracle {expected[fl]}"
             assert nested == flat_f, f"outer {loc}: nested {nested}, flat {flat_f}"
         # K's internal capabilities, as reported to the parent
-        inner_counts = Counter({(l, t): c for ((sc, l), t), c in self.state.items() if sc == "i"})
+        inner_counts = Counter({(location, t): c for ((sc, location), t), c in self.state.items() if sc == "i"})
         for j in range(s.k_outputs):
             expect = oracle.minimal(
                 x.to_outer(oracle.add(p, t))
-                for (l, t), c in inner_counts.items() if c > 0
-                for p in x.inner_paths.get((l, Target(0, j)), ())
+                for (location, t), c in inner_counts.items() if c > 0
+                for p in x.inner_paths.get((location, Target(0, j)), ())
             )
             assert scope.reported_outputs()[j] == expect, f"K's capabilities at output {j}"
             assert root.tracker.pointstamps_at(Source(s.k, j)).frontier() == expect
@@ -439,7 +443,7 @@ class Execution:
         self.x.root.schedule()
         self.x.flat.propagate_all()
         self.check()
-        for step in range(steps):
+        for _ in range(steps):
             acts = self.actions()
             if not acts:
                 break

@@ -173,14 +173,14 @@ def check_state(g, paths, tracker, counts, pushed_acc, outputs_acc):
     scope_outputs = g.nodes[0][0]
     for j in range(scope_outputs):
         out = Target(0, j)
-        expect = oracle.frontier_at(paths, counts, out, where=lambda l: l.node != 0)
+        expect = oracle.frontier_at(paths, counts, out, where=lambda loc: loc.node != 0)
         acc = outputs_acc[j]
         assert all(c >= 0 for c in acc.values()), f"negative output count at output {j}: {acc}"
         got = oracle.minimal(t for t, c in acc.items() if c > 0)
         assert got == expect, f"output {j}: accumulated output_changes give {got}, oracle {expect}"
         exact = Counter()
-        for loc in {l for (l, _) in counts if l.node != 0}:
-            own = oracle.minimal(t for (l, t), c in counts.items() if l == loc and c > 0)
+        for loc in {location for (location, _) in counts if location.node != 0}:
+            own = oracle.minimal(t for (location, t), c in counts.items() if location == loc and c > 0)
             for t in own:
                 for s in paths.get((loc, out), ()):
                     exact[oracle.add(s, t)] += 1
@@ -195,16 +195,16 @@ def check_is_global(g, paths, tracker, counts, fronts, depth):
             for s in ([1, 2] if depth == 1 else [(0, 1), (1, 0), (1, 1)]):
                 candidates.add(oracle.add(s, f))
         candidates.add(oracle.identity(depth))
-        candidates.update(t for (l, t) in counts if l == p)
+        candidates.update(t for (loc, t) in counts if loc == p)
         for t in candidates:
             expect = oracle.is_global(g, counts, fronts, p, t)
             assert tracker.is_global(p, t) == expect, f"is_global({p}, {t}): tracker {not expect}, oracle {expect}"
         # Semantic reading for times with a positive pointstamp at p: is_global iff removing that pointstamp
         # would change the frontier at p.
-        for (l, t), c in counts.items():
-            if l == p and c > 0:
+        for (loc, t), c in counts.items():
+            if loc == p and c > 0:
                 without = dict(counts)
-                without[(l, t)] = 0
+                without[(loc, t)] = 0
                 changes = oracle.frontier_at(paths, without, p) != fronts[p]
                 assert tracker.is_global(p, t) == changes, f"is_global({p}, {t}) vs removing it"
 
@@ -316,7 +316,7 @@ def test_builder_rejects_exactly_identity_cycles(g):
             builder.build()
         cycle = info.value.cycle
         assert cycle, "CycleError without a cycle"
-        for a, b in zip(cycle, cycle[1:] + cycle[:1]):
+        for a, b in zip(cycle, cycle[1:] + cycle[:1], strict=True):  # each hop, the last back to the first
             assert ident_graph.has_edge(a, b), f"reported cycle hop {a} -> {b} is not an identity link"
     else:
         tracker, _ = builder.build()
@@ -551,7 +551,7 @@ def test_growth_rejects_exactly_the_edge_that_closes_an_identity_cycle(g):
             with pytest.raises(CycleError) as info:
                 tracker.add_edge(s, t)
             cycle = info.value.cycle
-            for a, b in zip(cycle, cycle[1:] + cycle[:1]):
+            for a, b in zip(cycle, cycle[1:] + cycle[:1], strict=True):  # each hop, the last back to the first
                 assert ident.has_edge(a, b), f"reported cycle hop {a} -> {b} is not an identity link"
         else:
             tracker.add_edge(s, t)
