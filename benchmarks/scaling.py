@@ -144,7 +144,7 @@ def breakdown(structure: list[dict], progress: list[dict], per_batch: list[int],
     assert best is not None
     out = {}
     for name, lo, hi in BUCKETS:
-        picked = [(c, t) for c, t in zip(per_batch, best) if lo <= c <= hi]
+        picked = [(c, t) for c, t in zip(per_batch, best, strict=True) if lo <= c <= hi]
         n, secs, changes = len(picked), sum(t for _, t in picked), sum(c for c, _ in picked)
         out[name] = (n, secs / n * 1e6 if n else 0.0, secs / changes * 1e6 if changes else float("nan"),
                      secs / sum(best) if best else 0.0)

@@ -8,6 +8,7 @@ import time
 import httpx
 import orjson
 import pytest
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from backend.app import Settings
@@ -180,7 +181,7 @@ def test_switching_scope_and_deleting_the_session(server, client, tmp_path):
         want, _ = rest_state(client, sid, "3")
         assert {key(r) for r in inner["ports"]} == set(want)
         assert client.delete(f"/api/sessions/{sid}").status_code == 204
-        with pytest.raises(Exception) as closed:
+        with pytest.raises(ConnectionClosed) as closed:
             while True:
                 ws.recv(timeout=10)
         assert "1001" in str(closed.value) or "session deleted" in str(closed.value)
@@ -190,7 +191,7 @@ def test_unknown_session_is_reported_and_closed(server):
     with connect(f"{server.ws_url}/api/sessions/nope/stream") as ws:
         msg = orjson.loads(ws.recv(timeout=5))
         assert msg == {"type": "error", "detail": "no session 'nope'"}
-        with pytest.raises(Exception):
+        with pytest.raises(ConnectionClosed):
             ws.recv(timeout=5)
         assert ws.close_code == 4404
 

@@ -18,7 +18,7 @@ def lex_min(frontiers):
 def le(a, b):
     if isinstance(a, int):
         return isinstance(b, int) and a <= b
-    return all(le(x, y) for x, y in zip(a, b))
+    return all(le(x, y) for x, y in zip(a, b, strict=True))  # times of one scope: one depth
 
 
 def expected_status(frontier, t):

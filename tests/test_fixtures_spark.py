@@ -309,5 +309,5 @@ def test_a_live_application_agrees_with_its_own_status_tracker(tmp_path):
     for s, (attempt, tasks, completed, failed) in ran.items():
         assert model.stages[(s, attempt)] == "COMPLETE" and completed == tasks and failed == 0
     assert "SKIPPED" in model.stages.values()
-    for job, epoch, frontier, _ in c.job_ends:
+    for _job, epoch, frontier, _ in c.job_ends:
         assert all(t > epoch for t in frontier)

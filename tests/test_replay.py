@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -100,11 +101,15 @@ def test_scope_grows_after_progress_started(tmp_path):
         log.progress([], [(Target(2, 0), 0, -1), (Target(3, 0), 0, 1)])
         log.progress([], [(Source(1, 0), 1, -1), (Source(1, 0), 4, 1)])
 
+    def whole_log(log, late):
+        structure(log, late)
+        batches(log, late)
+
     results = {}
     for late_flag in (False, True):
         folder = tmp_path / str(late_flag)
         folder.mkdir()
-        results[late_flag] = replay_file(log_with(folder, lambda log: (structure(log, late_flag), batches(log, late_flag))))
+        results[late_flag] = replay_file(log_with(folder, functools.partial(whole_log, late=late_flag)))
     early, late = results[False], results[True]
     assert early.errors == late.errors == []
     assert late.state() == early.state()
@@ -128,7 +133,9 @@ def test_multi_worker_log_is_the_global_view(tmp_path):
 
 def test_observer_sees_each_batch_and_its_frontier_changes(loop_log):
     seen = []
-    replay = Replay(str(loop_log), observer=lambda info, scope, updates, pushed: seen.append((info, scope.path, len(updates), pushed)))
+    replay = Replay(
+        str(loop_log), observer=lambda info, scope, updates, pushed: seen.append((info, scope.path, len(updates), pushed))
+    )
     replay.feed(read_records(loop_log), limit=3)
     assert [s[0].index for s in seen] == [0, 1, 2]
     assert seen[0][0].cause == {"operator": "input"} and seen[0][0].line is not None

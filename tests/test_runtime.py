@@ -145,8 +145,10 @@ def test_each_worker_records_its_view_as_a_progress_log(tmp_path):
         assert replay.batches_applied > 0
         assert all(p["frontier"] == [] for s in replay.state()["scopes"] for p in s["ports"])
         assert [f for f in replay.findings if f.kind == "negative-count"] == [], senders
-        workers_seen = set()
-        replay2 = replay_file(tmp_path / f"worker-{w}.jsonl", observer=lambda info, *rest: workers_seen.add(info.worker))
+        workers_seen: set[int] = set()
+        replay2 = replay_file(
+            tmp_path / f"worker-{w}.jsonl", observer=lambda info, *_, seen=workers_seen: seen.add(info.worker)
+        )
         assert workers_seen == {0, 1}, "a worker's view holds every worker's batches"
         assert replay2.batches_applied == replay.batches_applied
 

@@ -26,11 +26,12 @@ class Reports:
 
         def spy(consumed, internal, produced):
             result = original(consumed, internal, produced)
-            for mine, theirs in zip(self.consumed, consumed):
+            # the parent passes one batch per input and per output of the scope, as sized here
+            for mine, theirs in zip(self.consumed, consumed, strict=True):
                 mine.extend(theirs.into_inner())
-            for mine, theirs in zip(self.internal, internal):
+            for mine, theirs in zip(self.internal, internal, strict=True):
                 mine.extend(theirs.into_inner())
-            for mine, theirs in zip(self.produced, produced):
+            for mine, theirs in zip(self.produced, produced, strict=True):
                 mine.extend(theirs.into_inner())
             return result
 
