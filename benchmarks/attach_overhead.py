@@ -111,7 +111,8 @@ DRIVER = textwrap.dedent('''
         result["listener"] = att.stats()
         result["feed"] = {k: v for k, v in feed.stats().items() if k != "queued"}
         result["task_ends_modelled"] = feed.model.task_ends
-        result["session"] = {k: session_info(session)[k] for k in ("status", "records", "batches", "errors", "findings")}
+        info = session_info(session)
+        result["session"] = {k: info[k] for k in ("status", "records", "batches", "errors", "findings")}
         result["latency_ms"] = sorted(latencies)
     spark.stop()
     if att is not None:

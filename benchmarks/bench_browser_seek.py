@@ -60,7 +60,8 @@ def main(argv=None) -> int:
             time.sleep(1)
         ingest = time.perf_counter() - start
         h = session.history
-        stored = sum(len(s.blob or b"") for s in h.segments) + sum(len(x) for s in h.segments if s.lines for x in s.lines)
+        stored = sum(len(s.blob or b"") for s in h.segments)
+        stored += sum(len(x) for s in h.segments if s.lines for x in s.lines)
         print(f"ingested {info['batches']:,} batches in {ingest:.1f} s ({info['batches'] / ingest:,.0f}/s, "
               f"contract checks {'on' if args.check else 'off'}); history: {len(h.segments)} segments, "
               f"{stored / 1e6:.1f} MB of compressed records", flush=True)

@@ -186,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     c = write_pipeline(path, args.operators, args.epochs, args.in_flight, args.stateful_every, not args.no_marks)
     print(f"wrote {path}: {c['batches']} batches, {c['marks']} marks, {c['bytes'] / 1e6:.1f} MB "
-          f"({c['operators']} operators, {c['epochs']} epochs, {c['steps']} steps) in {time.perf_counter() - start:.1f}s")
+          f"({c['operators']} operators, {c['epochs']} epochs, {c['steps']} steps) "
+          f"in {time.perf_counter() - start:.1f}s")
     return 0
 
 

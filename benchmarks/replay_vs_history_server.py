@@ -2,10 +2,11 @@
 
 The log: a real one replicated until it is large. By default the pyspark 4.3 log of a 1,000-task shuffle job
 (`pyspark-4.3/spark430_1000tasks_shuffle.jsonl.gz` in `$FLOWSCOPE_SPARK_EVENTS`, default `../shared/spark-events`;
-one SQL execution, 1,004 tasks, 5 MB) copied 100 times into one application: every copy's jobs, stages, tasks, RDDs and SQL executions renumbered
-past the previous copy's and its times shifted after them, the application's start and end events once. That is
-100 jobs, 200 stages, 100,400 tasks and ~520 MB of JSON, a log Spark itself would have written for a driver that
-ran the same query 100 times (`--copies`, `--source` to change it). It is written once to `benchmarks/out/`.
+one SQL execution, 1,004 tasks, 5 MB) copied 100 times into one application: every copy's jobs, stages, tasks, RDDs
+and SQL executions renumbered past the previous copy's and its times shifted after them, the application's start and
+end events once. That is 100 jobs, 200 stages, 100,400 tasks and ~520 MB of JSON, a log Spark itself would have
+written for a driver that ran the same query 100 times (`--copies`, `--source` to change it). It is written once to
+`benchmarks/out/`.
 
 What is measured, each as a fresh process (start-up included, as a user meets it):
 
@@ -58,7 +59,7 @@ sys.path.insert(0, str(REPO))
 
 import orjson  # noqa: E402
 
-# --- the log ---------------------------------------------------------------------------------------------------------
+# --- the log ----------------------------------------------------------------------------------------------------------
 
 ONCE_BEFORE = {"SparkListenerLogStart", "SparkListenerResourceProfileAdded", "SparkListenerExecutorAdded",
                "SparkListenerBlockManagerAdded", "SparkListenerEnvironmentUpdate", "SparkListenerApplicationStart"}
@@ -200,7 +201,7 @@ def ensure_log(source: Path, copies: int, regen: bool) -> tuple[Path, dict]:
     return target, meta
 
 
-# --- flowscope ---------------------------------------------------------------------------------------------------------
+# --- flowscope --------------------------------------------------------------------------------------------------------
 
 FLOWSCOPE = r"""
 import sys, time, json, resource
@@ -256,7 +257,7 @@ def run_command(args: list[str]) -> tuple[float, float]:
     return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
-# --- the History Server ------------------------------------------------------------------------------------------------
+# --- the History Server -----------------------------------------------------------------------------------------------
 
 
 def spark_home() -> Path:
@@ -361,7 +362,7 @@ def run_history_server(log: Path, meta: dict, memory: str, timeout: float = 900.
             "tasks": sum(s["numCompleteTasks"] + s["numFailedTasks"] + s["numKilledTasks"] for s in stages)}
 
 
-# --- report ------------------------------------------------------------------------------------------------------------
+# --- report -----------------------------------------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -389,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     runs = []
     for i in range(args.repeat):
         r = run_flowscope(log)
-        assert r["errors"] == 0 and r["open_ports"] == 0 and r["jobs"] == meta["jobs"] and r["tasks"] == meta["tasks"], r
+        assert r["errors"] == 0 and r["open_ports"] == 0, r
+        assert r["jobs"] == meta["jobs"] and r["tasks"] == meta["tasks"], r
         runs.append(r)
         print(f"  flowscope run {i + 1}: {r['wall']:.2f} s wall ({r['seconds']:.2f} s replay; CPU {r['cpu']:.2f} s "
               f"replay + {r['model_cpu']:.2f} s model + {r['reader_cpu']:.2f} s reading), peak RSS "
@@ -426,7 +428,8 @@ def main(argv: list[str] | None = None) -> int:
         "log": {k: meta[k] for k in ("source", "copies", "events", "tasks", "jobs", "bytes")},
         "flowscope": {"wall_best": best["wall"], "wall_median": med_wall, "replay_best": replay_best,
                       "events_per_s": meta["events"] / replay_best, "mb_per_s": mb / replay_best,
-                      "batches": best["batches"], "max_rss_mb": max(r["max_rss_mb"] + r["child_max_rss_mb"] for r in runs)},
+                      "batches": best["batches"],
+                      "max_rss_mb": max(r["max_rss_mb"] + r["child_max_rss_mb"] for r in runs)},
         "history_server": {"wall_best": hs_best["wall"], "up": hs_best["up"], "listed": hs_best["listed"],
                            "replay_after_listed": hs_best["wall"] - hs_best["listed"],
                            "events_per_s": meta["events"] / hs_best["wall"], "mb_per_s": mb / hs_best["wall"],

@@ -154,7 +154,8 @@ def breakdown(structure: list[dict], progress: list[dict], per_batch: list[int],
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="replay cost per batch at 20, 200 and 2000 operators")
     ap.add_argument("--sizes", type=int, nargs="+", default=[20, 200, 2000])
-    ap.add_argument("--batches", type=int, default=None, help="about this many batches per size (default 60000; --quick 12000)")
+    ap.add_argument("--batches", type=int, default=None,
+                    help="about this many batches per size (default 60000; --quick 12000)")
     ap.add_argument("--in-flight", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per size (default 5; --quick 3)")
     ap.add_argument("--quick", action="store_true")
@@ -163,8 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     repeat = args.repeat or (3 if args.quick else 5)
 
     print(f"python {sys.version.split()[0]}; {os.cpu_count()} cpus; load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; ~{target} batches per size, {args.in_flight} epochs in flight, "
-          f"best of {repeat}")
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; ~{target} batches per size, "
+          f"{args.in_flight} epochs in flight, best of {repeat}")
     print()
     header = (f"{'operators':>9} {'epochs':>6} {'batches':>8} {'build ms':>9} {'us/batch':>9} {'spread':>7} "
               f"{'median':>7} {'CPU':>7} {'changes/batch':>13} {'max':>5} {'us/change':>9} {'CPU/change':>10}")
@@ -207,12 +208,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'operators':>9} {'changes':>8} {'batches':>8} {'share':>6} {'us/batch':>9} {'us/change':>9} {'time':>6}")
     for row in rows:
         for name, (n, us, us_change, share) in row["breakdown"].items():
-            print(f"{row['operators']:>9} {name:>8} {n:>8} {n / row['batches']:>6.1%} {us:>9.2f} {us_change:>9.2f} {share:>6.1%}")
+            print(f"{row['operators']:>9} {name:>8} {n:>8} {n / row['batches']:>6.1%} {us:>9.2f} {us_change:>9.2f} "
+                  f"{share:>6.1%}")
     if len(rows) > 1:
         lo, hi = rows[0], rows[-1]
         print()
-        print(f"graph {hi['operators'] / lo['operators']:.0f}x larger: cost per batch x{hi['us_batch'] / lo['us_batch']:.2f} "
-              f"(CPU time x{hi['cpu_us'] / lo['cpu_us']:.2f}), per frontier change x{hi['us_change'] / lo['us_change']:.2f}, "
+        print(f"graph {hi['operators'] / lo['operators']:.0f}x larger: "
+              f"cost per batch x{hi['us_batch'] / lo['us_batch']:.2f} (CPU time x{hi['cpu_us'] / lo['cpu_us']:.2f}), "
+              f"per frontier change x{hi['us_change'] / lo['us_change']:.2f}, "
               f"one-off build x{hi['build_ms'] / lo['build_ms']:.0f}")
     return 0
 

@@ -177,7 +177,8 @@ def test_marks_series_search_workers_batches(client, loop_sid):
     assert workers["workers"][0]["batches"] == 91 and sum(workers["histogram"]["0"]) == 91
     b = client.get(f"/api/sessions/{loop_sid}/batches", params={"offset": 20, "limit": 2}).json()
     assert b["total"] == 91 and [x["batch"] for x in b["batches"]] == [21, 22]
-    assert b["batches"][0]["cause"] == {"operator": "step"} and b["batches"][0]["seq"] == 20 and b["batches"][0]["scope"] == [3]
+    first = b["batches"][0]
+    assert first["cause"] == {"operator": "step"} and first["seq"] == 20 and first["scope"] == [3]
     assert client.get(f"/api/sessions/{loop_sid}/batches", params={"worker": 5}).json()["total"] == 0
 
 
@@ -360,4 +361,5 @@ def test_per_worker_view_and_a_dataflow_that_grows(server, client, logs):
     assert any(r[1] == 3 for r in head["ports"])
     early = client.get(f"/api/sessions/{sid}/state", params={"batch": 2}).json()
     assert not any(r[1] == 3 for r in early["ports"])
-    assert {n["name"] for n in client.get(f"/api/sessions/{sid}/graph").json()["nodes"]} == {"source", "iterate", "late sink"}
+    nodes = client.get(f"/api/sessions/{sid}/graph").json()["nodes"]
+    assert {n["name"] for n in nodes} == {"source", "iterate", "late sink"}

@@ -36,7 +36,11 @@ def _rows(replay) -> dict:
 def _record(records, every: int):
     """Replay ``records`` with a history; return it and the live state after every batch."""
     history = History(checkpoint_every=every)
-    replay = Replay("test", observer=lambda info, scope, u, p: history.batch_applied(replay, replay.last_at, info.worker, scope.path))
+
+    def observe(info, scope, updates, pushed):
+        history.batch_applied(replay, replay.last_at, info.worker, scope.path)
+
+    replay = Replay("test", observer=observe)
     states, rows = {}, {}
     for rec in records:
         if rec.get("type") == "progress":

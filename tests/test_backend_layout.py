@@ -27,7 +27,9 @@ def _replay(records) -> Replay:
 def _overlaps(nodes) -> bool:
     for i, a in enumerate(nodes):
         for b in nodes[i + 1:]:
-            if a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]:
+            across = a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"]
+            down = a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+            if across and down:
                 return True
     return False
 

@@ -46,7 +46,8 @@ def expected_classes(api, sid, batch, scope=""):
 def dom_classes(page):
     return page.eval_on_selector_all(
         "#graph circle.port",
-        "els => Object.fromEntries(els.map(e => [e.dataset.port, [...e.classList].find(c => c.startsWith('st-')).slice(3)]))")
+        "els => Object.fromEntries(els.map(e => "
+        "[e.dataset.port, [...e.classList].find(c => c.startsWith('st-')).slice(3)]))")
 
 
 def wait_batch(page, batch):

@@ -15,7 +15,8 @@ from .conftest import LOOP_LOG, REPO
 
 
 def flowscope(*args, check=True):
-    proc = subprocess.run([sys.executable, "-m", "flowscope.cli", *map(str, args)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "flowscope.cli", *map(str, args)],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -57,7 +58,8 @@ def test_bad_input_is_reported_with_file_and_line(tmp_path):
 def test_explain_names_the_holder():
     proc = flowscope("explain", LOOP_LOG, "--at", 20, "--port", "in,4,0")
     assert "held by out(3,0) (loop) at 0" in proc.stdout
-    inner = json.loads(flowscope("explain", LOOP_LOG, "--at", 20, "--scope", "[3]", "--port", "in,0,0", "--time", "[0,5]", "--json").stdout)
+    proc = flowscope("explain", LOOP_LOG, "--at", 20, "--scope", "[3]", "--port", "in,0,0", "--time", "[0,5]", "--json")
+    inner = json.loads(proc.stdout)
     holders = {(tuple(h["location"]), tuple(h["time"])) for h in inner["holders"]}
     assert holders == {(("in", 2, 0), (0, 2))}, "inside the loop, epoch 0's record at the step operator holds it"
 

@@ -23,7 +23,8 @@ def test_capability_upstream_implies_the_message_downstream():
     root.schedule()
     answer = explain(root, Target(3, 0), 5)
     assert answer.frontier == [5]
-    assert [(h.location, h.time, h.count, h.summary, h.results_in) for h in answer.holders] == [(Source(1, 0), 5, 1, 0, 5)]
+    holders = [(h.location, h.time, h.count, h.summary, h.results_in) for h in answer.holders]
+    assert holders == [(Source(1, 0), 5, 1, 0, 5)]
     assert [(h.location, h.time, h.count) for h in answer.implied] == [(Target(2, 0), 5, 2)]
     # once the input moves on, the messages are what holds 5
     root.receive([(Source(1, 0), 5, -1), (Source(1, 0), 6, 1)])

@@ -15,7 +15,8 @@ def write_small(path):
         log.scope([2], "loop", inputs=1, outputs=1, depth=2)
         log.operator([], 1, "input", inputs=0, outputs=1, capabilities=[[0, 0]])
         log.edge([], Source(1, 0), Target(2, 0))
-        log.progress([], [(Target(2, 0), 0, 1), (Source(1, 0), 0, -1), (Source(1, 0), 1, 1)], worker=1, at=1.5, cause={"k": "v"})
+        log.progress([], [(Target(2, 0), 0, 1), (Source(1, 0), 0, -1), (Source(1, 0), 1, 1)],
+                     worker=1, at=1.5, cause={"k": "v"})
         log.progress([2], [(Source(0, 0), (0, 0), -1)], worker=1, at=2.0)
         log.mark("done", at=3.0, scope=[])
 

@@ -618,7 +618,9 @@ def test_v8_product_cycle_needs_non_identity_summary():
     assert v7_builder().find_identity_cycle() is None
     b = v7_builder()
     b.add_node(3, 1, 1, [[[(0, 0)]]])
-    assert b.find_identity_cycle() == [Target(1, 1), Source(1, 0), Target(2, 0), Source(2, 0), Target(3, 0), Source(3, 0)]
+    assert b.find_identity_cycle() == [
+        Target(1, 1), Source(1, 0), Target(2, 0), Source(2, 0), Target(3, 0), Source(3, 0)
+    ]
     with pytest.raises(CycleError):
         b.build()
 

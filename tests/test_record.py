@@ -236,7 +236,8 @@ def test_command_writes_to_stdout(tmp_path, capsysbinary):
     pytest.param("lzf", "pip install python-lzf", marks=pytest.mark.spark_events),
 ])
 def test_command_exits_2_naming_the_file(target, message, tmp_path, capsys, monkeypatch):
-    paths = {"missing": tmp_path / "nope", "readme": SPARK_EVENTS / "README.md", "progress": REPO / "fixtures" / "progress" / "loop.jsonl",
+    paths = {"missing": tmp_path / "nope", "readme": SPARK_EVENTS / "README.md",
+             "progress": REPO / "fixtures" / "progress" / "loop.jsonl",
              "many": SPARK_EVENTS, "lzf": tmp_path / "local-1.lzf"}
     if target == "lzf":
         paths["lzf"].write_bytes(encode("lzf", [thousand_lines()[0] + b"\n"]))

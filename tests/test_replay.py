@@ -133,9 +133,11 @@ def test_multi_worker_log_is_the_global_view(tmp_path):
 
 def test_observer_sees_each_batch_and_its_frontier_changes(loop_log):
     seen = []
-    replay = Replay(
-        str(loop_log), observer=lambda info, scope, updates, pushed: seen.append((info, scope.path, len(updates), pushed))
-    )
+
+    def observe(info, scope, updates, pushed):
+        seen.append((info, scope.path, len(updates), pushed))
+
+    replay = Replay(str(loop_log), observer=observe)
     replay.feed(read_records(loop_log), limit=3)
     assert [s[0].index for s in seen] == [0, 1, 2]
     assert seen[0][0].cause == {"operator": "input"} and seen[0][0].line is not None

@@ -21,7 +21,8 @@ def test_loops_on_spark_match_networkx(spark, peers):
 
 def test_barrier_on_spark(spark):
     barrier = load_example("barrier")
-    arrivals, releases, during_wait = barrier.combine(run_on_spark(spark, 2, barrier.make_main(rounds=2, work=0.05), chaos_seed=3))
+    outcomes = run_on_spark(spark, 2, barrier.make_main(rounds=2, work=0.05), chaos_seed=3)
+    arrivals, releases, during_wait = barrier.combine(outcomes)
     for r in range(2):
         assert min(releases[r]) >= max(arrivals[r]), "released before every task arrived"
         assert during_wait[r] == [100, 100]
@@ -33,7 +34,8 @@ def test_sequencer_and_strata_on_spark(spark):
     assert all(o == orders[0] for o in orders) and len(orders[0]) == 12
     strata = load_example("strata")
     outcomes = run_on_spark(spark, 2, strata.main_reachability, chaos_seed=9)
-    assert (strata.merged(outcomes, "reachable"), strata.merged(outcomes, "unreachable")) == strata.expected_reachability()
+    reach, unreach = strata.expected_reachability()
+    assert strata.merged(outcomes, "reachable") == reach and strata.merged(outcomes, "unreachable") == unreach
 
 
 def test_worker_logs_from_spark_tasks_replay(spark, tmp_path):

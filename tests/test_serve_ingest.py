@@ -21,7 +21,8 @@ def test_attach_to_a_running_server_by_url(spark):
         assert health["spark_ingest"]["port"] > 0 and health["spark_ingest"]["host"] == "127.0.0.1"
         att = flowscope.attach(spark, base, name="attached by url", quiet=True)
         assert att.path in ("jvm", "py4j")
-        spark.sparkContext.parallelize(range(200), 4).map(lambda x: (x % 3, 1)).reduceByKey(lambda a, b: a + b).collect()
+        rdd = spark.sparkContext.parallelize(range(200), 4)
+        rdd.map(lambda x: (x % 3, 1)).reduceByKey(lambda a, b: a + b).collect()
         assert att.flush(20)
         deadline = time.monotonic() + 30
         session = None

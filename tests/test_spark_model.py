@@ -62,7 +62,8 @@ def expected_stages(name):
 
 @pytest.mark.parametrize("log,jobs,stages", [
     ("local-1422981780767", "job_list_json_expectation.json", "stage_list_json_expectation.json"),
-    ("local-1426533911241", "job_list_from_multi_attempt_app_json_1__expectation.json", "stage_list_with_accumulable_json_expectation.json"),
+    ("local-1426533911241", "job_list_from_multi_attempt_app_json_1__expectation.json",
+     "stage_list_with_accumulable_json_expectation.json"),
     ("local-1426633911242", "job_list_from_multi_attempt_app_json_2__expectation.json", None),
     ("app-20200706201101-0003", None, "stage_list_with_peak_metrics_expectation.json"),
 ])
@@ -78,12 +79,15 @@ def test_jobs_stages_and_tasks_agree_with_the_history_server(log, jobs, stages):
         assert summary.tasks == tasks
 
 
-@pytest.mark.parametrize("log", ["local-1422981780767", "local-1642039451826", "app-20200706201101-0003", "local-1430917381534"])
+@pytest.mark.parametrize(
+    "log", ["local-1422981780767", "local-1642039451826", "app-20200706201101-0003", "local-1430917381534"]
+)
 def test_at_every_job_end_the_result_has_passed_the_epoch(log):
     checked = []
 
     def on_record(record, replay):
-        if record["type"] == "mark" and "epoch" in record and record["label"].startswith("job ") and "started" not in record["label"]:
+        if (record["type"] == "mark" and "epoch" in record
+                and record["label"].startswith("job ") and "started" not in record["label"]):
             scope = replay.root.find(record["scope"])
             frontier = scope.tracker.frontier(__import__("tracker").Target(2, 0))
             assert all(t > record["epoch"] for t in frontier), (record, frontier)

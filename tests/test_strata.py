@@ -62,7 +62,8 @@ def test_set_difference_over_ticks(peers):
 def test_reachability_with_negation(peers, tmp_path):
     strata = load_example("strata")
     view = GlobalView()
-    runners = strata.run_reachability(peers, chaos=Chaos(seed=11) if peers > 1 else None, global_view=view, record_dir=tmp_path)
+    chaos = Chaos(seed=11) if peers > 1 else None
+    runners = strata.run_reachability(peers, chaos=chaos, global_view=view, record_dir=tmp_path)
     reach, unreach = strata.expected_reachability()
     assert strata.merged(runners, "reachable") == reach
     assert strata.merged(runners, "unreachable") == unreach

@@ -563,7 +563,10 @@ def test_nested_scope_added_after_progress_matches_scope_built_whole():
         ("root", [(Source(1, 0), 2, -1)]),
     ]
     for pushed, scope in (
-        (grown_pushed, grown_root), (grown_pushed, grown_region), (whole_pushed, whole_root), (whole_pushed, whole_region)
+        (grown_pushed, grown_root),
+        (grown_pushed, grown_region),
+        (whole_pushed, whole_root),
+        (whole_pushed, whole_region),
     ):
         assert net_pushed(pushed, scope) == frontiers(scope)
     for which, batch in batches:
