@@ -431,6 +431,7 @@ class History:
             while k < n:
                 raw = lines[k]
                 if replay.batches_applied >= batch and raw[0] == 80:  # b"P": the next batch
+                    replay.stopped_before(orjson.loads(memoryview(raw)[1:]))  # the state lasts until it
                     self._positions[replay] = (i, k)
                     replay.root.schedule()
                     return

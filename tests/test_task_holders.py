@@ -205,3 +205,55 @@ def test_the_history_restores_the_holder_details_of_every_batch(stall_log):
     for k, expected in snapshots.items():
         with history.at_batch(k) as restored:
             assert restored.details.snapshot() == expected, k
+
+
+def test_running_for_is_measured_to_the_end_of_the_state_shown(tmp_path, capsys):
+    """iterative_pagerank's first stage launches its 2 tasks after batch N (its submission) and before batch N+1
+    (the first task's end): the state after batch N lasts until batch N+1, so they have run until then, not 0 s,
+    in explain at batch N by the CLI (progress log and Spark log) and the REST API (a past batch, restored from a
+    checkpoint); a live tail with no next batch measures to the latest time seen."""
+    spark_log = fixture_log("iterative_pagerank").path
+    log = tmp_path / "pagerank.jsonl"
+    assert cli(["record", "-q", str(spark_log), "-o", str(log)]) == 0
+    records = [json.loads(line) for line in log.open()]
+    batches = [r for r in records if r["type"] == "progress"]
+    n, task = 0, None
+    for r in records:
+        if r["type"] == "progress":
+            n += 1
+        elif (r["type"] == "detail" and r["value"] and r["value"]["kind"] == "task"
+              and r["value"]["launched"] > batches[n - 1]["at"]):
+            task = r
+            break
+    assert task is not None
+    next_at = batches[n]["at"]  # batch N+1's
+    expected = round(next_at - task["value"]["launched"], 3)
+    assert expected > 1  # a real wait (4.55 s on this log), not rounding
+    scope, port = json.dumps(task["scope"]), ",".join(map(str, task["port"]))
+
+    def running_s(late: list) -> float:
+        (got,) = [t["running_s"] for h in late for t in h.get("running", []) if t["task"] == task["value"]["task"]]
+        return got
+
+    capsys.readouterr()
+    for source in (log, spark_log):
+        assert cli(["explain", str(source), "--scope", scope, "--port", port, "--at", str(n), "--json"]) == 0
+        assert running_s(json.loads(capsys.readouterr().out)["late"]) == pytest.approx(expected, abs=1e-3), source
+
+    settings = Settings(allowed_dirs=[log.parent], data_dir=tmp_path / "data", checkpoint_every=2)
+    with running_server(settings) as srv, httpx.Client(base_url=srv.url, timeout=20) as c:
+        r = c.post("/api/sessions", json={"path": str(log)})
+        assert r.status_code == 201, r.text
+        sid = r.json()["id"]
+        srv.wait_for(sid, client=c)
+        r = c.get(f"/api/sessions/{sid}/explain", params={"scope": scope, "port": port, "batch": n})
+        assert r.status_code == 200, r.text
+        assert running_s(r.json()["late"]) == pytest.approx(expected, abs=1e-3)
+
+    # a live tail: no next batch yet, so the latest time seen (the latest detail record's)
+    replay = Replay("tail")
+    i = records.index(task)
+    for r in records[:i + 2]:
+        assert replay.apply(r), replay.errors
+    assert records[i + 1]["type"] == "detail" and replay.state_until == records[i + 1]["at"]
+    assert replay.state_until > task["value"]["launched"]

@@ -140,8 +140,9 @@ class HolderDetails:
 
 
 def describe(entries: list[Entry], count: int, now: float | None) -> dict:
-    """A holder's entries for a person: running tasks (longest first, with ``running_s``), pending tasks (how many,
-    since when: the count held minus those running, since the latest stage attempt's submission), anything else."""
+    """A holder's entries for a person: running tasks (longest first, with ``running_s``: from the task's launch to
+    ``now``, the end of the state shown, never below 0), pending tasks (how many, since when: the count held minus
+    those running, since the latest stage attempt's submission), anything else."""
     running, stages, other = [], [], []
     for e in entries:
         kind = e.value.get("kind")
@@ -183,9 +184,12 @@ def late_holders(explanation: Any, scope: Any, details: HolderDetails) -> list:
     return busy + rest
 
 
-def late_json(explanation: Any, scope: Any, details: HolderDetails, now: float | None,
-              batch: int | None = None) -> list[dict]:
-    """:func:`late_holders` as JSON: each pointstamp with its operator's name and :func:`describe`'s details."""
+def late_json(explanation: Any, scope: Any, replay: Any, batch: int | None = None) -> list[dict]:
+    """:func:`late_holders` as JSON: each pointstamp with its operator's name and :func:`describe`'s details, from
+    ``replay`` (a :class:`tracker.replay.Replay`: its ``details``, and its ``state_until``, the one rule for how long
+    a task has run in the state shown)."""
+    details: HolderDetails = replay.details
+    now = replay.state_until
     path = tuple(explanation.scope)
     implied = set(map(id, explanation.implied))
     out = []

@@ -87,7 +87,9 @@ class Replay:
         self.progress_records = 0  # progress records seen, applied or rejected
         self.batches_applied = 0
         self.unknown_records = 0
-        self.last_at: float | None = None
+        self.last_at: float | None = None  # the latest batch's wall clock
+        self.seen_at: float | None = None  # the greatest `at` of the batches and `detail` records applied
+        self.next_at: float | None = None  # the next batch's wall clock, when a reader stopped before it
         self.cycle: str | None = None  # why the structure cannot be settled, once a CycleError said so
         self._sink: list | None = [] if (check_contracts or observer is not None) else None
         self.root.set_pushed_sink(self._sink)
@@ -123,6 +125,9 @@ class Replay:
                 return True
             if kind == "detail":  # half a Spark log's records (a task's start)
                 self.details.apply(record, self.batches_applied)
+                at = record.get("at")
+                if (type(at) is float or type(at) is int) and (self.seen_at is None or at > self.seen_at):
+                    self.seen_at = at
                 return True
             if self._unsettled and kind == "edge" and self._reroutes_pending(record):
                 self.settle()
@@ -159,8 +164,23 @@ class Replay:
         """Apply records in order; with ``limit``, stop after that many progress records (``--at N``)."""
         for line, record in records:
             if limit is not None and record.get("type") == "progress" and self.progress_records >= limit:
+                self.stopped_before(record)
                 break
             self.apply(record, line)
+
+    def stopped_before(self, record: dict) -> None:
+        """A reader stops before this progress record (``--at N``, a seek to a past batch): the state it shows lasts
+        until the record's wall clock (:attr:`state_until`)."""
+        at = record.get("at")
+        self.next_at = at if type(at) is float or type(at) is int else None
+
+    @property
+    def state_until(self) -> float | None:
+        """The wall clock the present state lasts until: what a running task's "running for" is measured to. The
+        state after batch N lasts until batch N+1, and a task launched between them (its ``detail`` record sits
+        there) runs in it: so the next batch's ``at`` when a reader stopped before it, else (a live tail, the whole
+        log) the greatest ``at`` applied. The one rule for every explanation at a batch (CLI, REST, bundle)."""
+        return self.next_at if self.next_at is not None else self.seen_at
 
     def finish(self) -> list[Finding]:
         """Settle the hierarchy; with contract checking, report counts left negative. A structure that cannot be
@@ -306,6 +326,9 @@ class Replay:
                 append((loc, parse(t), d))
         if at is not None:
             self.last_at = at
+            if self.seen_at is None or at > self.seen_at:
+                self.seen_at = at
+        self.next_at = None
         sink = self._sink
         info = None
         if sink is not None:
@@ -353,7 +376,8 @@ class Replay:
         self.root.schedule()
         self.batches_applied = batches_applied
         self.progress_records = progress_records
-        self.last_at = last_at
+        self.last_at = self.seen_at = last_at
+        self.next_at = None
 
     def _reroutes_pending(self, record: dict) -> bool:
         """Would this edge change where batches received but not yet propagated go? Only an edge from a nested

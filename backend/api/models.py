@@ -138,7 +138,8 @@ class Explanation(BaseModel):
     late: list[dict[str, Any]] = Field(default_factory=list, description=(
         "the pointstamps that are actually late, first those with running work (a driver holder waits on them), "
         "each with `running` tasks (id, partition, index in the task set, attempt, executor, host, launched, "
-        "running_s, speculative) and `pending` {count, since}"))
+        "running_s: seconds from launched to the end of the state shown, the next batch's `at` or at the head the "
+        "latest time seen; speculative) and `pending` {count, since}"))
 
 
 class Strata(BaseModel):

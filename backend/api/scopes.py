@@ -155,8 +155,9 @@ def explain_answer(session: Session, replay: Replay, path: tuple, loc: Location,
         out["path"] = [p.to_json() for p in holder_path(g, h.location, loc)]
         return out
 
-    # the replay (live, or restored from the history with the details of its time) knows what holders are made of
-    late = late_json(answer, scope, replay.details, session.history.time_of(batch))
+    # the replay (live, or restored from the history with the details of its time) knows what holders are made of,
+    # and until when its state lasts (running tasks have run until then)
+    late = late_json(answer, scope, replay)
     return {
         "scope": list(path), "port": loc.to_json(), "time": t, "frontier": frontier, "batch": batch,
         "holders": [holder(h) for h in answer.holders], "implied": [holder(h) for h in answer.implied],

@@ -159,6 +159,7 @@ def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None 
     try:
         for rec in conversion:
             if at is not None and rec["type"] == "progress" and replay.progress_records >= at:
+                replay.stopped_before(rec)
                 break
             apply(rec, conversion.line)
     finally:
