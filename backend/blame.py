@@ -452,6 +452,7 @@ class BlameTracker:
         self._slots: list[tuple[float, int]] = []  # (at, cores of the executors then), at each executor event
         self._spans = _TaskSpans()  # per detail key ("task ID"): what held a slot from when to when
         self._completions = 0
+        self._prune_due = False  # _PRUNE_EVERY more times completed: prune at the next flush
         self._last_at = 0.0
         self._stage_job: dict[Any, Any] = {}  # stage id -> job id (from stage details)
         # (stage, attempt) of a resubmitted stage attempt -> the failure it re-runs after (its StageSubmitted cause)
@@ -477,7 +478,8 @@ class BlameTracker:
         """Follow one record the replay applied (``line``: where it is, for reporting a field blame cannot use)."""
         kind = rec.get("type")
         if kind == "progress":
-            if self._pending and (not self.lazy or len(self._pending) >= LAZY_PENDING):
+            pending = self._pending
+            if (self._prune_due and not pending) or pending and (not self.lazy or len(pending) >= LAZY_PENDING):
                 self.flush()
             self._progress(rec, True, line)
         elif kind == "detail":
@@ -636,8 +638,9 @@ class BlameTracker:
             out.append((loc, t if type(t) is int else time_from_json(t), delta))
         return out
 
-    def _completed(self, sb: _Scope, seq: int, at: float) -> None:
-        """Move the open times of ``sb`` that its sinks' frontiers passed to the pending completions."""
+    def _completed(self, sb: _Scope, seq: int, at: float) -> list:
+        """Move the open times of ``sb`` that its sinks' frontiers passed to the pending completions (those that
+        something other than a driver held: see below); returns every time that completed, in order."""
         reach = sb.reach
         if reach is not None:
             done = reach.completed(sb.first_seen)
@@ -645,10 +648,10 @@ class BlameTracker:
             try:
                 scope = self.replay.root.find(sb.path)
             except KeyError:
-                return
+                return []
             sinks = self._sink_ports(scope)
             if not sinks:
-                return
+                return []
             if not scope.inputs:
                 # no input: the sinks' frontiers are exactly what the scope's own pointstamps could result in
                 # there, which this tracker counts itself from now on (no propagation after every batch)
@@ -664,8 +667,14 @@ class BlameTracker:
         for t in done:
             self._remember_done(sb, t)
             del sb.first_seen[t]
-            sb.active.pop(t, None)
-            self._pending.append((sb, t, seq, at))
+            self._completions += 1
+            if self._completions % _PRUNE_EVERY == 0:
+                self._prune_due = True
+            if sb.active.pop(t, None) is not None:
+                self._pending.append((sb, t, seq, at))
+            # else nothing but a driver's promise held it (``active``: a pointstamp at t that is not a driver's
+            # opened): no work ran at this time, so it has no blame, and walking its holders would only say so
+        return done
 
     def _remember_done(self, sb: _Scope, t: Any) -> None:
         """``t`` completed in ``sb``: remembered among the latest KEEP_DONE (an older one, forgotten, still counts
@@ -795,14 +804,12 @@ class BlameTracker:
 
     def flush(self) -> None:
         pending, self._pending = self._pending, []
-        prune = False
         for sb, t, seq, at in pending:
             result = self._blame(sb, t, seq, at)
             if result is not None:
                 self.results.append(result)
-            self._completions += 1
-            prune = prune or self._completions % _PRUNE_EVERY == 0
-        if prune:  # only once every pending time is blamed: they may need what a prune drops
+        if self._prune_due:  # only once every pending time is blamed: they may need what a prune drops
+            self._prune_due = False
             self._prune()
         elif pending and len(self._spans) > _MAX_SPANS + 2 * self._spans.running:
             self._prune_spans()
