@@ -113,6 +113,12 @@ class HolderDetails:
             return []
         return [Entry(k, v, b, at) for k, (v, b, at) in entries.items() if batch is None or b <= batch]
 
+    def latest_at(self) -> float | None:
+        """The greatest ``at`` of the entries present (None if none has one): how far a live tail's state has
+        seen, where no next batch says yet how long it lasts."""
+        return max((at for pointstamps in self._by_scope.values() for entries in pointstamps.values()
+                    for _, _, at in entries.values() if type(at) is float or type(at) is int), default=None)
+
     def busy(self, path: tuple, location: Location, time: Any) -> bool:
         """Does this pointstamp have running work (an entry of kind ``task``)?"""
         return any(e.value.get("kind") == "task" for e in self.of(path, location, time))

@@ -88,7 +88,6 @@ class Replay:
         self.batches_applied = 0
         self.unknown_records = 0
         self.last_at: float | None = None  # the latest batch's wall clock
-        self.seen_at: float | None = None  # the greatest `at` of the batches and `detail` records applied
         self.next_at: float | None = None  # the next batch's wall clock, when a reader stopped before it
         self.cycle: str | None = None  # why the structure cannot be settled, once a CycleError said so
         self._sink: list | None = [] if (check_contracts or observer is not None) else None
@@ -125,9 +124,6 @@ class Replay:
                 return True
             if kind == "detail":  # half a Spark log's records (a task's start)
                 self.details.apply(record, self.batches_applied)
-                at = record.get("at")
-                if (type(at) is float or type(at) is int) and (self.seen_at is None or at > self.seen_at):
-                    self.seen_at = at
                 return True
             if self._unsettled and kind == "edge" and self._reroutes_pending(record):
                 self.settle()
@@ -179,8 +175,14 @@ class Replay:
         """The wall clock the present state lasts until: what a running task's "running for" is measured to. The
         state after batch N lasts until batch N+1, and a task launched between them (its ``detail`` record sits
         there) runs in it: so the next batch's ``at`` when a reader stopped before it, else (a live tail, the whole
-        log) the greatest ``at`` applied. The one rule for every explanation at a batch (CLI, REST, bundle)."""
-        return self.next_at if self.next_at is not None else self.seen_at
+        log) the latest of the last batch's ``at`` and the ``at`` of the details present. The one rule for every
+        explanation at a batch (CLI, REST, bundle). Found when asked: applying a record pays nothing for it."""
+        if self.next_at is not None:
+            return self.next_at
+        latest = self.details.latest_at()
+        if self.last_at is None or (latest is not None and latest > self.last_at):
+            return latest
+        return self.last_at
 
     def finish(self) -> list[Finding]:
         """Settle the hierarchy; with contract checking, report counts left negative. A structure that cannot be
@@ -326,8 +328,6 @@ class Replay:
                 append((loc, parse(t), d))
         if at is not None:
             self.last_at = at
-            if self.seen_at is None or at > self.seen_at:
-                self.seen_at = at
         self.next_at = None
         sink = self._sink
         info = None
@@ -376,7 +376,7 @@ class Replay:
         self.root.schedule()
         self.batches_applied = batches_applied
         self.progress_records = progress_records
-        self.last_at = self.seen_at = last_at
+        self.last_at = last_at
         self.next_at = None
 
     def _reroutes_pending(self, record: dict) -> bool:
