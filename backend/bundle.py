@@ -2,13 +2,15 @@
 
 The log is opened in an in-process server (``create_app``, its lifespan run, no network) and run to completion;
 then the GET routes the page asks are answered for a set of moments (the head, every mark's batch, every finding's
-batch, every blame segment's, and up to ``spaced`` evenly spaced batches) and stored as one JSON object keyed by path
+batch, the moment the page opens a straggler finding at (``views.finding_opens_at``: just before its end), every
+blame segment's, and up to ``spaced`` evenly spaced batches) and stored as one JSON object keyed by path
 and parameters (``answer_key``; frontend/js/api.js computes the same key). The few answers per session and per scope
 are asked of the app itself, one ASGI call each; the many asked at every moment (a scope's state, explanations) are
 made by the routes' own functions from one replay restored per moment, in increasing order, so the cost follows the
 log: each scope is answered from its first moment until it has settled (no batch can reach it any more and no port
 has a frontier), after which its answers are the head's at that moment (``settled``). Under ``max_explain`` each
-mark's and finding's own scope at its moment is explained first, then the head. The page is the one
+mark's and finding's own scope at its moment is explained first (a straggler's stage output for its time at the
+moment the page opens it, too), then the head. The page is the one
 the server serves (``backend/page.py``: modules as data: URLs behind an import map, which a page opened from file://
 needs anyway, and the CSS inlined) with plotly.min.js inlined too. The browser still never computes progress: in
 bundle mode api.js answers from the stored object, choosing the nearest stored moment for a seek and saying so, and a
@@ -29,6 +31,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import orjson
+from fastapi import HTTPException
 
 from tracker.reachability import Location
 
@@ -36,12 +39,14 @@ from .api.deps import encode
 from .api.scopes import explain_answer, state_answer
 from .feeds import FeedError
 from .page import inline_page, script_json
-from .views import session_info
+from .views import finding_opens_at, finding_port, session_info
 
 __all__ = ["answer_key", "build_bundle", "BundleError"]
 
 # most explanations stored; the rest of a big log's ports say they were not precomputed
 DEFAULT_MAX_EXPLAIN = 4000
+# the Blame tab lists a scope's 50 slowest times (``top=50``); the segments of this many of them get their moments
+DEFAULT_BLAME_TIMES = 50
 
 
 class BundleError(Exception):
@@ -69,6 +74,21 @@ def _pointed(marks: list[dict], findings: list[dict]) -> set[tuple[int, str]]:
         b = _finding_batch(f)
         if b is not None:
             out.add((b, ",".join(map(str, f.get("scope") or []))))
+    return out
+
+
+def _openings(history: Any, head: int, marks: list[dict]) -> list[tuple[int, tuple, list | None, str | None]]:
+    """Where the page opens each finding mark it does not open at its own batch (a straggler: just before its end):
+    (batch, scope, port, time as JSON), the batch as ``GET .../state?at=`` counts it (``batch_at_time``, at most the
+    head) and the port and time it explains there."""
+    out = []
+    for m in marks:
+        at = finding_opens_at(m)
+        if at is None:
+            continue
+        t = m.get("time")
+        out.append((min(history.batch_at_time(at), head), tuple(m.get("scope") or []), finding_port(m),
+                    None if t is None else json.dumps(t, separators=(",", ":"))))
     return out
 
 
@@ -190,9 +210,10 @@ class _Moments:
     ports are as at the head with no frontier left; from then on its answers are the head's, with the moment's
     batch and time (``settled``, which frontend/js/api.js reads so).
 
-    States are stored at every moment; explanations (of each port with a frontier; at the head of every port) are
-    chosen first, by rank, and made in a second pass, so that under ``--max-explain`` each mark and finding has its
-    own scope explained at its moment before anything else."""
+    States are stored at every moment; explanations (of each port with a frontier; at the head of every port; a
+    straggler finding's stage output for its time where the page opens it) are chosen first, by rank, and made in a
+    second pass, so that under ``--max-explain`` each mark and finding has its own scope explained at its moment
+    before anything else."""
 
     # ranks of an explanation: a mark's or finding's scope at its moment; a port with a frontier at the head; the
     # other scopes at those moments; a port without a frontier at the head; the evenly spaced and blame moments
@@ -209,7 +230,8 @@ class _Moments:
         self.last_change = _last_changes(session, [path for path, _ in self.scopes])
         self.settled: dict[str, int] = {}  # scope -> the first stored moment at which it had settled
         self.blamed: dict[int, list[tuple[tuple, str, list, str]]] = {}  # batch -> (scope, key, port, time)
-        self.candidates: list[tuple[int, int, tuple, str, list]] = []  # (rank, batch, scope, key, port)
+        # (rank, batch, scope, key, port, time as JSON or None: the least in the port's frontier)
+        self.candidates: list[tuple[int, int, tuple, str, list, str | None]] = []
         self.explained = 0
         self.capped = False
 
@@ -220,8 +242,15 @@ class _Moments:
         if not any(row[3] for row in st["ports"]):
             self.final[key] = encode(st["ports"])
         for row in st["ports"]:
-            self.candidates.append((self.HEAD_HELD if row[3] else self.HEAD_FREE, self.head, path, key, row[:3]))
+            self.candidates.append((self.HEAD_HELD if row[3] else self.HEAD_FREE, self.head, path, key, row[:3],
+                                    None))
         return st
+
+    def opened(self, openings: list[tuple[int, tuple, list | None, str | None]]) -> None:
+        """The explanations the page asks where it opens a finding (``_openings``), ranked with the marks'."""
+        for b, path, port, t_json in openings:
+            if port is not None:
+                self.candidates.append((self.MARKED, b, path, ",".join(map(str, path)), port, t_json))
 
     def explain(self, replay: Any, path: tuple, key: str, port: list, batch: int, graphs: dict,
                 time_json: str | None = None) -> None:
@@ -270,33 +299,45 @@ class _Moments:
                         self.AT_MARK if b in self.pointed_batches else self.SPACED)
                 for row in st["ports"]:
                     if row[3]:  # a port with a frontier: something may hold it
-                        self.candidates.append((rank, b, path, key, row[:3]))
+                        self.candidates.append((rank, b, path, key, row[:3], None))
 
     def explanations(self, max_explain: int) -> None:
         """The ``max_explain`` first-ranked explanations (earlier moments first within a rank), one pass again."""
         self.candidates.sort(key=lambda c: c[:2])
-        chosen = self.candidates[:max(0, max_explain)]
-        self.capped = len(self.candidates) > len(chosen)
+        # a finding's opening may ask what a marked moment's port or a blame segment asks already
+        blamed = {(b, key, tuple(port), t) for b, segs in self.blamed.items() for _, key, port, t in segs}
+        unique: dict[tuple, tuple] = {}
+        for c in self.candidates:
+            ident = (c[1], c[3], tuple(c[4]), c[5])
+            if ident not in blamed:
+                unique.setdefault(ident, c)
+        chosen = list(unique.values())[:max(0, max_explain)]
+        self.capped = len(unique) > len(chosen)
         self.explained = len(chosen)
-        at: dict[int, list[tuple[tuple, str, list]]] = {}
-        for _, b, path, key, port in chosen:
-            at.setdefault(b, []).append((path, key, port))
+        at: dict[int, list[tuple[tuple, str, list, str | None]]] = {}
+        for _, b, path, key, port, t_json in chosen:
+            at.setdefault(b, []).append((path, key, port, t_json))
         for b, replay in self._replays(at):
             graphs: dict = {}
-            for path, key, port in at[b]:
-                self.explain(replay, path, key, port, b, graphs)
+            for path, key, port, t_json in at[b]:
+                try:
+                    self.explain(replay, path, key, port, b, graphs, t_json)
+                except HTTPException:  # a finding's scope or stage not there yet where it opens: the route's 404
+                    self.explained -= 1
 
 
 def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_EXPLAIN,
-                    timeout: float = 600.0, progress: Callable[[str], None] | None = None) -> dict:
+                    timeout: float = 600.0, progress: Callable[[str], None] | None = None,
+                    blame_times: int = DEFAULT_BLAME_TIMES) -> dict:
     """Open LOG in an in-process server, run it to completion and store the answers the page asks for. The server
-    gets an event loop of its own, in a thread of its own: a caller may be running one (playwright's sync API)."""
+    gets an event loop of its own, in a thread of its own: a caller may be running one (playwright's sync API).
+    ``blame_times``: how many of each scope's slowest times have their blame segments' moments stored."""
     with ThreadPoolExecutor(1, thread_name_prefix="flowscope-bundle") as pool:
-        return pool.submit(asyncio.run, _collect(log, spaced, max_explain, timeout, progress)).result()
+        return pool.submit(asyncio.run, _collect(log, spaced, max_explain, timeout, progress, blame_times)).result()
 
 
 async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,
-                   progress: Callable[[str], None] | None) -> dict:
+                   progress: Callable[[str], None] | None, blame_times: int) -> dict:
     from .app import Settings, create_app
 
     log = log.resolve()
@@ -331,8 +372,11 @@ async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,
         await rec.get(f"{base}/streaming")
         head = session.head
         scopes = list(_scopes(tree))
-        pointed = _pointed(marks, findings)
+        # a straggler finding opens just before its end: that moment, in its scope, is pointed at too
+        openings = _openings(session.history, head, marks)
+        pointed = _pointed(marks, findings) | {(b, ",".join(map(str, path))) for b, path, _, _ in openings}
         walk = _Moments(session, rec, base, scopes, pointed)
+        walk.opened(openings)
         heads: dict[str, Any] = {}
         for path in scopes:
             scope = ",".join(map(str, path))
@@ -346,7 +390,7 @@ async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,
             nested = "true" if scope else None
             blame = await rec.get(f"{base}/blame", top=50, scope=scope or None, nested=nested) or {}
             await rec.get(f"{base}/blame", top=1, scope=scope or None, nested=nested)  # the executor timeline's
-            for t in blame.get("times", []):
+            for t in blame.get("times", [])[:max(0, blame_times)]:
                 for seg in t.get("blame", []):
                     port = (seg.get("holder") or {}).get("port")
                     if not port or seg.get("from") is None or seg.get("to") is None:
@@ -390,11 +434,11 @@ def render_html(data: dict, frontend: Path, plotly: Path) -> str:
 
 
 def build_bundle(log: Path, out: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_EXPLAIN,
-                 progress: Callable[[str], None] | None = None) -> dict:
+                 progress: Callable[[str], None] | None = None, blame_times: int = DEFAULT_BLAME_TIMES) -> dict:
     """Write the post-mortem of LOG to OUT; returns a summary (moments, explanations, bytes)."""
     from .app import locate_frontend, plotly_js
 
-    data = collect_answers(log, spaced=spaced, max_explain=max_explain, progress=progress)
+    data = collect_answers(log, spaced=spaced, max_explain=max_explain, progress=progress, blame_times=blame_times)
     if progress:
         progress(f"{len(data['answers'])} answers at {len(data['moments'])} moments")
     page = render_html(data, locate_frontend(), plotly_js())

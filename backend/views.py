@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = ["port_rows", "scope_tree", "session_info", "search", "parse_scope", "parse_port", "mark_json",
-           "FINDING_FIELDS"]
+           "finding_opens_at", "finding_port", "FINDING_FIELDS"]
 
 # What a finding mark (backend/spark/tasks.py: a straggler or a skewed stage) carries beyond a plain mark: the
 # graph's badges and the finding's panel show them.
@@ -34,6 +34,28 @@ def completed_time(m: dict) -> Any:
     if "trigger_start" in m and m.get("batch") is not None:
         return m["batch"]
     return None
+
+
+# how long before a straggler's end the page shows it: the last batch before it ended, the straggler still running
+BEFORE_END_S = 0.001
+
+
+def finding_opens_at(m: dict) -> float | None:
+    """The wall time at which the page opens a finding mark (``GET .../state?at=`` turns it into a batch, as
+    ``History.batch_at_time`` counts): a straggler's just before its end (``ended_at``), while it still held its
+    stage's time; None for any other mark, opened at its own batch (``after``). frontend/js/moments.js
+    ``openFinding`` mirrors it; ``flowscope bundle`` stores the moment it gives."""
+    end = m.get("ended_at")
+    if m.get("finding") == "straggler" and isinstance(end, (int, float)) and not isinstance(end, bool):
+        return end - BEFORE_END_S
+    return None
+
+
+def finding_port(m: dict) -> list | None:
+    """The port the page selects (and, for a straggler, explains for the finding's ``time``) when it opens a finding
+    mark: its stage's output. frontend/js/moments.js ``openFinding`` mirrors it."""
+    node = m.get("node")
+    return ["out", node, 0] if node is not None else None
 
 
 def mark_json(m: dict) -> dict:

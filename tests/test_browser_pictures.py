@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlparse
 import httpx
 import pytest
 
+from backend.views import finding_opens_at
 from tests.e2e.browser import shot
 from tests.e2e.view_fixtures import open_spark_fixture
 
@@ -457,7 +458,7 @@ def straggler_running_batch(server, sid: str, slow: dict) -> int:
     (the server's state at that wall time, as the page asks it)."""
     with httpx.Client(base_url=server.url, timeout=20) as c:
         st = c.get(f"/api/sessions/{sid}/state", params={"scope": ",".join(map(str, slow["scope"])),
-                                                         "at": slow["ended_at"] - 0.001}).json()
+                                                         "at": finding_opens_at(slow)}).json()
         assert st["batch"] < slow["after"]  # before the stage completed, where the finding was made
         held = {tuple(r[:3]): r for r in st["ports"]}
         assert held[("out", slow["node"], 0)][3], "the stage's output still holds its time"

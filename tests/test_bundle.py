@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from backend.bundle import answer_key, build_bundle
+from backend.views import finding_opens_at, finding_port
 from tests.e2e.browser import chromium, shot
 from tests.test_browser_view import dom_classes, expected_status, lex_min, wait_batch
 
@@ -210,6 +211,96 @@ def test_offline_straggler_finding_opens_the_straggler_running(offline, stall_bu
     page.click("#tab-findings .spark-finding.straggler")
     page.wait_for_selector(f'#why .late-holder tr[data-task="{slow["task"]}"]', timeout=15000)
     assert int(page.input_value("#batch-input")) < slow["after"]  # before the stage completed
+    assert page.locator("#toast:not([hidden])").count() == 0, page.inner_text("#toast")
+
+
+STRAGGLER_LOG = next((ROOT / "fixtures" / "spark" / "skewed_straggler").glob("eventlog_v2_*"))
+
+
+def straggler_of(data: dict) -> dict:
+    found = data["answers"][answer_key(f"/api/sessions/{data['sid']}/marks", {"finding": "true", "limit": 500})]
+    (slow,) = [m for m in found["marks"] if m["finding"] == "straggler"]
+    return slow
+
+
+def opened_moment(data: dict, at: float) -> list:
+    """The stored moment the page lands on for a seek to wall time ``at`` (frontend/js/api.js bundleMoment), checked
+    to be the one asked for (bundleExact: its batches answer that time), so no nearest moment stands in for it."""
+    pick = data["moments"][0]
+    for m in data["moments"]:
+        if m[1] is not None and m[1] <= at:
+            pick = m
+    assert (pick[1] is None or pick[1] <= at) and (pick[2] is None or at < pick[2]), \
+        f"wall time {at} is not a stored moment: the page would show batch {pick[0]}, the nearest"
+    return pick
+
+
+def straggler_explanation(data: dict, slow: dict, batch: int) -> dict | None:
+    """The stored explanation the page asks where it opens a straggler: its stage's output, for its time."""
+    return data["answers"].get(answer_key(f"/api/sessions/{data['sid']}/explain", {
+        "scope": ",".join(map(str, slow["scope"])), "port": ",".join(map(str, finding_port(slow))),
+        "time": json.dumps(slow["time"], separators=(",", ":")), "batch": batch}))
+
+
+@pytest.fixture(scope="module")
+def unblamed_straggler_bundle(tmp_path_factory) -> Path:
+    """skewed_straggler with no blame segment's moment stored: nothing but the finding itself stores the moment
+    the page opens its straggler at."""
+    out = tmp_path_factory.mktemp("bundle") / "straggler.html"
+    build_bundle(STRAGGLER_LOG, out, spaced=0, blame_times=0)
+    return out
+
+
+def test_a_straggler_findings_opening_is_stored_without_any_blame_segment(unblamed_straggler_bundle):
+    """The moment the page opens a straggler finding at (just before its end, as the server counts a wall time)
+    is stored in the finding's scope, with the stage's output explained there for the finding's time, naming the
+    straggler running, though no blame segment's moment is stored."""
+    data = stored(unblamed_straggler_bundle)
+    slow = straggler_of(data)
+    batch = opened_moment(data, finding_opens_at(slow))[0]
+    assert batch < slow["after"]  # before the stage completed, where the finding was made
+    scope = ",".join(map(str, slow["scope"]))
+    state = data["answers"][answer_key(f"/api/sessions/{data['sid']}/state", {"scope": scope, "batch": batch})]
+    rows = {tuple(r[:3]): r for r in state["ports"]}
+    assert rows[tuple(finding_port(slow))][3], "the stage's output still holds its time"
+    ans = straggler_explanation(data, slow, batch)
+    assert ans is not None, "the straggler's stage is not explained where the page opens it"
+    running = [t["task"] for h in ans["late"] for t in h.get("running", [])]
+    assert slow["task"] in running, running
+
+
+def test_a_capped_bundle_explains_a_straggler_where_it_opens(tmp_path):
+    """--max-explain ranks the explanation a straggler finding opens with the marks': a cap that covers exactly
+    the marks' scopes at their moments and that explanation keeps it, and leaves others out."""
+    full = stored_after(build_bundle, STRAGGLER_LOG, tmp_path / "full.html", spaced=0, blame_times=0)
+    base = f"/api/sessions/{full['sid']}"
+    slow = straggler_of(full)
+    batch = opened_moment(full, finding_opens_at(slow))[0]
+    marks = full["answers"][answer_key(f"{base}/marks", {"limit": 20000})]["marks"]
+    marked = {(m["after"], ",".join(map(str, m.get("scope") or []))) for m in marks if m["after"] < full["head"]}
+    marked.add((batch, ",".join(map(str, slow["scope"]))))
+    held = 0
+    for b, scope in marked:
+        state = full["answers"].get(answer_key(f"{base}/state", {"scope": scope, "batch": b}))
+        held += sum(1 for row in (state or {"ports": []})["ports"] if row[3])
+    data = stored_after(build_bundle, STRAGGLER_LOG, tmp_path / "capped.html", spaced=0, blame_times=0,
+                        max_explain=held + 1)
+    assert data["explains_capped"]
+    ans = straggler_explanation(data, slow, batch)
+    assert ans is not None and slow["task"] in [t["task"] for h in ans["late"] for t in h.get("running", [])]
+
+
+def test_offline_straggler_finding_opens_without_any_blame_segment(offline, unblamed_straggler_bundle):
+    """The Findings tab's straggler row opens its stored moment (no nearest one said) and the explanation naming
+    the task running, in a bundle where no blame segment stored that moment."""
+    page = offline
+    slow = straggler_of(stored(unblamed_straggler_bundle))
+    page.goto(unblamed_straggler_bundle.as_uri())
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="findings"]')
+    page.click("#tab-findings .spark-finding.straggler")
+    page.wait_for_selector(f'#why .late-holder tr[data-task="{slow["task"]}"]', timeout=15000)
+    assert int(page.input_value("#batch-input")) < slow["after"]
     assert page.locator("#toast:not([hidden])").count() == 0, page.inner_text("#toast")
 
 
