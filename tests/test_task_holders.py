@@ -151,7 +151,9 @@ def test_skew_score_and_stragglers():
     tasks = [{"task": i, "duration": d} for i, d in enumerate([0.1, 0.12, 0.11, 5.0])]
     assert [t["task"] for t in stragglers(tasks)] == [3]
     assert stragglers([{"task": 0, "duration": 0.1}, {"task": 1, "duration": 0.4}]) == []  # too small to matter
-    assert TaskLedger().task_started({"Stage ID": 1, "Task Info": {"Task ID": 1}}, 0.0) == []  # unknown stage
+    out: list[dict] = []
+    TaskLedger().task_started({"Stage ID": 1}, {"Task ID": 1}, 0.0, out)
+    assert out == []  # an unknown stage attempt: no detail
 
 
 def test_a_bad_detail_record_is_reported_with_its_line():

@@ -696,9 +696,8 @@ class SparkModel:
     def _on_task_start(self, e: dict) -> None:
         info = e.get("Task Info") or {}
         self._time(info.get("Launch Time"))
-        st = self.stages.get(e["Stage ID"])  # checked by event_shape before the handler runs
-        if st is not None:  # who holds what: the task ledger names it (detail records)
-            self._out += self.tasks.task_started(e, self._at)
+        if self.stages.get(e["Stage ID"]) is not None:  # checked by event_shape before the handler runs
+            self.tasks.task_started(e, info, self._at, self._out)  # who holds what: a detail record names it
 
     def _on_task_end(self, e: dict) -> None:
         info = e.get("Task Info") or {}
@@ -709,17 +708,19 @@ class SparkModel:
         if st is None:
             self._uncertain(f"task of stage {sid}, which was never submitted")
             return
-        batch = self._task_end_batch(e, info, st, sid, attempt)
-        clear = self.tasks.task_ended(e, self._at, batch)  # the task's detail, cleared once its batch is applied
+        get = info.get
+        reason = e.get("Task End Reason")
+        # only a success produces: Spark retries any other end, and the capability stays
+        ok = not ((reason and reason.get("Reason", "Success") != "Success") or get("Killed") or get("Failed"))
+        batch = self._task_end_batch(info, st, sid, attempt) if ok else None
+        # the task's detail, cleared once its batch is applied
+        clear = self.tasks.task_ended(e, info, sid, attempt, ok, self._at, batch)
         if clear is not None:
             self._out.append(clear)
 
-    def _task_end_batch(self, e: dict, info: dict, st: StageState, sid: int, attempt: int) -> dict | None:
+    def _task_end_batch(self, info: dict, st: StageState, sid: int, attempt: int) -> dict | None:
         """A successful task's output: its capability dropped, a token to each child stage (the batch emitted)."""
         get = info.get
-        reason = e.get("Task End Reason")
-        if (reason and reason.get("Reason", "Success") != "Success") or get("Killed") or get("Failed"):
-            return None  # Spark retries the task: the capability stays
         partition = partition_of(info)
         done = (attempt, partition)
         succeeded = st.succeeded

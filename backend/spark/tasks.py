@@ -330,38 +330,37 @@ class TaskLedger:
             value["iteration"] = iteration
         return [self._detail(a, f"stage {stage}.{attempt}", value, at)]
 
-    def task_started(self, e: dict, at: float) -> list[dict]:
+    def task_started(self, e: dict, info: dict, at: float, out: list[dict]) -> None:
+        """A task attempt began (``info``: its ``Task Info``): the ``detail`` record naming it is appended to ``out``
+        (nothing for a stage attempt the ledger does not know)."""
         a = self.attempts.get((e.get("Stage ID"), e.get("Stage Attempt ID", 0)))  # type: ignore[arg-type]
         if a is None:
-            return []
-        info = e.get("Task Info") or {}
+            return
         get = info.get
         tid = get("Task ID")
         launched = get("Launch Time")
         a.running.add(tid)
-        value = {"kind": "task", "task": tid, "index": get("Index"), "partition": partition_of(info),
-                 "attempt": get("Attempt"), "executor": get("Executor ID"), "host": get("Host"),
-                 "launched": launched / 1000.0 if isinstance(launched, (int, float)) else at,
-                 "speculative": bool(get("Speculative", False)), "stage": a.stage, "stage_attempt": a.attempt}
-        return [detail(a.scope, a.port, a.time, f"task {tid}", at, value)]
+        out.append(detail(a.scope, a.port, a.time, f"task {tid}", at, {
+            "kind": "task", "task": tid, "index": get("Index"), "partition": partition_of(info),
+            "attempt": get("Attempt"), "executor": get("Executor ID"), "host": get("Host"),
+            "launched": launched / 1000.0 if isinstance(launched, (int, float)) else at,
+            "speculative": bool(get("Speculative", False)), "stage": a.stage, "stage_attempt": a.attempt}))
 
-    def task_ended(self, e: dict, at: float, batch: dict | None = None) -> dict | None:
-        """The record clearing the task's detail, if it was running: it follows the event's progress batch, since
-        the task held until that batch was applied. Given the ``batch`` that released the task's capability, the
-        clear rides on it instead (``clears``: a task's end is one record, not two) and None is returned."""
-        a = self.attempts.get((e.get("Stage ID"), e.get("Stage Attempt ID", 0)))  # type: ignore[arg-type]
+    def task_ended(self, e: dict, info: dict, stage: int, attempt: int, ok: bool, at: float,
+                   batch: dict | None = None) -> dict | None:
+        """The record clearing the task's detail, if it was running (``info``: its ``Task Info``; ``ok``: it
+        succeeded): it follows the event's progress batch, since the task held until that batch was applied. Given
+        the ``batch`` that released the task's capability, the clear rides on it instead (``clears``: a task's end
+        is one record, not two) and None is returned."""
+        a = self.attempts.get((stage, attempt))
         if a is None:
             return None
-        info = e.get("Task Info") or {}
         get = info.get
         tid = get("Task ID")
         running = tid in a.running
         if running:
             a.running.remove(tid)
-        reason = e.get("Task End Reason")
-        # a batch released the task's capability: only a success does (the model's _task_end_batch)
-        if batch is not None or (reason is None or reason.get("Reason", "Success") == "Success") \
-                and not get("Killed") and not get("Failed"):
+        if ok:
             launched = get("Launch Time")
             finished = get("Finish Time")
             if type(launched) is int and type(finished) is int and finished >= launched:
@@ -377,11 +376,9 @@ class TaskLedger:
         a.failure = task_failure(e, self.removed)
         if not running:
             return None
-        if batch is not None:
-            batch["clears"] = [f"task {tid}"]
-            return None
         clear = detail(a.scope, a.port, a.time, f"task {tid}", at, None)
         # why the attempt ended, when not a success (the executor timeline marks it)
+        reason = e.get("Task End Reason")
         clear["end"] = "TaskKilled" if get("Killed") else (reason or {}).get("Reason", "failed")
         return clear
 
