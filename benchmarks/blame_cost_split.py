@@ -81,17 +81,12 @@ def replay(log: Path, records: list[dict], blame: bool) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from replay_vs_history_server import DEFAULT_SOURCE, ensure_log
-
-    from flowscope.cli import tune_collector
+    from replay_vs_history_server import built_log, log_options
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--copies", type=int, default=10)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
+    log_options(ap, copies=10, repeat=3)
     args = ap.parse_args(argv)
-    tune_collector()
-    log, meta = ensure_log(args.source, args.copies, False)
+    log, meta = built_log(args)
     n = meta["tasks"]
     best: dict[str, float] = {}
 

@@ -182,6 +182,23 @@ def generate(source: Path, copies: int, target: Path) -> dict:
     return meta
 
 
+def log_options(ap: argparse.ArgumentParser, copies: int, repeat: int) -> None:
+    """A benchmark on the built log: ``--copies`` of ``--source`` (see :func:`built_log`), measured ``--repeat``
+    times."""
+    ap.add_argument("--copies", type=int, default=copies)
+    ap.add_argument("--repeat", type=int, default=repeat)
+    ap.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
+
+
+def built_log(args: argparse.Namespace) -> tuple[Path, dict]:
+    """The log :func:`log_options` chose (built once, see :func:`ensure_log`), in a process whose collector is
+    tuned as every flowscope process's is."""
+    from flowscope.cli import tune_collector
+
+    tune_collector()
+    return ensure_log(args.source, args.copies, False)
+
+
 def ensure_log(source: Path, copies: int, regen: bool) -> tuple[Path, dict]:
     events = read_source(source)
     app_id = next(e["App ID"] for e in events if e.get("Event") == "SparkListenerApplicationStart")

@@ -118,17 +118,12 @@ def floor_seconds(tasks: list[tuple[dict, dict, dict]], copies: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     from blame_overhead import run
-    from replay_vs_history_server import DEFAULT_SOURCE, ensure_log
-
-    from flowscope.cli import tune_collector
+    from replay_vs_history_server import built_log, log_options
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--copies", type=int, default=100)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
+    log_options(ap, copies=100, repeat=3)
     args = ap.parse_args(argv)
-    tune_collector()
-    log, meta = ensure_log(args.source, args.copies, False)
+    log, meta = built_log(args)
     n = meta["tasks"]
     best: dict[str, float] = {}
     for _ in range(args.repeat):
