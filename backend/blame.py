@@ -621,8 +621,8 @@ class BlameTracker:
         clears = rec.get("clears")
         if clears:
             end = self._spans.end
-            for key in clears:  # only "task ..." keys have spans
-                end(key, at)
+            for cleared in clears:  # only "task ..." keys have spans
+                end(cleared, at)
         if released and sb.first_seen and advance:  # a sink's frontier moves only when a pointstamp is released
             self._completed(sb, seq, at)
 

@@ -90,7 +90,7 @@ class StageState:
     region: Region
     node: int
     job_id: int
-    epoch: int
+    epoch: Any  # its time in its region: the job's epoch, or (epoch, iteration) in a loop
     parents: Sequence[int]
     children: Sequence[int] = ()
     attempts: dict[int, Attempt] = field(default_factory=dict)
