@@ -12,7 +12,8 @@ shifted, as `replay_vs_history_server.py` does) and measures, in a fresh process
 * **live**: the same into a tracker that folds finished regions (`Replay(keep_finished=64)`, a session's, and
   the model folding ended jobs past the latest 1,000, a session's): the live tracker alone, without the session's
   history;
-* **serve**: a server session (`backend.session.Session`, the feed `flowscope serve LOG` opens) run until done on
+* **serve**: a server session (`backend.sessions.session.Session`, the feed `flowscope serve LOG` opens) run until
+done on
   an event loop: model, folding tracker, history with checkpoints, charts, blame bookkeeping.
 
 Each reports events per CPU second (user+sys of the process: on a loaded machine wall time mostly measures the
@@ -59,7 +60,7 @@ t0 = time.perf_counter()
 c0 = time.process_time()
 if mode == "serve":
     import asyncio
-    from backend.session import Session
+    from backend.sessions.session import Session
     from backend.spark.follow_feed import SparkLogFeed
     feed = SparkLogFeed(path, follow=False)
     session = Session(feed)
@@ -143,7 +144,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, nargs="+", default=[1000, 10000, 100000])
     ap.add_argument("--modes", nargs="+", default=MODES, choices=MODES)
     args = ap.parse_args()
-    from backend.sources import EventLogReader
+    from backend.eventlog import EventLogReader
 
     per_copy = sum(1 for ev in EventLogReader(args.source) if ev.event.get("Event") == "SparkListenerJobStart")
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (1 and 5 min), {os.cpu_count()} cores", flush=True)

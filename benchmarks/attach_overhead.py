@@ -77,7 +77,7 @@ DRIVER = textwrap.dedent('''
     latencies = []
     if variant != "base":
         import flowscope
-        from backend.views import session_info
+        from backend.views.projections import session_info
         att = flowscope.attach(spark, listener=variant, quiet=True)
         feed, session = att.feed, att.session
         feed.task_end_times = []
@@ -125,7 +125,7 @@ DRIVER = textwrap.dedent('''
 
 def run(variant: str, tasks: int) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from backend.sources import EventLogReader, find_logs
+    from backend.eventlog import EventLogReader, find_logs
 
     with tempfile.TemporaryDirectory(prefix="flowscope-bench-") as logdir:
         env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYTHONUNBUFFERED="1")

@@ -60,7 +60,7 @@ def threads(peers: int, rounds: int) -> float:
 
 
 def spark_tasks(spark, peers: int, rounds: int) -> tuple[float, float]:
-    from backend.hosting.spark_barrier import run_on_spark_timed
+    from backend.spark.barrier_hosting import run_on_spark_timed
 
     t0 = time.monotonic()
     out = run_on_spark_timed(spark, peers, make_main(rounds))

@@ -29,8 +29,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import httpx  # noqa: E402
 
-from backend.app import Settings  # noqa: E402
-from backend.feeds import PushFeed  # noqa: E402
+from backend.feeds.progress_feeds import PushFeed  # noqa: E402
+from backend.web.app import Settings  # noqa: E402
 from tests.e2e.browser import chromium  # noqa: E402
 from tests.e2e.logs import pipeline_records  # noqa: E402
 from tests.e2e.server import running_server  # noqa: E402
@@ -92,7 +92,7 @@ class Pusher(threading.Thread):
 
 
 # Where the first render's time goes, read from the page's Performance timeline (ms from navigation start): the
-# HTML, the last module or stylesheet fetched (none when the page inlines them: backend/page.py), the page's start()
+# HTML, the last module or stylesheet fetched (none when the page inlines them: backend/web/page.py), the page's start()
 # (modules evaluated), the graph request sent / its answer's first byte / received, the layout drawn (no state
 # yet), the stream's snapshot, the first frame with state drawn, and the paint after it (what `firstRender` is).
 BREAKDOWN = """() => {

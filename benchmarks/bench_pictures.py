@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 
 import httpx  # noqa: E402
 
-from backend.app import Settings  # noqa: E402
+from backend.web.app import Settings  # noqa: E402
 from tests.e2e.browser import chromium  # noqa: E402
 from tests.e2e.server import running_server  # noqa: E402
 

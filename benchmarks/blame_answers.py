@@ -74,8 +74,8 @@ def cli_blame(log: Path) -> str:
 
 
 def session_answers(log: Path, explain_every: int) -> dict:
-    from backend.blame import BlameTracker
-    from backend.feeds import default_registry
+    from backend.feeds.progress_feeds import default_registry
+    from backend.spark.blame import BlameTracker
     from tracker.details import late_json
     from tracker.explain import explain
     from tracker.replay import Replay

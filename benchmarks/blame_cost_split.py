@@ -60,7 +60,7 @@ def convert(log: Path, silent: bool) -> tuple[list[dict], float]:
 
 def replay(log: Path, records: list[dict], blame: bool) -> float:
     """CPU seconds replaying ``records`` (with ``blame``: each applied one also fed to a BlameTracker)."""
-    from backend.blame import BlameTracker
+    from backend.spark.blame import BlameTracker
     from tracker.replay import Replay
 
     r = Replay(str(log), observer=None, checked_records=True)

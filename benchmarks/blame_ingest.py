@@ -22,8 +22,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from backend.feeds import PushFeed  # noqa: E402
-from backend.session import Session  # noqa: E402
+from backend.feeds.progress_feeds import PushFeed  # noqa: E402
+from backend.sessions.session import Session  # noqa: E402
 from tests.e2e.logs import pipeline_records  # noqa: E402
 
 

@@ -61,7 +61,7 @@ observed = mode.endswith("observed")
 replay = Replay(sys.argv[1], observer=(lambda *a: None) if observed else None, checked_records=True)
 apply = replay.apply
 if mode.startswith("blame"):
-    from backend.blame import BlameTracker
+    from backend.spark.blame import BlameTracker
     blame = BlameTracker(replay)
     record = blame.record
     for rec in conversion:

@@ -38,7 +38,7 @@ JOBS_PER_COPY = 7
 MEASURE = r"""
 import json, sys, time
 from pathlib import Path
-import backend.bundle as bundle
+import backend.export.bundle as bundle
 log, out, spaced, max_explain = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 phases = {}
 t0 = time.perf_counter()

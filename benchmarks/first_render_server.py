@@ -20,8 +20,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import orjson  # noqa: E402
 
-from backend.graph_layout import layout_columns, layout_graph, scope_graph  # noqa: E402
-from backend.stream import SharedRows  # noqa: E402
+from backend.sessions.fanout import SharedRows  # noqa: E402
+from backend.views.graph_layout import layout_columns, layout_graph, scope_graph  # noqa: E402
 from tests.e2e.logs import pipeline_records  # noqa: E402
 from tracker.replay import Replay  # noqa: E402
 

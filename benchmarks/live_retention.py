@@ -2,7 +2,7 @@
 
 A fixture application replicated into a long one (as tests/test_fold.py does) runs through a folding server
 session; memory still held is compared between a snapshot after warm-up and one at the end, grouped by the
-allocating line, and divided by the jobs in between. Lines in backend/history.py are the seekable history
+allocating line, and divided by the jobs in between. Lines in backend/sessions/history.py are the seekable history
 (checkpoints and deltas: they grow with the log by design); the rest is live state.
 
     PYTHONPATH=$PWD python benchmarks/live_retention.py [--copies 300] [--top 25]
@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from backend.session import Session, SessionOptions  # noqa: E402
+from backend.sessions.session import Session, SessionOptions  # noqa: E402
 from backend.spark.follow_feed import SparkLogFeed  # noqa: E402
 from tests.object_size import deep_size  # noqa: E402
 
@@ -104,7 +104,7 @@ def main() -> None:
             name = frame.filename.replace(str(REPO) + "/", "")
             if "tracemalloc" in name:
                 continue
-            if name.endswith("backend/history.py"):
+            if name.endswith("backend/sessions/history.py"):
                 history += st.size_diff
             elif name.startswith(("backend", "tracker")):
                 live += st.size_diff

@@ -10,7 +10,7 @@ written for a driver that ran the same query 100 times (`--copies`, `--source` t
 
 What is measured, each as a fresh process (start-up included, as a user meets it):
 
-* **flowscope**: read the log (`backend.sources`), run it through the Spark model and apply every progress batch
+* **flowscope**: read the log (`backend.eventlog`), run it through the Spark model and apply every progress batch
   to the tracker (`tracker.replay.Replay`), until every frontier of the finished application is known: what
   `flowscope frontiers EVENTLOG` does (`backend.spark.convert_process.replay_event_log`: reading and decoding in
   one process, the model in another, the tracker in the first, pipelined). Reported: wall time of the process,
@@ -68,7 +68,7 @@ TIME_KEYS = ("Submission Time", "Completion Time", "Launch Time", "Finish Time",
 
 
 def read_source(path: Path) -> list[dict]:
-    from backend.sources import EventLogReader
+    from backend.eventlog import EventLogReader
 
     return [ev.event for ev in EventLogReader(path)]
 

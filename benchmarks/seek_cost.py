@@ -1,6 +1,7 @@
 """How long a seek takes as a session grows: restoring the state after batch k from the session history.
 
-The claim (backend/history.py): a seek restores the checkpoint at or before k and re-applies at most one segment
+The claim (backend/sessions/history.py): a seek restores the checkpoint at or before k and re-applies at most one
+segment
 (``--every`` batches), so its cost does not grow with the session. The workload is a chain pipeline (the tests'
 ``pipeline_records``) of ``--operators`` stages, recorded into a History as a session does; then seeks to the head,
 the first batch, the middle and ``--seeks`` random batches, each from a fresh cursor (the pool emptied first, so
@@ -25,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from backend.history import History  # noqa: E402
+from backend.sessions.history import History  # noqa: E402
 from tests.e2e.logs import pipeline_records  # noqa: E402
 from tracker.replay import Replay  # noqa: E402
 

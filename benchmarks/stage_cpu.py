@@ -35,8 +35,8 @@ from flowscope.cli import tune_collector  # noqa: E402
 
 tune_collector()  # as every flowscope process does
 
-from backend.sources import EventLogReader  # noqa: E402
-from backend.sources.decode import WholeEvent  # noqa: E402
+from backend.eventlog import EventLogReader  # noqa: E402
+from backend.eventlog.decode import WholeEvent  # noqa: E402
 from backend.spark.convert import open_event_log  # noqa: E402
 from backend.spark.event_fields import model_decoder  # noqa: E402
 from backend.spark.model import SparkModel  # noqa: E402

@@ -39,7 +39,7 @@ BUDGET = 0.20  # the issue's goal: at most 20% over the replay
 def task_events(source: Path) -> list[tuple[dict, dict, dict]]:
     """``(start info, end info, end metrics)`` of every task of ``source`` that started and ended, as the model's
     decoder gives them."""
-    from backend.sources import EventLogReader
+    from backend.eventlog import EventLogReader
     from backend.spark.event_fields import model_decoder
 
     started: dict = {}

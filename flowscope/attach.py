@@ -351,7 +351,7 @@ class _LocalServer(_Local):
         try:
             import uvicorn
 
-            from backend.app import Settings, create_app
+            from backend.web.app import Settings, create_app
         except ImportError as e:
             raise AttachError(f"the flowscope server cannot start here ({e}); attach to a file path or to a "
                               "server started elsewhere instead") from None

@@ -12,7 +12,8 @@ as asked for). Verdicts:
 * ``lost``: it finished, reported nothing that covers them, and lines are missing (lost silently).
 
 Progress logs go through ``flowscope frontiers`` (its reader and replay, in-process), a server session (the
-registry, a :class:`~backend.session.Session` run to its end), and follow mode (the file written in pieces while a
+registry, a :class:`~backend.sessions.session.Session` run to its end), and follow mode (the file written in pieces
+while a
 followed feed reads it, then deleted, as a writer that gives up would leave it). Spark logs go through
 ``flowscope record``, a server session, follow mode (an ``.inprogress`` file written in pieces, then renamed as
 Spark finalizes it), the live feed (lines put in pieces) and the ingest port (a real TCP connection on 127.0.0.1).
@@ -32,8 +33,8 @@ from typing import Any
 
 import orjson
 
-from backend.feeds import FeedError, FollowProgressLog, default_registry
-from backend.session import Session, SessionOptions
+from backend.feeds.progress_feeds import FeedError, FollowProgressLog, default_registry
+from backend.sessions.session import Session, SessionOptions
 from backend.spark.convert import EventLogError, record
 from backend.spark.follow_feed import SparkLogFeed
 from backend.spark.live import PROTOCOL, SparkIngestServer, SparkLiveFeed

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from backend.sources import EventLogReader
+from backend.eventlog import EventLogReader
 from backend.spark.follow_feed import SparkLogFeed
 from backend.spark.gaps import GapDetector
 from backend.spark.listener import ListenerBuildError, listener_jar
@@ -228,7 +228,7 @@ def test_live_feed_session_in_the_web_server(ingest):
     """The live feed is a backend Feed: a session ingests it and follows it until the connection ends."""
     import asyncio
 
-    from backend.session import Session
+    from backend.sessions.session import Session
 
     events = events_of(SMALL)
 

@@ -21,7 +21,7 @@ import textwrap
 
 import pytest
 
-from backend.sources import EventLogReader, find_logs
+from backend.eventlog import EventLogReader, find_logs
 from backend.spark.listener import ListenerBuildError, listener_jar
 from backend.spark.live import SparkIngestServer
 from backend.spark.model import SparkModel

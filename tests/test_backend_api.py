@@ -13,9 +13,9 @@ import httpx
 import pytest
 import zstandard
 
-from backend.app import Settings
-from backend.page import InlinePage
-from backend.sources.encoders import encode
+from backend.eventlog.encoders import encode
+from backend.web.app import Settings
+from backend.web.page import InlinePage
 from tests.conftest import LOOP_LOG, REPO
 from tests.e2e.logs import bad_log, growing_records, write_pipeline, write_records
 from tests.e2e.server import running_server
@@ -305,7 +305,7 @@ def test_frontend_plotly_and_openapi_are_served(client):
 
 
 def test_the_page_is_one_response_holding_every_module_and_stylesheet(client):
-    """``/`` inlines what index.html loads (backend/page.py): every module of frontend/js as a data: URL in the
+    """``/`` inlines what index.html loads (backend/web/page.py): every module of frontend/js as a data: URL in the
     import map, its relative imports named through the map, the stylesheets in a <style>; nothing left to fetch
     from /static/ before the first picture. An unchanged page revalidates to a 304."""
     frontend = REPO / "frontend"

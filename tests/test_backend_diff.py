@@ -1,4 +1,4 @@
-"""Diff two moments: the pure comparison (backend/diff.py) on hand-made moments, and GET .../diff on a real server
+"""Diff two moments: the pure comparison (backend/views/diff.py) on hand-made moments, and GET .../diff on a real server
 checked against the states /state reports at the same two batches."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import time
 import httpx
 import pytest
 
-from backend.app import Settings
-from backend.diff import Moment, diff_moments, time_difference
-from backend.feeds import PushFeed
+from backend.feeds.progress_feeds import PushFeed
+from backend.views.diff import Moment, diff_moments, time_difference
+from backend.web.app import Settings
 from tests.conftest import LOOP_LOG
 from tests.e2e.logs import pipeline_records
 from tests.e2e.server import running_server

@@ -13,7 +13,7 @@ import time
 import httpx
 import pytest
 
-from backend.feeds import (
+from backend.feeds.progress_feeds import (
     FeedError,
     FeedKind,
     FeedRegistry,
@@ -23,7 +23,7 @@ from backend.feeds import (
     PushFeed,
     default_registry,
 )
-from backend.session import Session, SessionOptions
+from backend.sessions.session import Session, SessionOptions
 from tests.conftest import LOOP_LOG, REPO
 from tests.e2e.logs import pipeline_records
 

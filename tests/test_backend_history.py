@@ -9,9 +9,9 @@ import httpx
 import orjson
 import pytest
 
-from backend.app import Settings
-from backend.history import History
-from backend.views import port_rows
+from backend.sessions.history import History
+from backend.views.projections import port_rows
+from backend.web.app import Settings
 from tests.conftest import LOOP_LOG
 from tests.e2e.logs import growing_records, pipeline_records
 from tests.e2e.server import running_server

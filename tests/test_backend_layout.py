@@ -7,9 +7,9 @@ import time
 import httpx
 import networkx as nx
 
-from backend.app import Settings
-from backend.feeds import PushFeed
-from backend.graph_layout import NODE_W, feedback_edges, layered_layout, layout_scope, scope_graph
+from backend.feeds.progress_feeds import PushFeed
+from backend.views.graph_layout import NODE_W, feedback_edges, layered_layout, layout_scope, scope_graph
+from backend.web.app import Settings
 from tests.conftest import LOOP_LOG
 from tests.e2e.logs import pipeline_records
 from tests.e2e.server import running_server
@@ -91,7 +91,7 @@ def test_a_live_session_is_laid_out_as_soon_as_its_feed_goes_quiet(monkeypatch):
     """The structure of a live session arrives, then nothing for a while: the session lays the root out then, in
     the background, and the browser's first graph request is answered from that layout, not made to wait for one
     of its own."""
-    import backend.session as session_module
+    import backend.sessions.session as session_module
 
     made = []
     real = session_module.layout_graph
@@ -127,7 +127,7 @@ def test_random_scopes_keep_the_layouts_properties():
     boxes do not overlap, and every box is laid out once."""
     import random
 
-    from backend.graph_layout import layout_graph
+    from backend.views.graph_layout import layout_graph
 
     for seed in range(60):
         rnd = random.Random(seed)

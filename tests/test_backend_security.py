@@ -15,8 +15,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from backend.app import Settings, create_app, is_loopback
-from backend.security import PathNotAllowed, confine
+from backend.web.app import Settings, create_app, is_loopback
+from backend.web.security import PathNotAllowed, confine
 from tests.conftest import LOOP_LOG
 from tests.e2e.server import running_server
 

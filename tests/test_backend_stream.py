@@ -11,8 +11,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from backend.app import Settings
-from backend.feeds import PushFeed
+from backend.feeds.progress_feeds import PushFeed
+from backend.web.app import Settings
 from tests.e2e.logs import pipeline_records
 from tests.e2e.rawws import RawWebSocket
 from tests.e2e.server import running_server
@@ -201,9 +201,9 @@ def test_clients_of_a_scope_share_one_encoding_of_each_row(monkeypatch):
     clients, and each message still carries exactly the live rows of its own dirty ports."""
     import asyncio
 
-    import backend.stream as stream
-    from backend.session import Session
-    from backend.views import port_rows
+    import backend.sessions.fanout as stream
+    from backend.sessions.session import Session
+    from backend.views.projections import port_rows
 
     reads: list[int] = []
 
@@ -254,10 +254,10 @@ def test_a_first_snapshot_waits_for_the_settle_so_the_layout_is_made_before_the_
     the picture its snapshot colours), and the snapshot is every port of the built scope."""
     import asyncio
 
-    import backend.session as session_module
-    import backend.stream as stream
-    from backend.session import Session
-    from backend.views import port_rows
+    import backend.sessions.fanout as stream
+    import backend.sessions.session as session_module
+    from backend.sessions.session import Session
+    from backend.views.projections import port_rows
 
     events: list[str] = []
     real_layout = session_module.layout_graph

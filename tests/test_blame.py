@@ -1,4 +1,4 @@
-"""Blame (backend/blame.py, docs/blame.md) on the real Spark fixtures, through the CLI,
+"""Blame (backend/spark/blame.py, docs/blame.md) on the real Spark fixtures, through the CLI,
 the REST API and a live (followed) session."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any
 import httpx
 import pytest
 
-from backend.app import Settings
-from backend.blame import blame_log, select
-from backend.sources import EventLogReader, find_logs
+from backend.eventlog import EventLogReader, find_logs
+from backend.spark.blame import blame_log, select
 from backend.spark.convert import SparkLogConversion
+from backend.web.app import Settings
 from flowscope.cli import main as cli
 from tests.e2e.logs import pipeline_records
 from tests.e2e.server import running_server
@@ -404,7 +404,7 @@ def test_rest_blame_follows_a_live_session(tmp_path):
 
 def test_memory_stays_bounded_over_many_times():
     """Intervals and task spans of finished times are dropped: a long log keeps only what open times need."""
-    from backend.blame import _PRUNE_EVERY, BlameTracker
+    from backend.spark.blame import _PRUNE_EVERY, BlameTracker
     from tracker.replay import Replay
 
     replay = Replay("long")

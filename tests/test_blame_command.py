@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from backend.blame import blame_log
+from backend.spark.blame import blame_log
 from backend.spark.convert import SparkLogConversion
 from backend.spark.convert_process import ConversionProcess, event_log_conversion
 from flowscope.cli import main

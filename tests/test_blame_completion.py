@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from backend.blame import BlameTracker
+from backend.spark.blame import BlameTracker
 from tracker.replay import Replay
 
 ROOT_OPS = 5  # node 1 the source, node 5 the sink

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import backend.blame as blame_module
-from backend.blame import BlameTracker
+import backend.spark.blame as blame_module
+from backend.spark.blame import BlameTracker
 from tracker.replay import Replay
 
 STRUCTURE = [

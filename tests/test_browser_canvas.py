@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from backend.feeds import PushFeed
+from backend.feeds.progress_feeds import PushFeed
 from tests.e2e.browser import shot
 from tests.e2e.logs import pipeline_records
 from tests.test_browser_view import expected_classes

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 import httpx
 import pytest
 
-from backend.views import finding_opens_at
+from backend.views.projections import finding_opens_at
 from tests.e2e.browser import shot
 from tests.e2e.view_fixtures import open_spark_fixture
 

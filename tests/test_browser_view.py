@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import orjson
 
-from backend.feeds import PushFeed
+from backend.feeds.progress_feeds import PushFeed
 from tests.e2e.browser import shot
 from tests.e2e.logs import pipeline_records
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from backend.bundle import answer_key, build_bundle
-from backend.views import finding_opens_at, finding_port
+from backend.export.bundle import answer_key, build_bundle
+from backend.views.projections import finding_opens_at, finding_port
 from tests.e2e.browser import chromium, shot
 from tests.test_browser_view import dom_classes, expected_status, lex_min, wait_batch
 

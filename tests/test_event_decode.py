@@ -1,4 +1,4 @@
-"""Decoding only what the Spark model reads (backend.sources.decode, backend.spark.event_fields): the model must
+"""Decoding only what the Spark model reads (backend.eventlog.decode, backend.spark.event_fields): the model must
 produce exactly the records it produces from whole events, on every real log, and damaged lines must be reported as
 a whole decode reports them."""
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backend.sources import EventLogReader, find_logs
-from backend.sources.decode import EventDecoder, WholeEvent
+from backend.eventlog import EventLogReader, find_logs
+from backend.eventlog.decode import EventDecoder, WholeEvent
 from backend.spark.convert import SparkLogConversion
 from backend.spark.event_fields import model_decoder
 from backend.spark.model import SparkModel

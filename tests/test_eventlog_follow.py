@@ -10,10 +10,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from backend.sources import EventLogFollower, EventLogReader, LogDirectoryScanner
-from backend.sources import events as log_events
-from backend.sources.encoders import encode_end, encode_flush
-from backend.sources.eventlog_layout import rolling_parts
+from backend.eventlog import EventLogFollower, EventLogReader, LogDirectoryScanner
+from backend.eventlog import events as log_events
+from backend.eventlog.encoders import encode_end, encode_flush
+from backend.eventlog.eventlog_layout import rolling_parts
 
 from .conftest import SPARK_EVENTS
 

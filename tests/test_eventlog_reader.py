@@ -12,18 +12,18 @@ import orjson
 import pytest
 import zstandard
 
-from backend.sources import (
+from backend.eventlog import (
     EventLogReader,
     MissingCodecError,
     describe_log,
     find_logs,
     read_events,
 )
-from backend.sources import codecs as codecs_mod
-from backend.sources import events as log_events
-from backend.sources.codecs import make_decoder
-from backend.sources.encoders import encode, encode_flush, xxh32
-from backend.sources.eventlog_layout import looks_like_event_log, rolling_parts, rolling_state
+from backend.eventlog import codecs as codecs_mod
+from backend.eventlog import events as log_events
+from backend.eventlog.codecs import make_decoder
+from backend.eventlog.encoders import encode, encode_flush, xxh32
+from backend.eventlog.eventlog_layout import looks_like_event_log, rolling_parts, rolling_state
 
 from .conftest import SPARK_EVENTS
 
@@ -33,7 +33,7 @@ ALL_CODECS = [None, "gz", "zstd", "lz4", "snappy", "lzf"]
 
 
 def raw_lines(path: Path) -> list[bytes]:
-    """The log's lines, decoded independently of backend.sources (plain, gzip or zstd only)."""
+    """The log's lines, decoded independently of backend.eventlog (plain, gzip or zstd only)."""
     if path.name.endswith(".gz"):
         data = gzip.decompress(path.read_bytes())
     elif path.name.endswith(".zstd"):

@@ -17,7 +17,7 @@ from collections import Counter
 
 import pytest
 
-from backend.sources import EventLogReader, find_logs
+from backend.eventlog import EventLogReader, find_logs
 from backend.spark.convert import SparkLogConversion, record
 from tracker import Target
 from tracker.replay import Replay, replay_file

@@ -13,10 +13,10 @@ import importlib.util
 
 import pytest
 
-from backend.session import Session, SessionOptions
+from backend.sessions.session import Session, SessionOptions
 from backend.spark.convert import SparkLogConversion
 from backend.spark.follow_feed import SparkLogFeed
-from backend.views import scope_tree
+from backend.views.projections import scope_tree
 from tracker import log_records
 from tracker.replay import Replay
 
@@ -159,7 +159,7 @@ def test_a_retire_record_is_checked():
 def test_a_streaming_querys_region_keeps_only_its_running_stages():
     """A query runs for days in one region: what the model keeps for the region follows the running batch, not the
     number of batches so far (the per-job records of Spark's own job list aside)."""
-    from backend.sources import EventLogReader
+    from backend.eventlog import EventLogReader
     from backend.spark.model import SparkModel
 
     model = SparkModel()
@@ -179,7 +179,7 @@ def test_a_streaming_querys_region_keeps_only_its_running_stages():
 def test_a_finished_jobs_stages_keep_only_what_names_them():
     """Once a job ended, its stages keep their id, region, node and epoch (what the fleet and the summary read), not
     their lineage or their tasks' targets: a long application costs a small record per stage."""
-    from backend.sources import EventLogReader
+    from backend.eventlog import EventLogReader
     from backend.spark.model import SparkModel
 
     model = SparkModel()
@@ -200,7 +200,7 @@ def test_a_model_that_folds_ended_jobs_says_the_same(name):
     """A session's model keeps the full records of only its latest ended jobs (``retain_jobs``); the rest fold into
     a byte per status. Folding after every job changes no record it writes and nothing its summary says (every
     job's and stage attempt's status, as Spark's own job list), and leaves one job's records."""
-    from backend.sources import EventLogReader
+    from backend.eventlog import EventLogReader
     from backend.spark.model import SparkModel
 
     log = next((REPO / "fixtures" / "spark" / name).glob("eventlog_v2_*"))
@@ -255,10 +255,10 @@ def test_a_long_sessions_memory_per_job_is_bounded(tmp_path_factory, monkeypatch
     """The memory a session keeps grows by at most BYTES_PER_JOB a job as the application gets longer: measured
     between a 140-job and a 560-job copy of the same application (the same shape: only its length differs), so
     what every session holds whatever its length (imports, caches, the open history segment) cancels out."""
-    import backend.blame
+    import backend.spark.blame
     import backend.spark.tasks
 
-    monkeypatch.setattr(backend.blame, "KEEP_TIMES", 50)  # bounded tables, bounded early: 140 jobs fill them
+    monkeypatch.setattr(backend.spark.blame, "KEEP_TIMES", 50)  # bounded tables, bounded early: 140 jobs fill them
     monkeypatch.setattr(backend.spark.tasks, "KEEP_COMPLETED", 50)
     sizes = {}
     for copies in (2, 20, 80):  # the first warms the process up (imports, caches): not measured

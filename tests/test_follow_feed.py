@@ -11,8 +11,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from backend.feeds import FeedRegistry, default_registry
-from backend.sources import EventLogReader
+from backend.eventlog import EventLogReader
+from backend.feeds.progress_feeds import FeedRegistry, default_registry
 from backend.spark.follow_feed import SparkDirectoryFollower, SparkLogFeed, check_spark_log, register
 from backend.spark.model import SparkModel
 
@@ -84,7 +84,7 @@ def test_new_applications_are_found_once(tmp_path):
 def test_a_log_renamed_while_the_directory_is_listed_is_found_by_its_new_name(tmp_path, monkeypatch):
     """Spark drops `.inprogress` whenever the application ends, also between a scan's listing and its look at the
     file: that scan passes over it, the next finds it finalized, and nothing fails."""
-    import backend.sources.eventlog_layout as layout
+    import backend.eventlog.eventlog_layout as layout
 
     running = tmp_path / "local-7.inprogress"
     running.write_bytes(orjson.dumps({"Event": "SparkListenerLogStart", "Spark Version": "4.0.0"}) + b"\n")
@@ -120,7 +120,7 @@ def test_the_registry_knows_spark_logs(tmp_path):
 def test_a_followed_session_goes_live_then_done(tmp_path):
     import asyncio
 
-    from backend.session import Session
+    from backend.sessions.session import Session
 
     lines = [orjson.dumps(ev.event) + b"\n" for ev in EventLogReader(SHUFFLE)]
     log = tmp_path / "local-5.inprogress"

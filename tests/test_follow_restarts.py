@@ -17,8 +17,8 @@ import httpx
 import orjson
 import pytest
 
-from backend.app import Settings
-from backend.followed_file import DELETED, REPLACED, TRUNCATED, FileWatch
+from backend.feeds.followed_file import DELETED, REPLACED, TRUNCATED, FileWatch
+from backend.web.app import Settings
 from tests.conftest import LOOP_LOG, REPO, SPARK_EVENTS
 from tests.e2e.server import running_server
 
@@ -178,7 +178,7 @@ SHUFFLE = SPARK_EVENTS / "pyspark-4.3" / "spark430_1000tasks_shuffle.jsonl.gz"
 
 
 def _spark_lines() -> list[bytes]:
-    from backend.sources import EventLogReader
+    from backend.eventlog import EventLogReader
 
     return [orjson.dumps(ev.event) + b"\n" for ev in EventLogReader(SHUFFLE)]
 

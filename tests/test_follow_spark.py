@@ -12,7 +12,7 @@ import sys
 import textwrap
 import time
 
-from backend.sources import EventLogReader, find_logs
+from backend.eventlog import EventLogReader, find_logs
 from backend.spark.follow_feed import SparkDirectoryFollower
 from backend.spark.model import SparkModel
 from tracker.replay import Replay

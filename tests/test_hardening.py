@@ -18,10 +18,10 @@ import orjson
 import pytest
 import zstandard
 
-from backend.app import Settings
-from backend.feeds import ProgressLogFeed
+from backend.feeds.progress_feeds import ProgressLogFeed
 from backend.spark.convert import record
 from backend.spark.model import SparkModel
+from backend.web.app import Settings
 from tests.e2e.server import running_server
 from tests.fuzz_entry_points import PROGRESS_ENTRY_POINTS, SPARK_ENTRY_POINTS, Hung, IngestPort, run_checked, verdict
 from tests.fuzz_inputs import (
@@ -295,7 +295,7 @@ def test_progress_metadata_of_the_wrong_shape_is_rejected(field, value):
 
 def test_a_damaged_zstd_progress_log_is_not_taken_for_a_spark_log(tmp_path):
     """A .zst file has the zstd magic whatever it holds: it is a Spark log only if it decodes to a Spark event."""
-    from backend.feeds import FeedError, default_registry
+    from backend.feeds.progress_feeds import FeedError, default_registry
 
     path = tmp_path / "loop.jsonl.zst"
     data = PROGRESS_FIXTURE.read_bytes()

@@ -8,7 +8,7 @@ import tracemalloc
 
 import pytest
 
-from backend.scratch_dir import ScratchFile
+from backend.sessions.scratch_dir import ScratchFile
 from tracker.pages import MarkLog, MemoryPages, PagedLines
 
 

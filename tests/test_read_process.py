@@ -1,4 +1,4 @@
-"""Reading and decoding in a child process (backend.sources.read_process, backend.sources.child): the same events,
+"""Reading and decoding in a child process (backend.eventlog.read_process, backend.eventlog.child): the same events,
 corrupt lines, counts and records as reading in this process, whether the child is forked or spawned."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from backend.sources import EventLogReader
-from backend.sources.child import ChildStream
-from backend.sources.decode import WholeEvent
-from backend.sources.read_process import EventReaderProcess
+from backend.eventlog import EventLogReader
+from backend.eventlog.child import ChildStream
+from backend.eventlog.decode import WholeEvent
+from backend.eventlog.read_process import EventReaderProcess
 from backend.spark.convert import SparkLogConversion
 from backend.spark.event_fields import model_decoder
 
@@ -116,7 +116,7 @@ def test_a_redacted_conversion_reading_whole_events_in_a_child_gives_the_same_re
 
 _ABANDONED = """
 import os, select, sys
-from backend.sources.child import ChildStream
+from backend.eventlog.child import ChildStream
 
 def forever(put):
     while True:
@@ -153,7 +153,7 @@ def test_a_stream_abandoned_midway_leaves_no_process_behind(tmp_path):
 
 
 _UNCLOSED = """
-from backend.sources.child import ChildStream
+from backend.eventlog.child import ChildStream
 
 def forever(put):
     while True:

@@ -10,9 +10,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from backend.sources import codecs as codecs_mod
-from backend.sources import find_logs
-from backend.sources.encoders import encode
+from backend.eventlog import codecs as codecs_mod
+from backend.eventlog import find_logs
+from backend.eventlog.encoders import encode
 from backend.spark import convert as record_mod
 from backend.spark.convert import EventLogError, SparkLogConversion, open_event_log, record
 from backend.spark.model import SparkModel

@@ -9,8 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from backend.sources import EventLogReader, find_logs
-from backend.sources.encoders import encode
+from backend.eventlog import EventLogReader, find_logs
+from backend.eventlog.encoders import encode
 from backend.spark import redact as redact_mod
 from backend.spark.convert import SparkLogConversion
 from backend.spark.redact import REDACTED, Redactor, redact_event, redact_log

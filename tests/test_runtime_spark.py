@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.hosting.spark_barrier import run_on_spark
+from backend.spark.barrier_hosting import run_on_spark
 
 from .test_runtime import load_example
 

@@ -7,7 +7,7 @@ import time
 
 import httpx
 
-from backend.app import Settings
+from backend.web.app import Settings
 
 from .e2e.server import running_server
 

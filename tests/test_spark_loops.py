@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from backend.blame import blame_log
+from backend.eventlog import EventLogReader, find_logs
 from backend.fleet.analyze import analyze_log
-from backend.sources import EventLogReader, find_logs
+from backend.spark.blame import blame_log
 from backend.spark.convert import SparkLogConversion
 from backend.spark.loops import JobCode, chain_positions, loop_key, plan_iteration, repeats, shuffle_writes
 from backend.spark.model import SparkModel

@@ -1,4 +1,4 @@
-"""The streaming charts' data (backend/streaming_progress.py, GET .../streaming) on the real streaming fixtures:
+"""The streaming charts' data (backend/spark/structured_streaming.py, GET .../streaming) on the real streaming fixtures:
 the trigger interval inferred from the trigger starts (or the user's setting, or honestly unknown), late batches,
 watermarks; and GET .../marks passing a finding's details on for the graph's badges."""
 
@@ -9,7 +9,7 @@ import json
 import httpx
 import pytest
 
-from backend.streaming_progress import infer_trigger_interval, streaming_queries
+from backend.spark.structured_streaming import infer_trigger_interval, streaming_queries
 from tests.e2e.view_fixtures import SPARK_FIXTURES, open_spark_fixture
 
 
@@ -120,7 +120,7 @@ def test_finding_marks_carry_their_details(server, client):
 
 
 def test_mark_json_is_what_rest_and_the_stream_send():
-    from backend.views import mark_json
+    from backend.views.projections import mark_json
 
     plain = {"type": "mark", "label": "job 3 done", "at": 2.5, "after": 7, "scope": [3], "job": 3, "status": "ok"}
     assert mark_json(plain) == {"label": "job 3 done", "at": 2.5, "after": 7, "scope": [3]}

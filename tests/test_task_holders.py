@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from backend.app import Settings
-from backend.sources import find_logs
-from backend.sources.eventlog import read_events
+from backend.eventlog import find_logs
+from backend.eventlog.eventlog import read_events
 from backend.spark.convert import SparkLogConversion
 from backend.spark.tasks import TaskLedger, skew_score, stragglers
+from backend.web.app import Settings
 from flowscope.cli import main as cli
 from tests.e2e.server import running_server
 from tracker.details import describe
@@ -190,7 +190,7 @@ def test_rest_explain_has_the_late_tasks(stall_log, tmp_path):
 
 
 def test_the_history_restores_the_holder_details_of_every_batch(stall_log):
-    from backend.history import History
+    from backend.sessions.history import History
 
     history = History(checkpoint_every=4)
     replay = Replay("live", observer=lambda info, scope, *_: history.batch_applied(replay, replay.last_at,

@@ -1,4 +1,4 @@
-"""The executor timeline's bars (backend/task_timeline.py): opened by a task's detail, closed by its clear, marked
+"""The executor timeline's bars (backend/spark/task_timeline.py): opened by a task's detail, closed by its clear, marked
 failed or killed with Spark's reason; on the real task_retries fixture and on records as the Spark model writes
 them for a killed attempt (no fixture has one)."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backend.sources import EventLogReader, find_logs
+from backend.eventlog import EventLogReader, find_logs
 from backend.spark.convert import SparkLogConversion
-from backend.task_timeline import TaskTimeline
+from backend.spark.task_timeline import TaskTimeline
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "spark"
 

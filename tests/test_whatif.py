@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from backend.app import Settings
-from backend.sources import find_logs
+from backend.eventlog import find_logs
+from backend.web.app import Settings
 from flowscope.cli import main as cli
 from tests.e2e.server import running_server
 from tracker.reachability import Location

@@ -4,7 +4,7 @@ history's records) costs a few bytes per item in memory, or nothing when the pag
 A :class:`PagedLines` holds byte strings. The latest ``page_size`` of them stay as they are (the *open* page, what
 is read most: the present); once the open page is full it is compressed with zstandard and handed to a
 :class:`PageStore`, which keeps it in memory (:class:`MemoryPages`, the default) or writes it elsewhere (the
-server's scratch file, ``backend.scratch_dir.ScratchFile``) and gives back a handle to read it with. Reading an
+server's scratch file, ``backend.sessions.scratch_dir.ScratchFile``) and gives back a handle to read it with. Reading an
 item of a sealed page decompresses the page; the last few decompressed pages are cached, so reading in order costs
 one decompression per page. Readers may run in other threads while one writer appends.
 

@@ -2,7 +2,7 @@
 
 This is the per-application half of `flowscope fleet` (the Spark job in `job.py` runs it once per application,
 several applications per task), and it is plain Python so it is tested and benchmarked without Spark. The log goes
-through the project's own parts in the order the rest of flowscope uses them: the reader (`backend.sources`: every
+through the project's own parts in the order the rest of flowscope uses them: the reader (`backend.eventlog`: every
 layout and codec), the Spark model (`backend.spark.model`) and the tracker (`tracker.replay.Replay`). What the
 rows say is read off the tracker, not re-derived from Spark's events:
 
@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from backend.blame import BlameTracker
-from backend.sources import AppLog, EventLogReader, LineError, MissingCodecError
-from backend.sources.decode import WholeEvent
+from backend.eventlog import AppLog, EventLogReader, LineError, MissingCodecError
+from backend.eventlog.decode import WholeEvent
+from backend.spark.blame import BlameTracker
 from backend.spark.convert import EventLogError, open_event_log
 from backend.spark.event_fields import model_decoder
 from backend.spark.model import SparkModel
@@ -101,7 +101,8 @@ def analyze_log(path: str | os.PathLike[str] | AppLog, *, log_name: str | None =
 
     `log_name` is what the rows call the log (the fleet passes the original `hdfs://`/`s3a://` path of a log it
     copied to a local temporary directory). Each time's seconds are blamed as `flowscope blame` does
-    (backend/blame.py, fed as the replay goes). Never raises for a bad log: the application row lists the problem."""
+    (backend/spark/blame.py, fed as the replay goes). Never raises for a bad log: the application row lists the
+    problem."""
     local = os.fspath(path.path if isinstance(path, AppLog) else path)
     name = log_name or local
 

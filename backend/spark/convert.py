@@ -1,7 +1,7 @@
 """`flowscope record`: a Spark event log converted into a flowscope progress log.
 
 This is how a post-mortem starts: the event log a cluster already writes (a file, a rolling `eventlog_v2_`
-directory, an `.inprogress` log, any of Spark's codecs) goes through the reader (`backend.sources`), optionally
+directory, an `.inprogress` log, any of Spark's codecs) goes through the reader (`backend.eventlog`), optionally
 the redactor (`backend.spark.redact`), and the Spark model (`backend.spark.model`), and comes out as progress-log
 records (format v1) that `flowscope frontiers`, `explain` and the debugger read. One pass, streaming: memory is
 bounded by the model's state (stages, jobs, running tasks), never by the length of the log.
@@ -23,18 +23,17 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from backend.sources import AppLog, EventLogReader, LineError, MissingCodecError, describe_log, find_logs
-from backend.sources.decode import WholeEvent
-from backend.sources.eventlog_layout import looks_like_event_log
-from backend.sources.read_process import EventReaderProcess
-from backend.subcommand import run_subcommand
+from backend.eventlog import AppLog, EventLogReader, LineError, MissingCodecError, describe_log, find_logs
+from backend.eventlog.decode import WholeEvent
+from backend.eventlog.eventlog_layout import looks_like_event_log
+from backend.eventlog.read_process import EventReaderProcess
+from backend.spark.event_fields import model_decoder
+from backend.spark.event_shape import event_problem
+from backend.spark.model import SparkModel, SparkSummary
+from backend.spark.redact import Redactor
+from backend.spark.subcommand import run_subcommand
 from tracker.jsonl import DAMAGED_EVENT
 from tracker.progress_log import FORMAT, ProgressLogWriter
-
-from .event_fields import model_decoder
-from .event_shape import event_problem
-from .model import SparkModel, SparkSummary
-from .redact import Redactor
 
 __all__ = ["EventLogError", "RecordSummary", "SparkLogConversion", "main", "open_event_log", "record", "register"]
 
@@ -146,7 +145,7 @@ class SparkLogConversion:
     `source_name()` reads ahead a little (up to `LOOKAHEAD` events) to find the application's name for the
     header; iterating yields the records; `summary()` tells what happened. Raises `FileNotFoundError`,
     `EventLogError` or `MissingCodecError` at construction if the log cannot be read at all. `read_in_child`:
-    read and decode in a child process (`backend.sources.read_process`), so the model here and the reading there
+    read and decode in a child process (`backend.eventlog.read_process`), so the model here and the reading there
     run on two cores; the records are the same (None: when the log has `READ_IN_CHILD_BYTES` or more)."""
 
     def __init__(

@@ -3,7 +3,7 @@
 Reading, decoding and the Spark model (``SparkLogConversion``) are about half of the work of bringing a Spark log
 to its full state; applying the records to the tracker (``tracker.replay.Replay``) is the other half, and it has to
 happen where the state is wanted. :class:`ConversionProcess` runs the one conversion in a child process
-(``backend.sources.child``: forked where that is safe, spawned in a process with threads) and hands its records
+(``backend.eventlog.child``: forked where that is safe, spawned in a process with threads) and hands its records
 over a pipe in batches (JSON, a few hundred records per message), so the child reads and models the next events
 while this process applies the previous ones. It iterates like ``SparkLogConversion`` and ends with the same
 summary; corrupt lines reach ``on_error`` as they arrive. The pipe costs this process an ``orjson.loads`` per
@@ -27,12 +27,11 @@ from typing import Any
 
 import orjson
 
-from backend.sources import AppLog, LineError
-from backend.sources.child import ChildStream, Put
+from backend.eventlog import AppLog, LineError
+from backend.eventlog.child import ChildStream, Put
+from backend.spark.convert import READ_IN_CHILD_BYTES, RecordSummary, SparkLogConversion, open_event_log
+from backend.spark.model import SparkSummary
 from tracker.replay import Replay
-
-from .convert import READ_IN_CHILD_BYTES, RecordSummary, SparkLogConversion, open_event_log
-from .model import SparkSummary
 
 __all__ = ["ConversionProcess", "event_log_conversion", "replay_event_log"]
 

@@ -24,10 +24,9 @@ from typing import Annotated, Any, NotRequired, Required, TypedDict
 
 import msgspec
 
-from backend.sources.decode import EventDecoder
-
-from .event_shape import EVENTS, INT_MAX, INT_MIN, Spec
-from .model import HANDLED_EVENTS
+from backend.eventlog.decode import EventDecoder
+from backend.spark.event_shape import EVENTS, INT_MAX, INT_MIN, Spec
+from backend.spark.model import HANDLED_EVENTS
 
 __all__ = ["READ", "model_decoder"]
 

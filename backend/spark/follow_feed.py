@@ -2,7 +2,7 @@
 logs followed as applications appear (``flowscope serve --follow DIR``).
 
 :class:`SparkLogFeed` runs one application's log (a file, ``.inprogress`` or not, any codec, or a rolling
-``eventlog_v2_`` directory) through :class:`~backend.sources.EventLogFollower` and the Spark model: each ``poll``
+``eventlog_v2_`` directory) through :class:`~backend.eventlog.EventLogFollower` and the Spark model: each ``poll``
 returns the progress records of the events Spark has flushed since the previous one. Followed, it stays live until
 Spark finalizes the log (the rename of ``.inprogress``, the rolling directory's ``appstatus_`` marker), then ends,
 so the session turns complete. Not followed, it ends at the end of what is there. Gaps in the events
@@ -23,16 +23,15 @@ import asyncio
 import os
 from pathlib import Path
 
-from backend.feeds import Feed, FeedKind, FeedRegistry
-from backend.followed_file import REPLACED, TRUNCATED
-from backend.sources import EventLogFollower, LogDirectoryScanner
-from backend.sources.decode import WholeEvent
-from backend.sources.eventlog_layout import ROLLING_PREFIX, looks_like_event_log, rolling_parts
+from backend.eventlog import EventLogFollower, LogDirectoryScanner
+from backend.eventlog.decode import WholeEvent
+from backend.eventlog.eventlog_layout import ROLLING_PREFIX, looks_like_event_log, rolling_parts
+from backend.feeds.followed_file import REPLACED, TRUNCATED
+from backend.feeds.progress_feeds import Feed, FeedKind, FeedRegistry
+from backend.spark.event_fields import model_decoder
+from backend.spark.gaps import GapDetector
+from backend.spark.model import SESSION_RETAINED_JOBS, SparkModel
 from tracker.jsonl import DAMAGED_EVENT, LineError
-
-from .event_fields import model_decoder
-from .gaps import GapDetector
-from .model import SESSION_RETAINED_JOBS, SparkModel
 
 __all__ = ["SPARK_EVENT_LOG", "SparkDirectoryFollower", "SparkLogFeed", "check_spark_log", "open_spark_log",
            "register"]

@@ -19,8 +19,8 @@ detector grows by a few bytes a job.
 
 from __future__ import annotations
 
-from .dense_keys import KeySet
-from .event_shape import event_problem
+from backend.spark.dense_keys import KeySet
+from backend.spark.event_shape import event_problem
 
 __all__ = ["GapDetector"]
 

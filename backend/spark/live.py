@@ -31,12 +31,11 @@ from typing import IO, Any
 
 import orjson
 
-from backend.feeds import Feed
-from backend.security import is_loopback
+from backend.feeds.progress_feeds import Feed
+from backend.spark.gaps import GapDetector
+from backend.spark.model import SESSION_RETAINED_JOBS, SparkModel
+from backend.web.security import is_loopback
 from tracker.jsonl import DAMAGED_EVENT, DEFAULT_LIMITS, LINE_TOO_LONG, JsonLines, LineError, LineSplitter
-
-from .gaps import GapDetector
-from .model import SESSION_RETAINED_JOBS, SparkModel
 
 __all__ = ["PROTOCOL", "SparkIngestServer", "SparkLiveFeed", "IngestRefused"]
 

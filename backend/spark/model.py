@@ -40,11 +40,9 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracker import log_records
-
-from .dense_keys import DENSE_SLACK, dense_index
-from .event_shape import event_problem
-from .loops import (
+from backend.spark.dense_keys import DENSE_SLACK, dense_index
+from backend.spark.event_shape import event_problem
+from backend.spark.loops import (
     JobCode,
     StageCode,
     chain_positions,
@@ -54,7 +52,8 @@ from .loops import (
     repeats,
     shuffles_read,
 )
-from .tasks import TaskLedger, failure_text, partition_of
+from backend.spark.tasks import TaskLedger, failure_text, partition_of
+from tracker import log_records
 
 __all__ = ["HANDLED_EVENTS", "SparkModel", "SparkSummary"]
 

@@ -47,10 +47,10 @@ from typing import Any
 
 import orjson
 
-from backend.sources import EventLogReader, LineError, describe_log
-from backend.sources.codecs import CODECS, codec_from_name, strip_codec
-from backend.sources.encoders import encode_end, encode_flush
-from backend.sources.eventlog_layout import INPROGRESS, STATUS_PREFIX, AppLog
+from backend.eventlog import EventLogReader, LineError, describe_log
+from backend.eventlog.codecs import CODECS, codec_from_name, strip_codec
+from backend.eventlog.encoders import encode_end, encode_flush
+from backend.eventlog.eventlog_layout import INPROGRESS, STATUS_PREFIX, AppLog
 
 __all__ = ["REDACTED", "Redactor", "RedactStats", "main", "redact_event", "redact_log"]
 

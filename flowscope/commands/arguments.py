@@ -1,7 +1,8 @@
 """Option types the subcommands share: an option means the same in every command, and a bad value is argparse's
 usage error (the option named, exit code 2), never a traceback.
 
-``--scope`` and ``--port`` go through the parsers the REST API uses (``backend.views``), imported only when an
+``--scope`` and ``--port`` go through the parsers the REST API uses (``backend.views.projections``), imported only
+when an
 option is parsed, so building the parser still loads nothing but argparse.
 """
 
@@ -50,7 +51,7 @@ def non_negative_seconds(text: str) -> float:
 
 def scope_path(text: str) -> list[int]:
     """A scope path: ``2``, ``2,1`` or JSON ``[2,1]``; ``[]`` (or ``""``) is the root."""
-    from backend.views import parse_scope
+    from backend.views.projections import parse_scope
 
     try:
         return list(parse_scope(text))
@@ -60,7 +61,7 @@ def scope_path(text: str) -> list[int]:
 
 def port(text: str) -> Any:
     """A port: ``in,NODE,PORT`` or ``out,NODE,PORT`` (or JSON ``["in",4,0]``), as a tracker ``Location``."""
-    from backend.views import parse_port
+    from backend.views.projections import parse_port
 
     try:
         return parse_port(text)

@@ -1,4 +1,4 @@
-"""``flowscope blame LOG``: where the seconds of each completed time went (``backend/blame.py``), printed.
+"""``flowscope blame LOG``: where the seconds of each completed time went (``backend/spark/blame.py``), printed.
 
 LOG is anything the server can open (a Spark event log, a progress log made by ``flowscope record``); ``--json``
 prints the answer of ``docs/blame.md``: ``{"times": [...]}``.
@@ -94,10 +94,10 @@ def segment_text(seg: dict, latency: float) -> str:
 
 
 def cmd_blame(args: argparse.Namespace) -> int:
-    from backend.blame import blame_replay
-    from backend.feeds import FeedError, default_registry
-    from backend.security import PathNotAllowed
+    from backend.feeds.progress_feeds import FeedError, default_registry
+    from backend.spark.blame import blame_replay
     from backend.spark.follow_feed import SPARK_EVENT_LOG
+    from backend.web.security import PathNotAllowed
 
     registry = default_registry()
     try:
@@ -126,8 +126,8 @@ def cmd_blame(args: argparse.Namespace) -> int:
 def _blame_spark_log(args: argparse.Namespace) -> int:
     """A Spark event log converted as ``flowscope frontiers`` converts it (``event_log_conversion``: a large log in
     two more processes), the records replayed and blamed here."""
-    from backend.blame import blame_replay
-    from backend.sources import MissingCodecError
+    from backend.eventlog import MissingCodecError
+    from backend.spark.blame import blame_replay
     from backend.spark.convert import EventLogError
     from backend.spark.convert_process import event_log_conversion
 
@@ -153,7 +153,7 @@ def _blame_spark_log(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace, replay: Any, blamed: list, errors: list) -> int:
     """The log's problems on stderr, then the times the query selects; a ``--scope`` the log does not have is a
     mistake said as one (exit code 2), not an empty answer."""
-    from backend.blame import select
+    from backend.spark.blame import select
 
     for err in errors:
         print(f"flowscope: {err}", file=sys.stderr)

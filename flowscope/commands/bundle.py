@@ -1,5 +1,5 @@
 """``flowscope bundle LOG -o postmortem.html``: one self-contained HTML file with the browser view and its answers
-precomputed (``backend/bundle.py``): it opens offline, from file://, with no server."""
+precomputed (``backend/export/bundle.py``): it opens offline, from file://, with no server."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    from backend.bundle import BundleError, build_bundle
+    from backend.export.bundle import BundleError, build_bundle
 
     log = Path(args.log)
     if not log.exists():

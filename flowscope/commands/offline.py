@@ -66,7 +66,7 @@ def report_errors(replay: Any, stream: Any = sys.stderr) -> None:
 def replay_log(args: argparse.Namespace, check: bool) -> Any:
     """Replay ``args.log`` (up to ``args.at`` progress records), a progress log or a Spark event log; None, after
     saying why, if it cannot be read."""
-    from backend.sources.eventlog_layout import looks_like_event_log
+    from backend.eventlog.eventlog_layout import looks_like_event_log
     from tracker.progress_log import ProgressLogError
     from tracker.replay import replay_file
 
@@ -83,7 +83,7 @@ def replay_log(args: argparse.Namespace, check: bool) -> Any:
 
 
 def _replay_spark_log(args: argparse.Namespace, check: bool) -> Any:
-    from backend.sources import MissingCodecError
+    from backend.eventlog import MissingCodecError
     from backend.spark.convert import EventLogError
     from backend.spark.convert_process import replay_event_log
 

@@ -1,6 +1,6 @@
 """What ``flowscope serve`` and ``flowscope replay`` share: their options, and running the server.
 
-Both only parse arguments, start uvicorn with the app from :func:`backend.app.create_app`, print the URL, and show
+Both only parse arguments, start uvicorn with the app from :func:`backend.web.app.create_app`, print the URL, and show
 a progress bar (rich) while a log loads. The web server's imports happen in :func:`run_server`, not at import.
 """
 
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .arguments import positive_int
 
 if TYPE_CHECKING:
-    from backend.app import Settings
+    from backend.web.app import Settings
 
 __all__ = ["Landing", "add_server_options", "server_settings", "run_server"]
 
@@ -53,7 +53,7 @@ def add_server_options(p: argparse.ArgumentParser, default_port: int) -> None:
 
 def server_settings(args: argparse.Namespace, extra_allowed: list[Path]) -> Settings:
     """The app's settings from the options (``extra_allowed``: directories of the logs named on the command line)."""
-    from backend.app import Settings
+    from backend.web.app import Settings
 
     allowed = [Path(d).resolve() for d in args.allow] or [Path.cwd()]
     allowed += [d for d in extra_allowed if d not in allowed]
@@ -133,9 +133,9 @@ async def _serve(args: argparse.Namespace, settings: Settings, open_logs: list[s
     import uvicorn
     from rich.console import Console
 
-    from backend.app import create_app
-    from backend.feeds import FeedError
-    from backend.security import PathNotAllowed
+    from backend.feeds.progress_feeds import FeedError
+    from backend.web.app import create_app
+    from backend.web.security import PathNotAllowed
 
     console = Console(stderr=True)
     try:

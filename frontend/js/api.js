@@ -1,6 +1,6 @@
 // Thin fetch wrappers: JSON in and out, errors as exceptions carrying the server's `detail`.
 // Bundle mode (a post-mortem made by `flowscope bundle`, window.__FLOWSCOPE_BUNDLE__ set): no server; GETs are
-// answered from the answers stored when the bundle was made (backend/bundle.py), a seek by the nearest stored
+// answered from the answers stored when the bundle was made (backend/export/bundle.py), a seek by the nearest stored
 // moment, and the stream by the stored head state. Nothing is computed here either.
 
 export class ApiError extends Error {
@@ -22,7 +22,7 @@ async function check(res) {
 
 export const bundle = typeof window !== "undefined" && window.__FLOWSCOPE_BUNDLE__ ? window.__FLOWSCOPE_BUNDLE__ : null;
 
-// The stored answer's key; must match answer_key in backend/bundle.py.
+// The stored answer's key; must match answer_key in backend/export/bundle.py.
 export function answerKey(path, params) {
   const pairs = Object.keys(params).filter((k) => params[k] !== undefined && params[k] !== null).sort()
     .map((k) => [k, String(params[k])]);
@@ -58,7 +58,7 @@ function note(text) {
   if (el) { el.textContent = text; el.hidden = false; setTimeout(() => { el.hidden = true; }, 4000); }
 }
 
-// A scope answered only within its lifetime (backend/bundle.py): from the first stored moment at which nothing has
+// A scope answered only within its lifetime (backend/export/bundle.py): from the first stored moment at which nothing has
 // changed it since and no port has a frontier, its state and explanations are those of the head.
 function settledBy(scope, batch) {
   const from = bundle.settled ? bundle.settled[scope ?? ""] : undefined;
@@ -141,7 +141,7 @@ export async function del(path) {
 export const scopeParam = (path) => path.join(",");
 
 // A scope's laid-out graph. It is fetched column by column (a third of the bytes of a list of objects: see
-// layout_columns in backend/graph_layout.py) and rebuilt here into the objects every view uses. The page's first
+// layout_columns in backend/views/graph_layout.py) and rebuilt here into the objects every view uses. The page's first
 // one was asked for by index.html before the modules loaded (window.__flowscopeFirstGraph): taken once, if it is
 // this one.
 export async function graph(sid, scope) {

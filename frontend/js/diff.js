@@ -1,5 +1,5 @@
 // The diff view (the drawer's Diff tab): pick two moments (batches, mark:N or at:SECONDS) and see what changed in
-// this scope between them (GET .../diff, backend/diff.py): ports whose frontier advanced and by how much, ports
+// this scope between them (GET .../diff, backend/views/diff.py): ports whose frontier advanced and by how much, ports
 // that did not move while holding times (stuck, outlined red on the graph), counts that changed, operators that
 // appeared.
 

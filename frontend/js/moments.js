@@ -93,7 +93,7 @@ async function openAt(scope, at, port, t) {
 
 // A finding: a straggler is shown just before its end, while it still held its stage's time (its siblings mostly
 // done), explaining the stage's output there; any other finding at its own batch. The wall time and the port mirror
-// backend/views.py finding_opens_at and finding_port, by which flowscope bundle stores that moment.
+// backend/views/projections.py finding_opens_at and finding_port, by which flowscope bundle stores that moment.
 export async function openFinding(f) {
   const port = f.node !== undefined && f.node !== null ? `out,${f.node},0` : null;
   try {

@@ -1,6 +1,6 @@
 // The WebSocket client: one connection per watched scope. Keeps the live state of that scope (port rows by key)
 // from a snapshot plus deltas, and reconnects after a drop by *resuming*: it sends the last batch it has, and the
-// server answers with only the ports that changed since (backend/stream.py).
+// server answers with only the ports that changed since (backend/sessions/fanout.py).
 
 import { bundle, bundleSnapshot } from "./api.js";
 

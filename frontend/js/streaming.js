@@ -1,4 +1,4 @@
-// The Streaming tab: per streaming query (GET .../streaming, computed by backend/streaming_progress.py), its
+// The Streaming tab: per streaming query (GET .../streaming, computed by backend/spark/structured_streaming.py), its
 // micro-batches' durations against the trigger interval, late batches marked, and its event-time watermark against
 // processing time, with the timeline's current moment drawn across both (it moves as the user scrubs, without a
 // redraw). Spark's events do not state the interval: the server infers it from the trigger starts or takes the

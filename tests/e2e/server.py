@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import httpx
 import uvicorn
 
-from backend.app import Settings, create_app
+from backend.web.app import Settings, create_app
 
 
 class RunningServer:

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from backend.app import Settings
-from backend.sources import find_logs
+from backend.eventlog import find_logs
+from backend.web.app import Settings
 from tests.conftest import LOOP_LOG, REPO
 from tests.e2e.browser import chromium
 from tests.e2e.server import running_server

@@ -10,9 +10,9 @@ itself writes to a flowscope server's Spark ingest socket (``backend.spark.live`
 (for ``spark.jars``).
 """
 
-from .build import LISTENER_CLASS, ListenerBuildError, cache_dir, find_javac, listener_jar
-from .jvm import QUEUE, new_jvm_listener, register, unregister
-from .py4j_listener import Py4JListener
+from backend.spark.listener.build import LISTENER_CLASS, ListenerBuildError, cache_dir, find_javac, listener_jar
+from backend.spark.listener.jvm import QUEUE, new_jvm_listener, register, unregister
+from backend.spark.listener.py4j_listener import Py4JListener
 
 __all__ = [
     "LISTENER_CLASS",

@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import py4j_bridge
-from .build import LISTENER_CLASS
+from backend.spark import py4j_bridge
+from backend.spark.listener.build import LISTENER_CLASS
 
 __all__ = ["QUEUE", "load_listener_class", "new_jvm_listener", "register", "unregister"]
 

@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any
 
-from .. import py4j_bridge
+from backend.spark import py4j_bridge
 
 __all__ = ["Py4JListener"]
 

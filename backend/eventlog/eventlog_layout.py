@@ -1,0 +1,213 @@
+"""Where an application's event log lives on disk, in which files and order, and whether Spark is done writing it.
+
+Spark writes an application's log in one of two layouts:
+
+- **single file** `<app>[.<codec>]`, named `<app>[.<codec>].inprogress` while the application runs and renamed at
+  the end (the 3.x default);
+- **rolling directory** `eventlog_v2_<app>/` holding `events_<N>_<app>[.<codec>]` parts, read in numeric order of N
+  (not name order: 10 sorts before 2), plus an empty marker `appstatus_<app>.inprogress` that loses `.inprogress`
+  when the application ends (the 4.x default). The History Server's compactor may replace parts 1..N by
+  `events_<N>_<app>[.<codec>].compact`; reading then starts at the newest compact part.
+
+`<app>` is the application id, with `_<attempt>` on clusters that retry drivers. A directory of applications holds
+any mix of both. This module only looks at names and markers (and, when scanning a directory, the first bytes of a
+file so READMEs and stray files are not mistaken for logs); reading the events is `eventlog`'s business.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from backend.eventlog.codecs import CodecError, MissingCodecError, codec_from_name, make_decoder, strip_codec
+
+__all__ = [
+    "AppLog",
+    "LogDirectoryScanner",
+    "LogState",
+    "describe_log",
+    "find_logs",
+    "looks_like_event_log",
+    "part_index",
+    "rolling_parts",
+    "rolling_state",
+]
+
+ROLLING_PREFIX = "eventlog_v2_"
+STATUS_PREFIX = "appstatus_"
+INPROGRESS = ".inprogress"
+_PART_RE = re.compile(r"^events_(\d+)_(.+)$")
+
+LogState = Literal["complete", "in_progress", "unknown"]
+
+
+@dataclass(frozen=True)
+class AppLog:
+    """One application (attempt)'s event log.
+
+    `name` is the application id (plus attempt) as the file names spell it; the authoritative ids are in the
+    `SparkListenerApplicationStart` event. `files` are in read order. `state` is `complete` (renamed / marker
+    final), `in_progress` (`.inprogress`), or `unknown` (a rolling directory with no `appstatus_` marker, which
+    Spark itself would not list; read as complete)."""
+
+    name: str
+    path: Path
+    rolling: bool
+    files: tuple[Path, ...]
+    state: LogState
+
+    @property
+    def in_progress(self) -> bool:
+        return self.state == "in_progress"
+
+    @property
+    def codec(self) -> str | None:
+        return codec_from_name(self.files[0].name) if self.files else codec_from_name(self.path.name)
+
+
+def part_index(path: Path) -> int:
+    """N of a rolling part `events_<N>_<app>...`, or -1 if the name is not one."""
+    m = _PART_RE.match(strip_codec(path.name))
+    return int(m.group(1)) if m else -1
+
+
+def rolling_parts(directory: Path) -> list[Path]:
+    """The `events_<N>_*` parts of a rolling log directory in read order: from the newest `.compact` part, if any,
+    then every later part by N. Hidden files (Hadoop's `.crc`) are ignored."""
+    parts: list[tuple[int, bool, Path]] = []
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    for name in names:
+        m = _PART_RE.match(strip_codec(name))
+        if m is None:
+            continue
+        parts.append((int(m.group(1)), name.endswith(".compact"), directory / name))
+    compacts = [n for n, is_compact, _ in parts if is_compact]
+    start = max(compacts) if compacts else 0
+    kept = [(n, p) for n, is_compact, p in parts if n > start or (n == start and is_compact)]
+    kept.sort(key=lambda t: t[0])
+    return [p for _, p in kept]
+
+
+def rolling_state(directory: Path) -> LogState:
+    """What the `appstatus_` marker of a rolling log directory says. A final marker wins over an in-progress one
+    (a rename seen half-way through a directory listing)."""
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return "unknown"
+    markers = [n for n in names if n.startswith(STATUS_PREFIX)]
+    if any(not n.endswith(INPROGRESS) for n in markers):
+        return "complete"
+    if markers:
+        return "in_progress"
+    return "unknown"
+
+
+def describe_log(path: str | os.PathLike[str]) -> AppLog:
+    """The AppLog for one application's log: a file (any codec, maybe `.inprogress`) or an `eventlog_v2_` dir.
+
+    A rolling directory is recognised by its name or, failing that, by holding `events_<N>_` parts."""
+    p = Path(path)
+    if p.is_dir():
+        parts = rolling_parts(p)
+        if not p.name.startswith(ROLLING_PREFIX) and not parts:
+            raise ValueError(
+                f"{p} is a directory, not an application's rolling event log (no events_<N>_ files): "
+                "use find_logs() to list the applications in it"
+            )
+        name = p.name.removeprefix(ROLLING_PREFIX)
+        return AppLog(name=name, path=p, rolling=True, files=tuple(parts), state=rolling_state(p))
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no such event log")
+    state: LogState = "in_progress" if p.name.endswith(INPROGRESS) else "complete"
+    return AppLog(name=strip_codec(p.name), path=p, rolling=False, files=(p,), state=state)
+
+
+def find_logs(path: str | os.PathLike[str], *, recursive: bool = False) -> list[AppLog]:
+    """Every application log at `path`: the log itself if `path` is one, else those in the directory (sorted by
+    name; with `recursive`, in sub-directories too). Files that do not start like a Spark event log (JSON with an
+    `Event` key, or a known codec's magic bytes) are passed over, so a README or an expectations folder is no
+    obstacle; an empty `.inprogress` file counts (Spark just created it)."""
+    p = Path(path)
+    if p.is_file() or (p.is_dir() and (p.name.startswith(ROLLING_PREFIX) or rolling_parts(p))):
+        return [describe_log(p)]
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no such file or directory")
+    found: list[AppLog] = []
+    for entry in sorted(p.iterdir(), key=lambda e: e.name):
+        if entry.name.startswith((".", "_")):
+            continue
+        if entry.is_dir():
+            if entry.name.startswith(ROLLING_PREFIX):
+                found.append(describe_log(entry))
+            elif recursive:
+                found.extend(find_logs(entry, recursive=True))
+        elif entry.is_file() and looks_like_event_log(entry):
+            try:
+                found.append(describe_log(entry))
+            except FileNotFoundError:  # renamed since listed (Spark dropping `.inprogress`): found by its new name
+                continue
+    return found
+
+
+class LogDirectoryScanner:
+    """Finds the applications that appear in a directory over time (`flowscope serve --follow DIR`): each `scan()`
+    returns the logs not returned before. An application is known by its name, so the rename of
+    `app.inprogress` to `app` is not a new application; a log whose first bytes are not there yet is picked up by
+    a later scan."""
+
+    def __init__(self, directory: str | os.PathLike[str], *, recursive: bool = False) -> None:
+        self.directory = Path(directory)
+        self.recursive = recursive
+        self.seen: set[str] = set()
+
+    def scan(self) -> list[AppLog]:
+        if not self.directory.is_dir():
+            return []
+        new = [log for log in find_logs(self.directory, recursive=self.recursive) if log.name not in self.seen]
+        self.seen.update(log.name for log in new)
+        return new
+
+
+_MAGIC = {
+    "zstd": (b"\x28\xb5\x2f\xfd",),
+    "lz4": (b"LZ4Block",),
+    "snappy": (b"\x82SNAPPY\x00",),
+    "lzf": (b"ZV\x00", b"ZV\x01"),
+    "gz": (b"\x1f\x8b",),
+}
+_JSON_EVENT_START = re.compile(rb'^\s*\{\s*"Event"\s*:')
+
+
+def looks_like_event_log(path: Path) -> bool:
+    """Sniff the first bytes: `{"Event":` for plain files; for compressed ones the codec's magic, and `{"Event":`
+    at the start of what the first block decodes to (a damaged progress log compressed with zstd has the magic
+    too: it is no Spark log). A first block that does not decode, or is not complete yet, passes: reading the log
+    reports what is wrong with it."""
+    codec = codec_from_name(path.name)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64 if codec is None else 1 << 16)
+    except OSError:
+        return False
+    if not head:
+        return path.name.endswith(INPROGRESS)
+    if codec is None:
+        return _JSON_EVENT_START.match(head) is not None
+    if not head.startswith(_MAGIC[codec]):
+        return False
+    text = b""
+    try:
+        for chunk in make_decoder(codec, path).chunks(head):
+            text += chunk
+            if len(text) >= 64:
+                break
+    except (CodecError, MissingCodecError):
+        return True
+    return not text.strip() or _JSON_EVENT_START.match(text) is not None

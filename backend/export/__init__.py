@@ -1,0 +1,1 @@
+"""A session made portable: the one-file HTML bundle of a replayed log."""

@@ -1,0 +1,2 @@
+"""What feeds a session: progress logs read whole or followed as they grow, pushed records, and the registry
+that turns a path into a feed."""

@@ -1,1 +1,0 @@
-"""Hosting the runtime's workers somewhere other than threads of one process."""

@@ -1,0 +1,1 @@
+"""A session: one feed replayed live, its history for seeking, its charts, and the fan-out to each browser."""
