@@ -452,12 +452,6 @@ class Tracker:
         else:
             pending.append((time, delta))
 
-    def update_target(self, target: Location, time: Any, delta: int) -> None:
-        self.update(target, time, delta)
-
-    def update_source(self, source: Location, time: Any, delta: int) -> None:
-        self.update(source, time, delta)
-
     def update_index(self, k: int, time: Any, delta: int) -> None:
         """Like :meth:`update`, by location index (the hot path of replay)."""
         pending = self._pending.get(k)

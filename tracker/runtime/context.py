@@ -300,9 +300,6 @@ class OperatorContext:
             yield t, cap
             cap.end_notification()
 
-    def pending_notifications(self) -> list:
-        return sorted(t for t, _ in self._notify)
-
     # --- outputs -------------------------------------------------------------------------------------
 
     def output(self, port: int = 0) -> OutputHandle:
