@@ -21,7 +21,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from . import log_records
-from .jsonl import DEFAULT_LIMITS, CodecError, JsonLinesCursor, LineError, ReadLimits, file_decoder, read_json_lines
+from .codecs import CodecError, file_decoder
+from .jsonl import DEFAULT_LIMITS, JsonLinesCursor, LineError, ReadLimits, read_json_lines
 from .log_records import FORMAT, VERSION
 
 try:  # orjson is optional here (tracker/ needs only the standard library) but much faster when present
