@@ -97,7 +97,6 @@ def session_answers(log: Path, explain_every: int) -> dict:
 
     def explain_now() -> str:
         rows = []
-        now = replay.last_at
         for scope in replay.root.scopes():
             if scope.tracker is None:
                 continue
@@ -106,7 +105,7 @@ def session_answers(log: Path, explain_every: int) -> dict:
                 if not frontier:
                     continue
                 answer = explain(scope, loc, min(frontier))
-                rows.append([list(scope.path), loc.to_json(), late_json(answer, scope, replay.details, now)])
+                rows.append([list(scope.path), loc.to_json(), late_json(answer, scope, replay)])
         return _dump(rows)
 
     while True:
