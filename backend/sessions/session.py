@@ -39,7 +39,7 @@ import orjson
 from backend.feeds.progress_feeds import Feed
 from backend.sessions.history import History
 from backend.sessions.series import SeriesRecorder
-from backend.spark.blame import BlameTracker
+from backend.spark.blame import spark_blame
 from backend.spark.task_timeline import TaskTimeline
 from backend.views.graph_layout import layout_columns, layout_graph, scope_graph
 from tracker.contracts import BatchInfo
@@ -79,7 +79,7 @@ class Session:
                              keep_finished=self.options.keep_finished, checked_records=feed.checked_records)
         self.history = History(self.options.checkpoint_every, keep_finished=self.options.keep_finished)
         self.replay.on_retire.append(self._folding)
-        self.blame = BlameTracker(self.replay, lazy=True)  # where completed times' seconds went, walked when asked
+        self.blame = spark_blame(self.replay, lazy=True)  # where completed times' seconds went, walked when asked
         self.task_timeline = TaskTimeline()  # every task attempt's bar, for the executor timeline
         self.series = SeriesRecorder()
         self.status = "loading"  # loading | live | done | failed | stopped
