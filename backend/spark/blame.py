@@ -19,112 +19,22 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend.spark.task_index import ExecutorSlots, TaskSpans
+from backend.spark.blame_fields import Report, checked_cause, checked_mark, is_failure, without
+from backend.spark.task_index import TaskIndex
 from backend.spark.tasks import median
 from tracker.blame import BlameTracker
 from tracker.critical_path import Interval, Rival, TimeBlame, segment
 from tracker.jsonl import IGNORED_FIELD
-from tracker.log_records import short_repr
 from tracker.reachability import OUT
 from tracker.replay import Replay
 from tracker.subgraph import Subgraph
 
-__all__ = ["SparkVocabulary", "spark_blame", "blame_log", "blame_replay", "select", "MAX_SPANS"]
+__all__ = ["SparkVocabulary", "spark_blame", "task_index_for", "blame_log", "blame_replay", "select", "MAX_SPANS"]
 
 KEEP_RESUBMITTED = 10_000  # resubmitted stage attempts whose failure blame remembers (the latest)
 MAX_SPANS = 2_000  # ended task spans kept before a prune at the next completion
 _INF = math.inf
 _PHASES_BEFORE_FIRST_JOB = ("latestOffset", "walCommit", "getBatch", "queryPlanning")
-
-# --- what blame reads from records, checked ------------------------------------------------------------------
-# The replay checks a record's shape (a cause is an object, a mark's `at` a number); the fields blame reads inside
-# them are conventions (the Spark model's), free metadata to the replay. Each is checked once, where blame takes
-# the record in: a field of the wrong type is reported (with the record's line, beside the replay's problems) and
-# left out, so a hostile log gets a blame without it, never a failed session or a failed GET .../blame.
-
-Report = Callable[[str], None]
-
-
-def _seconds(v: Any) -> bool:
-    """Epoch seconds: a finite number (not a bool)."""
-    return type(v) in (int, float) and math.isfinite(v)
-
-
-def _id(v: Any) -> bool:
-    """An id blame keys and sorts by (a stage, a job): an integer or a string."""
-    return type(v) in (int, str)
-
-
-def _id_or_none(v: Any) -> bool:
-    return v is None or type(v) is int or type(v) is str
-
-
-def _without(rec: dict, where: str, bad: dict[str, str], report: Report) -> dict:
-    """``rec`` without the fields ``bad`` names (field -> why), reported."""
-    if not bad:
-        return rec
-    report("; ".join(f"{where}.{k} {short_repr(rec[k])}: {why}" for k, why in bad.items()))
-    return {k: v for k, v in rec.items() if k not in bad}
-
-
-def _is_failure(v: Any) -> bool:
-    """A cause's ``failure`` (the Spark model's ``tasks.task_failure``): an object of short scalar fields."""
-    return type(v) is dict and all(type(k) is str and (x is None or type(x) in (str, int, float)) for k, x in v.items())
-
-
-def _checked_cause(cause: dict, at: float, report: Report) -> dict:
-    """A progress batch's cause: ``launched`` (a task's launch, epoch seconds, not after the batch that ended it)
-    and ``attempt`` (a stage attempt, a count) as blame reads them, else left out."""
-    bad = {}
-    launched = cause.get("launched")
-    if launched is not None and not (_seconds(launched) and launched <= at):
-        bad["launched"] = "is not a launch time in seconds at or before the batch's at"
-    attempt = cause.get("attempt")
-    if attempt is not None and not (type(attempt) is int and attempt >= 0):
-        bad["attempt"] = "is not a stage attempt number (an integer >= 0)"
-    return _without(cause, "cause", bad, report)
-
-
-def _checked_detail(rec: dict, report: Report) -> dict:
-    """A detail's value: a stage's ``stage`` and ``job``, a task's ``stage``, ``launched`` and ``host``."""
-    value = rec.get("value")
-    if type(value) is not dict or value.get("kind") not in ("task", "stage"):
-        return rec
-    bad = {k: "is not an id (an integer or a string)" for k in ("stage", "job") if k in value and
-           value[k] is not None and not _id(value[k])}
-    if value.get("launched") is not None and not _seconds(value["launched"]):
-        bad["launched"] = "is not a time in seconds"
-    if value.get("host") is not None and type(value["host"]) is not str:
-        bad["host"] = "is not a string"
-    return {**rec, "value": _without(value, "detail value", bad, report)} if bad else rec
-
-
-def _checked_mark(rec: dict, report: Report) -> dict:
-    """A mark's job (``job``, ``epoch``, a loop's ``loop`` and ``iteration``, ``status``, ``failure``) or
-    micro-batch (``batch``, ``trigger_start``, ``phases_ms``) fields."""
-    bad = {}
-    if "job" in rec and type(rec["job"]) is not int:
-        bad["job"] = "is not a job id (an integer)"
-    if "epoch" in rec and type(rec["epoch"]) is not int:
-        bad["epoch"] = "is not an epoch (an integer)"
-    loop = rec.get("loop")
-    if loop is not None and not (type(loop) is list and all(type(k) is int for k in loop)):
-        bad["loop"] = "is not a scope path"
-    if rec.get("iteration") is not None and type(rec["iteration"]) is not int:
-        bad["iteration"] = "is not an integer"
-    if rec.get("status") is not None and type(rec["status"]) is not str:
-        bad["status"] = "is not a job status (a string)"
-    if rec.get("failure") is not None and type(rec["failure"]) is not str:
-        bad["failure"] = "is not a failure message (a string)"
-    if "batch" in rec and type(rec["batch"]) is not int:
-        bad["batch"] = "is not a batch id (an integer)"
-    if rec.get("trigger_start") is not None and not _seconds(rec["trigger_start"]):
-        bad["trigger_start"] = "is not a time in seconds"
-    phases = rec.get("phases_ms")
-    if phases is not None and not (type(phases) is dict and all(_seconds(v) for v in phases.values())):
-        bad["phases_ms"] = "is not an object of durations in milliseconds"
-    return _without(rec, "mark", bad, report)
-
 
 @dataclass
 class _TimeMarks:
@@ -143,13 +53,11 @@ _NO_MARKS = _TimeMarks()
 class SparkVocabulary:
     """The Spark model's names for blame's holders (a :class:`tracker.critical_path.BlameVocabulary`)."""
 
-    def __init__(self, replay: Replay) -> None:
+    def __init__(self, replay: Replay, tasks: TaskIndex | None = None) -> None:
         self.replay = replay
-        # the replay's records were made in this process from checked values (the Spark model's): the fields blame
-        # reads in a detail are not checked again (the relation of a cause's launch to its batch's at still is)
-        self._trusted = replay.checked_records
-        self.spans = TaskSpans()  # per detail key ("task ID"): what held a slot from when to when
-        self.slots = ExecutorSlots()
+        # which tasks held slots when (a session's index, which its executor timeline reads, else blame's own)
+        self.tasks = tasks if tasks is not None else task_index_for(replay)
+        self.spans, self.slots = self.tasks.spans, self.tasks.slots
         self.marks: dict[tuple, _TimeMarks] = {}
         self._with_jobs: dict[tuple, _TimeMarks] = {}  # the scopes whose marks name a job (what a prune visits)
         # (stage, attempt) of a resubmitted stage attempt -> the failure it re-runs after (its StageSubmitted cause)
@@ -163,9 +71,12 @@ class SparkVocabulary:
 
     def record(self, rec: dict, line: int | None) -> None:
         if rec.get("type") == "detail":
-            self._detail(rec, line)
+            self.tasks.record(rec, line)
         else:
-            self._mark(_checked_mark(rec, self._reporter(line)))
+            rec = checked_mark(rec, self._reporter(line))
+            if rec.get("executor_event") is not None:
+                self.tasks.record(rec, line)
+            self._mark(rec)
 
     def checked_cause(self, cause: dict, at: float, line: int | None) -> tuple[dict, Any]:
         """The cause with what blame cannot use left out, and a task's end ``(at, task, launched)`` if it is one."""
@@ -174,7 +85,7 @@ class SparkVocabulary:
         if not (launched is None or (type(launched) is float and -_INF < launched < _INF and launched <= at)
                 or (type(launched) is int and launched <= at)) or \
                 (attempt is not None and not (type(attempt) is int and attempt >= 0)):
-            cause = _checked_cause(cause, at, self._reporter(line))  # a field blame cannot use: left out
+            cause = checked_cause(cause, at, self._reporter(line))  # a field blame cannot use: left out
             launched = cause.get("launched")
         event = cause.get("event")
         if event == "TaskEnd":
@@ -182,8 +93,8 @@ class SparkVocabulary:
             if task is not None:
                 return cause, (at, task, launched)
         elif "failure" in cause:  # a failed stage attempt, or a resubmitted one: why its work is redone
-            if not _is_failure(cause["failure"]):
-                cause = _without(cause, "cause", {"failure": "is not a failure (an object of strings, numbers)"},
+            if not is_failure(cause["failure"]):
+                cause = without(cause, "cause", {"failure": "is not a failure (an object of strings, numbers)"},
                                  self._reporter(line))
             elif event == "StageSubmitted" and cause.get("attempt"):
                 resubmitted = self._resubmitted
@@ -193,9 +104,7 @@ class SparkVocabulary:
         return cause, None
 
     def cleared(self, keys: list, at: float) -> None:
-        end = self.spans.end
-        for key in keys:  # only "task ..." keys have spans
-            end(key, at)
+        self.tasks.cleared(keys, at)
 
     def _marks_of(self, path: Any) -> _TimeMarks:
         key = tuple(path)
@@ -205,8 +114,6 @@ class SparkVocabulary:
         return marks
 
     def _mark(self, rec: dict) -> None:
-        if rec.get("executor_event") is not None:
-            self.slots.record(rec)
         path = rec.get("scope")
         if not isinstance(path, list):
             return
@@ -229,36 +136,6 @@ class SparkVocabulary:
                         marks.job_failure[t] = str(rec.get("failure") or f"job {rec['job']} failed")
         elif "batch" in rec and "trigger_start" in rec:
             self._marks_of(path).batch_marks[rec["batch"]] = rec
-
-    def _detail(self, rec: dict, line: int | None) -> None:
-        """A task's detail starts its span (what held a slot from when to when), its clear ends it."""
-        value = rec.get("value")
-        key = rec.get("key", "")
-        if type(key) is not str:
-            key = str(key)
-        if value is None:
-            self.spans.end(key, rec.get("at"))  # only "task ..." keys have spans
-            return
-        if type(value) is not dict:
-            return
-        kind = value.get("kind")
-        if kind == "task":
-            stage, launched, host = value.get("stage"), value.get("launched"), value.get("host")
-            # the fields blame reads, as _checked_detail checks them (inline: a well-formed value costs no call;
-            # records the replay was told are checked where they were made, the Spark model's, are not checked)
-            if not self._trusted and not (
-                    (stage is None or type(stage) is int or type(stage) is str)
-                    and (launched is None or (type(launched) is float and -_INF < launched < _INF)
-                         or type(launched) is int)
-                    and (host is None or type(host) is str) and _id_or_none(value.get("job"))):
-                value = _checked_detail(rec, self._reporter(line))["value"]
-                stage, launched, host = value.get("stage"), value.get("launched"), value.get("host")
-            if key.startswith("task "):
-                self.spans.start(key, launched, stage, host)
-        elif kind == "stage":
-            if not self._trusted:
-                value = _checked_detail(rec, self._reporter(line))["value"]
-            self.spans.stage_in_job(value.get("stage"), value.get("job"))
 
     # --- what the walk asks --------------------------------------------------------------------------------------
 
@@ -424,9 +301,21 @@ def _name_driver_segments(segments: list[dict], batch: dict | None, first_job: f
             s["holder"]["doing"] = "between jobs (addBatch, driver-side)" if batch is not None else "driver"
 
 
-def spark_blame(replay: Replay, lazy: bool = False) -> BlameTracker:
-    """A :class:`BlameTracker` that names holders in Spark's words, fed records after ``replay`` applies them."""
-    return BlameTracker(replay, SparkVocabulary(replay), lazy=lazy)
+def task_index_for(replay: Replay, bars: bool = False) -> TaskIndex:
+    """A task index fed what ``replay`` applies, reporting a field blame leaves out with the replay's problems
+    (``bars``: keep every attempt's bar, for an executor timeline)."""
+    def report(line: int | None, reason: str) -> None:
+        replay.report(line, f"blame ignores {reason}", IGNORED_FIELD)
+
+    # the replay's records were made in this process from checked values (the Spark model's): the fields blame
+    # reads in a detail are not checked again (the relation of a cause's launch to its batch's at still is)
+    return TaskIndex(trusted=replay.checked_records, report=report, bars=bars)
+
+
+def spark_blame(replay: Replay, lazy: bool = False, tasks: TaskIndex | None = None) -> BlameTracker:
+    """A :class:`BlameTracker` that names holders in Spark's words, fed records after ``replay`` applies them
+    (``tasks``: the task index to fill, a session's that its executor timeline reads; else its own)."""
+    return BlameTracker(replay, SparkVocabulary(replay, tasks), lazy=lazy)
 
 
 def blame_log(records: Iterable, on_error: Callable | None = None, source: str = "<blame>",
