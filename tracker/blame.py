@@ -78,8 +78,10 @@ class BlameTracker:
         replay.on_retire.append(self._forget_retired)
 
     def _forget_retired(self, scope: Subgraph) -> None:
-        """``scope`` is about to leave the live replay (it finished): blame what completed in it while it is still
-        there, then forget its bookkeeping, so a long session's blame state follows what is running."""
+        """Blame what completed in ``scope``, then forget it: it is about to leave the live replay.
+
+        So a long session's blame state follows what is running.
+        """
         self.flush()
         path, n = scope.path, len(scope.path)
         for key in [k for k in self.scopes if k[:n] == path]:
@@ -106,8 +108,10 @@ class BlameTracker:
                 self._initial(rec)
 
     def _structure_changed(self, path: Any) -> None:
-        """The scope at ``path`` changed (for a scope record, the new scope: its parent gained a child): what was
-        counted along the paths to the sinks of it and of each scope around it is stale."""
+        """Forget what was counted along the paths to the sinks of the scope at ``path`` and the scopes around it.
+
+        For a scope record, ``path`` is the new scope: its parent gained a child.
+        """
         for stale in self.tables.structure_changed(path, lambda: list(self.scopes)):
             holds = self.scopes.get(stale)
             if holds is not None:
@@ -137,7 +141,7 @@ class BlameTracker:
         if holds is None:
             holds = self.scopes[tuple(path)] = ScopeHolds(tuple(path))
         cause = rec.get("cause")
-        lowering = None  # the vocabulary's note for each interval this batch lowers
+        lowering: tuple | None = None  # the vocabulary's note for each interval this batch lowers
         if cause:
             cause, lowering = self.vocabulary.checked_cause(cause, at, line)
         else:
@@ -196,8 +200,7 @@ class BlameTracker:
             self._completed(holds, seq, at)
 
     def _parse(self, updates: Any) -> list[tuple[Location, Any, int]]:
-        """A batch's updates as the replay parses them (for a batch the replay did not apply: initial
-        capabilities)."""
+        """A batch's updates as the replay parses them (for initial capabilities, which it did not apply)."""
         ports = self._ports
         out = []
         for port, t, delta in updates:
@@ -208,8 +211,10 @@ class BlameTracker:
         return out
 
     def _completed(self, holds: ScopeHolds, seq: int, at: float) -> list:
-        """Move the open times of ``holds`` that its sinks' frontiers passed to the pending completions (those that
-        something other than a driver held: see below); returns every time that completed, in order."""
+        """Move the open times the sinks' frontiers passed to the pending completions; return them in order.
+
+        Only the times something other than a driver held are blamed (see below).
+        """
         reach = holds.reach
         if reach is not None:
             done = reach.completed(holds.first_seen)
@@ -247,8 +252,10 @@ class BlameTracker:
         return done
 
     def _remember_done(self, holds: ScopeHolds, t: Any) -> None:
-        """``t`` completed in ``holds``: remembered among the latest KEEP_DONE (an older one, forgotten, still
-        counts as completed in a total order, where it is at or before the floor)."""
+        """Remember that ``t`` completed, among the latest KEEP_DONE of the scope.
+
+        An older one, forgotten, still counts as completed in a total order, where it is at or before the floor.
+        """
         holds.done[t] = None
         if len(holds.done) <= KEEP_DONE:
             return
@@ -298,8 +305,7 @@ class BlameTracker:
         return min((at for holds in self._unpruned.values() for at in holds.active.values()), default=None)
 
     def _prune(self) -> None:
-        """Drop what no open time can need: intervals, and the vocabulary's records, from before every open time
-        began."""
+        """Drop the intervals and the vocabulary's records that no open time can need."""
         cut = None
         for holds in list(self._unpruned.values()):
             opened = min(holds.active.values(), default=None)

@@ -50,7 +50,7 @@ class Interval:
     end_worker: Any = None
     # what the vocabulary noted of each batch that lowered the count while it held (a Spark task's end:
     # ``(at, task, launched)``)
-    lowered_by: list[tuple[float, Any, Any]] = field(default_factory=list)
+    lowered_by: list[tuple] = field(default_factory=list)
 
 
 @dataclass
@@ -104,9 +104,11 @@ class BlameVocabulary(Protocol):
     def record(self, rec: dict, line: int | None) -> None:
         """A ``detail`` or ``mark`` record the replay applied."""
 
-    def checked_cause(self, cause: dict, at: float, line: int | None) -> tuple[dict, Any]:
-        """A progress batch's cause with the fields the vocabulary cannot use left out (reported), and the note
-        each interval the batch lowers keeps in ``lowered_by`` (None: none)."""
+    def checked_cause(self, cause: dict, at: float, line: int | None) -> tuple[dict, tuple | None]:
+        """A progress batch's cause, checked, and the note each interval it lowers keeps (None: none).
+
+        Fields the vocabulary cannot use are left out and reported; the note goes to ``lowered_by``.
+        """
 
     def cleared(self, keys: list, at: float) -> None:
         """A progress batch cleared these detail keys."""
@@ -116,15 +118,19 @@ class BlameVocabulary(Protocol):
 
     def segments(self, scope: Subgraph, holder: Interval, about: dict, seg_from: float, seg_to: float,
                  rival: Rival | None) -> list[dict] | None:
-        """The segments (latest first) for ``holder`` over ``[seg_from, seg_to)``, if the vocabulary names it
-        (``about``: the holder's operator, node, port and time); None leaves it a capability or message."""
+        """The segments (latest first) for ``holder`` over ``[seg_from, seg_to)``, if the vocabulary names it.
+
+        ``about``: the holder's operator, node, port and time. None leaves it a capability or message.
+        """
 
     def created_from_nothing(self, holder: Interval) -> bool:
         """Did ``holder``'s capabilities come from nothing (so it waited on what was released before it began)?"""
 
     def describe(self, path: tuple, t: Any, segments: list[dict]) -> tuple[list, Any, str | None]:
-        """Name what the driver did in ``segments`` (each driver segment without ``doing``), and return ``t``'s
-        job ids, batch id and failure."""
+        """Name what the driver did in ``segments``; return ``t``'s job ids, batch id and failure.
+
+        Each driver segment without ``doing`` gets one.
+        """
 
     def crowded(self) -> bool:
         """Does the vocabulary keep enough ended task spans to prune them after a walk?"""
@@ -167,8 +173,10 @@ def holder_segments(scope: Subgraph, holder: Interval, seg_from: float, seg_to: 
 
 def walk_time(scope: Subgraph, closed: list[Interval], t: Any, end_seq: int, end_at: float, tables: ReachTables,
               vocabulary: BlameVocabulary) -> TimeBlame | None:
-    """Blame ``t``, which completed in ``scope`` at the batch ``end_seq`` (at ``end_at``), over the ``closed``
-    intervals; None when nothing but a driver's promise held it (no work ran at this time)."""
+    """Blame ``t``, which completed in ``scope`` at the batch ``end_seq`` (at ``end_at``), over ``closed``.
+
+    None when nothing but a driver's promise held it (no work ran at this time).
+    """
     domain = scope.domain
     le, results_in = domain.le, domain.results_in
     to_sink = tables.to_sinks(scope)
@@ -191,8 +199,10 @@ def walk_time(scope: Subgraph, closed: list[Interval], t: Any, end_seq: int, end
         released_by.setdefault(iv.end_seq or 0, []).append(iv)
 
     def latest(after: int, before: int, accept: Callable[[Interval], bool]) -> Interval | None:
-        """The interval released last strictly between the batches ``after`` and ``before`` that ``accept``
-        accepts (held longest on a tie)."""
+        """The interval ``accept`` accepts released last strictly between the batches ``after`` and ``before``.
+
+        On a tie, the one held longest.
+        """
         i = bisect_left(release_seqs, before) - 1
         best = None
         while i >= 0 and release_seqs[i] > after:
@@ -220,8 +230,10 @@ def walk_time(scope: Subgraph, closed: list[Interval], t: Any, end_seq: int, end
         return False
 
     def waits_for(holder: Interval, is_driver: bool) -> Callable[[Interval], bool]:
-        """Accepts what ``holder`` waited on: another pointstamp that could result in it (for a driver, also one
-        it could result in)."""
+        """A test of what ``holder`` waited on: another pointstamp that could result in it.
+
+        For a driver, also one it could result in.
+        """
         def accept(other: Interval) -> bool:
             return other is not holder and (upstream(other, holder) or (is_driver and upstream(holder, other)))
         return accept
@@ -289,8 +301,11 @@ def walk_time(scope: Subgraph, closed: list[Interval], t: Any, end_seq: int, end
 def _made_by(holder: Interval, holders: list[Interval], released_by: dict[int, list[Interval]],
              upstream: Callable[[Interval, Interval], bool], vocabulary: BlameVocabulary,
              start: float) -> list[Interval]:
-    """The holders ``holder`` came from: what the batch that created it released (upstream ones first), else the
-    capability that backed it, else, when it came from nothing, the holder released last before it began."""
+    """The holders ``holder`` came from, where the walk goes on when nothing released held it up.
+
+    What the batch that created it released (upstream ones first), else the capability that backed it, else,
+    when it came from nothing, the holder released last before it began.
+    """
     made = [iv for iv in released_by.get(holder.start_seq, []) if iv is not holder]
     made = [iv for iv in made if upstream(iv, holder)] or made
     if not made:

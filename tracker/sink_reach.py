@@ -25,8 +25,9 @@ Summaries = tuple  # the minimal path summaries from one port to another (or to 
 
 
 class SinkReach:
-    """The sink times a scope's live pointstamps could result in, so that whether a time is still held costs what
-    changed, not what is live.
+    """The sink times a scope's live pointstamps could result in, kept as the pointstamps come and go.
+
+    Whether a time is still held then costs what changed, not what is live.
 
     ``counts`` holds, per sink time, how many (live pointstamp, path summary to a sink) pairs result in it. A time
     ``t`` is held while some counted time is at or before it. With a total order that is the least counted time
@@ -146,8 +147,10 @@ class ReachTables:
         return self.reach, self.shapes, self.sinks, self.drivers, self.to_sink
 
     def structure_changed(self, path: Any, every_path: Callable[[], Iterable[tuple]]) -> list[tuple]:
-        """Forget what was derived for the scope at ``path`` and each scope around it; returns the paths forgotten
-        (``every_path``: the candidates when ``path`` is not a path)."""
+        """Forget what was derived for the scope at ``path`` and each scope around it; return those paths.
+
+        ``every_path``: the candidates when ``path`` is not a path.
+        """
         try:
             key = tuple(path)
             chain = [key[:n] for n in range(len(key), -1, -1)]
@@ -196,8 +199,10 @@ class ReachTables:
         return sinks
 
     def to_sinks(self, scope: Subgraph) -> dict[Location, Summaries]:
-        """Per port, the minimal summaries from it to some sink of ``scope`` (a pointstamp there holds a time ``t``
-        at a sink when one of them brings it to ``t`` or before)."""
+        """Per port, the minimal summaries from it to some sink of ``scope``.
+
+        A pointstamp there holds a time ``t`` at a sink when one of them brings it to ``t`` or before.
+        """
         got = self.to_sink.get(scope.path)
         if got is None:
             sinks = self.sink_ports(scope)
@@ -252,8 +257,9 @@ class ReachTables:
 
 
 def structure_key(scope: Subgraph) -> tuple | None:
-    """``scope``'s structure as a key: its depth, boundary, operators' ports and edges, which are all that the
-    summaries between its ports depend on.
+    """``scope``'s structure as a key: what the summaries between its ports depend on.
+
+    Its depth, boundary, operators' ports and edges.
 
     None when an operator has a summary of its own or is a nested scope (what the key would have to hold is not
     worth sharing).

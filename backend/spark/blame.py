@@ -78,7 +78,7 @@ class SparkVocabulary:
                 self.tasks.record(rec, line)
             self._mark(rec)
 
-    def checked_cause(self, cause: dict, at: float, line: int | None) -> tuple[dict, Any]:
+    def checked_cause(self, cause: dict, at: float, line: int | None) -> tuple[dict, tuple | None]:
         """The cause with what blame cannot use left out, and a task's end ``(at, task, launched)`` if it is one."""
         launched = cause.get("launched")
         attempt = cause.get("attempt")
@@ -147,8 +147,11 @@ class SparkVocabulary:
         return marks.job_start.get(t)
 
     def created_from_nothing(self, holder: Interval) -> bool:
-        """A resubmitted stage attempt took its capabilities from nothing: it waited on the holder released last
-        before it began (the attempt that failed to fetch, or the parent's re-run)."""
+        """Is ``holder`` a resubmitted stage attempt's, whose capabilities came from nothing?
+
+        It waited on the holder released last before it began (the attempt that failed to fetch, or the
+        parent's re-run).
+        """
         return bool((holder.end_cause or {}).get("attempt"))
 
     def segments(self, scope: Subgraph, holder: Interval, about: dict, seg_from: float, seg_to: float,
@@ -278,8 +281,11 @@ def _what_if(scope: Subgraph, holder: Interval, task: Any, launched: float, othe
 
 def _name_driver_segments(segments: list[dict], batch: dict | None, first_job: float | None,
                           last_job: float | None) -> None:
-    """Say what the driver did in each driver segment: a micro-batch's phases before its first job and after its
-    last (``phases_ms`` of its progress), its own code between jobs."""
+    """Say what the driver did in each driver segment that does not say yet.
+
+    A micro-batch's phases before its first job and after its last (``phases_ms`` of its progress), its own code
+    between jobs.
+    """
     phases = (batch or {}).get("phases_ms") or {}
     for s in segments:
         if s["kind"] != "driver" or "doing" in s["holder"]:
@@ -302,8 +308,10 @@ def _name_driver_segments(segments: list[dict], batch: dict | None, first_job: f
 
 
 def task_index_for(replay: Replay, bars: bool = False) -> TaskIndex:
-    """A task index fed what ``replay`` applies, reporting a field blame leaves out with the replay's problems
-    (``bars``: keep every attempt's bar, for an executor timeline)."""
+    """A task index for what ``replay`` applies, reporting a field blame leaves out with the replay's problems.
+
+    ``bars``: keep every attempt's bar, for an executor timeline.
+    """
     def report(line: int | None, reason: str) -> None:
         replay.report(line, f"blame ignores {reason}", IGNORED_FIELD)
 
@@ -313,8 +321,10 @@ def task_index_for(replay: Replay, bars: bool = False) -> TaskIndex:
 
 
 def spark_blame(replay: Replay, lazy: bool = False, tasks: TaskIndex | None = None) -> BlameTracker:
-    """A :class:`BlameTracker` that names holders in Spark's words, fed records after ``replay`` applies them
-    (``tasks``: the task index to fill, a session's that its executor timeline reads; else its own)."""
+    """A :class:`BlameTracker` that names holders in Spark's words, fed records after ``replay`` applies them.
+
+    ``tasks``: the task index to fill (a session's, which its executor timeline reads); else its own.
+    """
     return BlameTracker(replay, SparkVocabulary(replay, tasks), lazy=lazy)
 
 

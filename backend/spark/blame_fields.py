@@ -48,8 +48,11 @@ def is_failure(v: Any) -> bool:
 
 
 def checked_cause(cause: dict, at: float, report: Report) -> dict:
-    """A progress batch's cause: ``launched`` (a task's launch, epoch seconds, not after the batch that ended it)
-    and ``attempt`` (a stage attempt, a count) as blame reads them, else left out."""
+    """A progress batch's cause with ``launched`` and ``attempt`` as blame reads them, else left out.
+
+    ``launched``: a task's launch, epoch seconds, not after the batch that ended it; ``attempt``: a stage
+    attempt, a count.
+    """
     bad = {}
     launched = cause.get("launched")
     if launched is not None and not (is_seconds(launched) and launched <= at):
@@ -72,8 +75,11 @@ def checked_detail_value(value: dict, report: Report) -> dict:
 
 
 def checked_mark(rec: dict, report: Report) -> dict:
-    """A mark's job (``job``, ``epoch``, a loop's ``loop`` and ``iteration``, ``status``, ``failure``) or
-    micro-batch (``batch``, ``trigger_start``, ``phases_ms``) fields."""
+    """A mark with its job or micro-batch fields as blame reads them, else left out.
+
+    A job's ``job``, ``epoch``, a loop's ``loop`` and ``iteration``, ``status``, ``failure``; a micro-batch's
+    ``batch``, ``trigger_start``, ``phases_ms``.
+    """
     bad = {}
     if "job" in rec and type(rec["job"]) is not int:
         bad["job"] = "is not a job id (an integer)"

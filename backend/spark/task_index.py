@@ -316,8 +316,10 @@ class ExecutorSlots:
             self.changes.append((rec["at"], sum(self.cores.values())))
 
     def at(self, moment: float) -> int:
-        """The cores of the executors alive at ``moment`` (0 before any: a lost executor's were gone by then, one
-        added later had none yet)."""
+        """The cores of the executors alive at ``moment``.
+
+        0 before any; a lost executor's were gone by then, one added later had none yet.
+        """
         i = bisect_right(self.changes, moment, key=lambda change: change[0]) - 1
         return self.changes[i][1] if i >= 0 else 0
 
