@@ -61,8 +61,8 @@ observed = mode.endswith("observed")
 replay = Replay(sys.argv[1], observer=(lambda *a: None) if observed else None, checked_records=True)
 apply = replay.apply
 if mode.startswith("blame"):
-    from backend.spark.blame import BlameTracker
-    blame = BlameTracker(replay)
+    from backend.spark.blame import spark_blame
+    blame = spark_blame(replay)
     record = blame.record
     for rec in conversion:
         if apply(rec):

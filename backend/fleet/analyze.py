@@ -35,7 +35,7 @@ from typing import Any
 
 from backend.eventlog import AppLog, EventLogReader, LineError, MissingCodecError
 from backend.eventlog.decode import WholeEvent
-from backend.spark.blame import BlameTracker
+from backend.spark.blame import spark_blame
 from backend.spark.convert import EventLogError, open_event_log
 from backend.spark.event_fields import model_decoder
 from backend.spark.iso_time import iso_seconds
@@ -185,7 +185,7 @@ class _Analysis:
         self.errors: list[LineError] = []
         self.model = SparkModel()
         self.replay = Replay(name, observer=self._observe, checked_records=True)  # the model's own records
-        self.blame = BlameTracker(self.replay)  # the same blame as `flowscope blame`, one pass
+        self.blame = spark_blame(self.replay)  # the same blame as `flowscope blame`, one pass
         self.regions: dict[tuple, dict] = {}  # scope path -> {"name", "kind"}
         self.operators: dict[tuple, dict] = {}  # (scope path, node) -> operator record
         self.job_epochs: dict[tuple, list[int]] = defaultdict(list)  # (scope, epoch) -> job ids
