@@ -459,8 +459,8 @@ def read_json_lines(
     ready = cursor.ready
     with open(p, "rb") as fh:
         while cursor.pull(fh):
-            while ready:
-                yield ready.popleft()
+            yield from ready  # (the caller cannot reach the cursor: nothing is added while this iterates)
+            ready.clear()
         cursor.finish(True)
-    while ready:
-        yield ready.popleft()
+    yield from ready
+    ready.clear()

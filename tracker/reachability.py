@@ -267,7 +267,8 @@ class Tracker:
         scope_outputs = self.shape[0][0] if self.shape else 0
         self.output_changes = [ChangeBatch() for _ in range(scope_outputs)]
         self.total_counts = 0
-        self._pending: dict[int, list[tuple[Any, int]]] = {}
+        # per port, the net change per time since the last propagate_all (changes that cancel never propagate)
+        self._pending: dict[int, dict[Any, int]] = {}
         self._worklist: list[tuple[Any, int, int]] = []
         self._pushed: dict[tuple[int, Any], int] = {}
 
@@ -448,17 +449,17 @@ class Tracker:
         k = self.index[location]
         pending = self._pending.get(k)
         if pending is None:
-            self._pending[k] = [(time, delta)]
+            self._pending[k] = {time: delta}
         else:
-            pending.append((time, delta))
+            pending[time] = pending.get(time, 0) + delta
 
     def update_index(self, k: int, time: Any, delta: int) -> None:
         """Like :meth:`update`, by location index (the hot path of replay)."""
         pending = self._pending.get(k)
         if pending is None:
-            self._pending[k] = [(time, delta)]
+            self._pending[k] = {time: delta}
         else:
-            pending.append((time, delta))
+            pending[time] = pending.get(time, 0) + delta
 
     # --- propagation -----------------------------------------------------------------------------------
 
@@ -474,7 +475,11 @@ class Tracker:
             total = 0
             for k, updates in pending.items():
                 ps = pointstamps[k]
-                changes = ps.update(*updates[0]) if len(updates) == 1 else ps.update_iter(updates)
+                if len(updates) == 1:
+                    ((t, d),) = updates.items()
+                    changes = ps.update(t, d)
+                else:
+                    changes = ps.update_iter(updates.items())
                 if changes:
                     summaries = out_summaries[k]
                     for t, d in changes:
