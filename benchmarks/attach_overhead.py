@@ -188,9 +188,9 @@ def main() -> None:
     base_cpu = statistics.median(x["job_cpu_seconds"] for x in runs["base"]) if "base" in runs else None
     for v, rs in runs.items():
         times = [x["job_seconds"] for x in rs]
-        cpu = [x["job_cpu_seconds"] for x in rs]
-        s: dict = {"job_seconds": times, "median_seconds": statistics.median(times), "job_cpu_seconds": cpu,
-                   "median_cpu_seconds": statistics.median(cpu), "job_cpu": [x["job_cpu"] for x in rs]}
+        job_cpu = [x["job_cpu_seconds"] for x in rs]
+        s: dict = {"job_seconds": times, "median_seconds": statistics.median(times), "job_cpu_seconds": job_cpu,
+                   "median_cpu_seconds": statistics.median(job_cpu), "job_cpu": [x["job_cpu"] for x in rs]}
         if base and v != "base":
             s["slowdown_pct"] = 100 * (s["median_seconds"] / base - 1)
             s["extra_cpu_pct"] = 100 * (s["median_cpu_seconds"] / base_cpu - 1)

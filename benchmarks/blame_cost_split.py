@@ -20,21 +20,24 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from backend.spark.tasks import TaskLedger
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 
-def silent_ledger() -> type:
+def silent_ledger() -> type[TaskLedger]:
     """A task ledger that records nothing: the Spark model as it was before task-level holders (no ``detail``
     records, no ``clears``, no aggregates). ``blame_overhead.py``'s base modes use it too."""
     from backend.spark import tasks
 
     class Silent(tasks.TaskLedger):
         def stage_submitted(self, *a: Any, **k: Any) -> list: return []
-        def task_started(self, *a: Any, **k: Any) -> list: return []
+        def task_started(self, *a: Any, **k: Any) -> None: return None
         def task_ended(self, *a: Any, **k: Any) -> None: return None
         def stage_completed(self, *a: Any, **k: Any) -> list: return []
         def release_stage(self, *a: Any, **k: Any) -> list: return []

@@ -45,7 +45,7 @@ def ingest(recs: list[dict], with_blame: bool, profile: bool = False) -> tuple[f
     feed.end()
     session = Session(feed, "blame-ingest")
     if not with_blame:
-        session.blame.record = lambda rec: None  # type: ignore[method-assign]
+        session.blame.record = lambda rec, line=None: None  # type: ignore[method-assign]
     prof = cProfile.Profile() if profile else None
     t0 = time.process_time()
     if prof is not None:

@@ -49,7 +49,7 @@ def run(progress: int, spark: int, seed: int, case_seconds: float) -> int:
     rng = random.Random(seed)
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     crashes: Counter[str] = Counter()
-    seconds: Counter[str] = Counter()
+    seconds: dict[str, float] = defaultdict(float)
     signal.signal(signal.SIGALRM, _alarm)
     wall, cpu = time.perf_counter(), time.process_time()
 
@@ -81,7 +81,8 @@ def run(progress: int, spark: int, seed: int, case_seconds: float) -> int:
                 name, data = spark_mutation(rng, n)
                 path = d / name
                 path.write_bytes(data)
-                for entry_point, fn in {**SPARK_ENTRY_POINTS, "ingest port": port}.items():
+                entry_points: dict[str, Any] = {**SPARK_ENTRY_POINTS, "ingest port": port}
+                for entry_point, fn in entry_points.items():
                     one(f"spark {entry_point}", fn, path, data, n)
                 path.unlink()
     finally:

@@ -44,6 +44,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -83,7 +84,8 @@ def write_pipeline(
         names[k] = f"reduce {k}" if k in stateful else f"map {k}"
     causes = {k: {"operator": name, "node": k} for k, name in names.items()}
 
-    counts = {"operators": n, "epochs": epochs, "in_flight": in_flight, "batches": 0, "marks": 0, "steps": 0}
+    counts: dict[str, Any] = {"operators": n, "epochs": epochs, "in_flight": in_flight, "batches": 0, "marks": 0,
+                              "steps": 0}
     with ProgressLogWriter(path, source=f"benchmarks/gen_pipeline.py {n} operators x {epochs} epochs",
                            created="2026-01-01T00:00:00Z") as log:
         def batch(updates: list, node: int) -> None:

@@ -116,7 +116,7 @@ def main() -> None:
     root.schedule()
     windows = {n: max(1, n - args.window) for n in sizes}
     started = time.perf_counter()
-    rows = []
+    rows: list[tuple[int, float]] = []
     events = 0
     mark = None
     node = 0

@@ -18,6 +18,7 @@ import sys
 import tempfile
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -41,7 +42,7 @@ def _replicate(copies: int, target: Path) -> dict:
 def structure_sizes(session: Session) -> dict[str, int]:
     """Deep bytes of each long-lived part of a session; the live parts stop at the seekable history."""
     stop = {id(session.history), id(session)}
-    parts = {"history (seekable)": session.history}
+    parts: dict[str, Any] = {"history (seekable)": session.history}
     feed = session.feed
     model = getattr(feed, "model", None)
     stop.add(id(feed))

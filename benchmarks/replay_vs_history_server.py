@@ -48,6 +48,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -78,7 +79,7 @@ class Renumber:
 
     def __init__(self, events: list[dict]) -> None:
         self.job = self.stage = self.task = self.rdd = self.sql = 0
-        times = []
+        times: list[int] = []
         for e in events:
             self._scan(e, times)
         self.job, self.stage, self.task, self.rdd, self.sql = (x + 1 for x in (
@@ -441,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     med_wall = statistics.median(r["wall"] for r in runs)
     replay_best = min(r["seconds"] for r in runs)
     hs_best = min(hs_runs, key=lambda h: h["wall"])
-    figures = {
+    figures: dict[str, Any] = {
         "log": {k: meta[k] for k in ("source", "copies", "events", "tasks", "jobs", "bytes")},
         "flowscope": {"wall_best": best["wall"], "wall_median": med_wall, "replay_best": replay_best,
                       "events_per_s": meta["events"] / replay_best, "mb_per_s": mb / replay_best,

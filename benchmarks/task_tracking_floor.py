@@ -77,8 +77,8 @@ def floor_seconds(tasks: list[tuple[dict, dict, dict]], copies: int) -> float:
         for info, end, metrics in tasks:
             # the model, at the start: a detail record naming the task
             get = info.get
-            tid = get("Task ID") + shift
-            launched = get("Launch Time") / 1000.0
+            tid = info["Task ID"] + shift
+            launched = info["Launch Time"] / 1000.0
             running.add(tid)
             key = f"task {tid}"
             value = {"kind": "task", "task": tid, "index": get("Index"), "partition": get("Partition ID"),
@@ -92,7 +92,7 @@ def floor_seconds(tasks: list[tuple[dict, dict, dict]], copies: int) -> float:
             # blame: the task's span opens
             by_key[key] = [value["launched"], None, value["stage"], 5, value["host"], tid, key]
             # the model, at the end: the clear, the aggregate's values
-            at = end.get("Finish Time") / 1000.0
+            at = end["Finish Time"] / 1000.0
             running.discard(tid)
             inp = metrics.get("Input Metrics") or {}
             sh = metrics.get("Shuffle Read Metrics") or {}

@@ -64,6 +64,7 @@ def read_clients(url: str, clients: int, seconds: float, out: multiprocessing.Qu
                 except TimeoutError:
                     return
                 now = time.time()
+                assert isinstance(raw, str)  # the server sends text frames
                 counts[0] += 1
                 counts[1] += len(raw)
                 # the fields read straight from the text: decoding every message would make the clients, not the

@@ -38,7 +38,7 @@ def components_dataflow(worker, notified: list):
                 for time, records in ctx.input(0):  # edges (u, v), partitioned by u
                     adj = adjacency.setdefault(time[0], {})
                     lab = best.setdefault(time[0], {})
-                    sends = []
+                    sends: list = []
                     for u, v in records:
                         adj.setdefault(u, set()).add(v)
                         if u not in lab:

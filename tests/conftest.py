@@ -18,6 +18,9 @@ from typing import Any
 
 import pytest
 
+from tracker.reachability import Tracker
+from tracker.subgraph import Subgraph
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 LOOP_LOG = FIXTURES / "progress" / "loop.jsonl"
@@ -29,6 +32,12 @@ SPARK_EVENTS = Path(os.environ.get(SPARK_EVENTS_VARIABLE) or SPARK_EVENTS_DEFAUL
 
 
 pytest_plugins = ["tests.e2e.view_fixtures"]  # the browser-view tests' server, client, chromium, page
+
+
+def tracker_of(scope: Subgraph) -> Tracker:
+    """A scope's tracker, which a test reads once the scope ran (it exists then)."""
+    assert scope.tracker is not None, f"scope {scope.label} has no tracker"
+    return scope.tracker
 
 
 def spark_events_missing() -> str | None:

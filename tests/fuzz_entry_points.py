@@ -194,7 +194,7 @@ def spark_record(path: Path, data: bytes, rng: random.Random) -> str:
 def spark_session(path: Path, data: bytes, rng: random.Random) -> str:
     """A server session on the finished log."""
     try:
-        feed = default_registry().open(path, False)
+        feed: Any = default_registry().open(path, False)  # a Spark log's feed, which counts its events
     except FeedError:
         return "refused"
     _run_session(feed)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import random
 from pathlib import Path
+from typing import Any
 
 import orjson
 import zstandard
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROGRESS_FIXTURE = ROOT / "fixtures" / "progress" / "loop.jsonl"
 SPARK_FIXTURES = sorted((ROOT / "fixtures" / "spark").glob("*/eventlog_v2_*/events_1_*.zstd"))
 
-HOSTILE_VALUES = [None, "x", [], {}, [[[[1]]]], 1 << 64, -(1 << 70), 1e308, True, "9" * 30, [1, 2, 3, 4, 5]]
+HOSTILE_VALUES: list[Any] = [None, "x", [], {}, [[[[1]]]], 1 << 64, -(1 << 70), 1e308, True, "9" * 30, [1, 2, 3, 4, 5]]
 
 
 def _deep(n: int) -> object:

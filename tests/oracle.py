@@ -96,7 +96,7 @@ class Graph:
         self.edges.append((source, target))
 
     def ports(self) -> list[Location]:
-        out = []
+        out: list = []
         for n, (inputs, outputs, _) in sorted(self.nodes.items()):
             out.extend(Target(n, i) for i in range(inputs))
             out.extend(Source(n, o) for o in range(outputs))

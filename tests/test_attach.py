@@ -12,6 +12,7 @@ import socket
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -37,7 +38,7 @@ def events_of(path: Path) -> list[dict]:
 
 def modelled(events: list[dict]) -> list[dict]:
     model = SparkModel()
-    out = []
+    out: list = []
     for i, e in enumerate(events, 1):
         out += model.feed(e, i)
     return out
@@ -74,7 +75,7 @@ class Ingest:
 
 
 def drain(feed: SparkLiveFeed, timeout: float = 10.0) -> list[dict]:
-    out = []
+    out: list[dict] = []
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         chunk = feed.take(256, 0.05)
@@ -287,7 +288,7 @@ def test_attach_targets_are_parsed_with_clear_errors(tmp_path):
 
 
 class _Health(http.server.BaseHTTPRequestHandler):
-    body = {"ok": True}
+    body: dict[str, Any] = {"ok": True}
 
     def do_GET(self):  # noqa: N802
         data = json.dumps(self.body).encode()

@@ -129,7 +129,7 @@ def split(records: list[dict]) -> tuple[dict, list, list]:
 def drivers(tmp_path_factory):
     """Both driver subprocesses, run at the same time (each spends most of its time starting Spark)."""
     out = tmp_path_factory.mktemp("live")
-    feeds = []
+    feeds: list = []
     server = SparkIngestServer(feeds.append, "127.0.0.1", 0, token="t0k")
     try:
         live = start_driver(LIVE_APP, str(out))
@@ -211,7 +211,7 @@ def test_py4j_fallback_and_jvm_listener_side_by_side(spark, tmp_path, monkeypatc
     monkeypatch.setattr(listener_pkg, "listener_jar", no_javac)
     py4j = flowscope.attach(spark, tmp_path / "py4j.jsonl", quiet=True)
     assert jvm.path == "jvm" and jvm.reason is None
-    assert py4j.path == "py4j" and "javac not found" in py4j.reason
+    assert py4j.path == "py4j" and "javac not found" in (py4j.reason or "")
     sc = spark.sparkContext
     sc.parallelize(range(400), 8).map(lambda x: (x % 5, 1)).reduceByKey(lambda a, b: a + b, 2).collect()
     sc.parallelize(range(10), 2).count()

@@ -312,7 +312,9 @@ def test_the_page_is_one_response_holding_every_module_and_stylesheet(client):
     page = client.get("/")
     assert page.status_code == 200 and page.headers["cache-control"] == "no-cache"
     assert not re.search(r'(src|href)="/static/', page.text), "the page still fetches a file of its own"
-    imports = json.loads(re.search(r'<script type="importmap">(.*?)</script>', page.text, re.S).group(1))["imports"]
+    importmap = re.search(r'<script type="importmap">(.*?)</script>', page.text, re.S)
+    assert importmap is not None
+    imports = json.loads(importmap.group(1))["imports"]
     assert set(imports) == {f"flowscope/{p.name}" for p in (frontend / "js").glob("*.js")}
     for name, url in imports.items():
         src = base64.b64decode(url.split(",", 1)[1]).decode()
@@ -336,7 +338,9 @@ def test_an_edited_module_is_in_the_next_page(tmp_path):
     js.write_text(js.read_text() + "\nexport const EDITED = 1;\n")
     raw2, _, etag2 = page.get()
     assert etag2 != etag and raw2 != raw
-    imports = json.loads(re.search(rb'<script type="importmap">(.*?)</script>', raw2, re.S).group(1))["imports"]
+    importmap2 = re.search(rb'<script type="importmap">(.*?)</script>', raw2, re.S)
+    assert importmap2 is not None
+    imports = json.loads(importmap2.group(1))["imports"]
     assert "export const EDITED = 1;" in base64.b64decode(imports["flowscope/dom.js"].split(",", 1)[1]).decode()
 
 

@@ -85,16 +85,17 @@ def test_push_feed_ends_when_drained():
     feed = PushFeed()
     records = list(pipeline_records(5, 3))
     feed.push_many(records[:5])
-    assert len(feed.poll(100)) == 5 and feed.poll(100) == []
+    assert len(feed.poll(100) or ()) == 5 and feed.poll(100) == []
     feed.push_many(records[5:])
     feed.end()
-    assert len(feed.poll(1000)) == len(records) - 5 and feed.poll(10) is None
+    assert len(feed.poll(1000) or ()) == len(records) - 5 and feed.poll(10) is None
 
 
 def test_cli_replay_serves_the_log_and_prints_the_url(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "flowscope.cli", "replay", str(LOOP_LOG), "--port", "0"],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        assert proc.stdout is not None
         line = proc.stdout.readline()
         m = re.match(r"flowscope: serving (http://127\.0\.0\.1:\d+)/#/s/(\w+)", line)
         assert m, line

@@ -57,8 +57,7 @@ def test_nested_scope_is_folded_and_its_boundary_drawn():
     loop = next(n for n in root["nodes"] if n["kind"] == "scope")
     assert loop["scope"] == [3] and loop["contains"] == 3
     inner = layout_scope(replay.root.find([3]))
-    kinds = sorted(n["kind"] for n in inner["nodes"])
-    assert kinds == ["enter", "leave", "operator", "operator", "operator"]
+    assert sorted(n["kind"] for n in inner["nodes"]) == ["enter", "leave", "operator", "operator", "operator"]
     by = {n["box"]: n for n in inner["nodes"]}
     assert by["enter"]["x"] < min(n["x"] for n in inner["nodes"] if n["kind"] == "operator")
     assert by["leave"]["x"] > max(n["x"] for n in inner["nodes"] if n["kind"] == "operator")
@@ -95,7 +94,12 @@ def test_a_live_session_is_laid_out_as_soon_as_its_feed_goes_quiet(monkeypatch):
 
     made = []
     real = session_module.layout_graph
-    monkeypatch.setattr(session_module, "layout_graph", lambda g: made.append(len(g)) or real(g))
+
+    def counted_layout(g):
+        made.append(len(g))
+        return real(g)
+
+    monkeypatch.setattr(session_module, "layout_graph", counted_layout)
     structure = [r for r in pipeline_records(50, 1, header=False) if r["type"] in ("operator", "edge")]
     with running_server(Settings(check_contracts=False)) as srv, httpx.Client(base_url=srv.url) as api:
         feed = PushFeed("quiet")

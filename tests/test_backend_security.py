@@ -14,6 +14,7 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
+from websockets.typing import Origin
 
 from backend.web.app import Settings, create_app, is_loopback
 from backend.web.security import PathNotAllowed, confine
@@ -125,10 +126,10 @@ def test_a_cross_origin_websocket_is_refused(local, loop_session):
     url = f"{local.ws_url}/api/sessions/{loop_session}/stream"
     for origin in ("http://evil.example", f"http://localhost:{local.port}", "null"):
         with pytest.raises(Exception) as refused:
-            with connect(url, origin=origin) as ws:
+            with connect(url, origin=Origin(origin)) as ws:
                 ws.recv(timeout=5)
         assert "403" in str(refused.value), origin
-    with connect(url, origin=f"http://127.0.0.1:{local.port}") as ws:  # the page's own
+    with connect(url, origin=Origin(f"http://127.0.0.1:{local.port}")) as ws:  # the page's own
         assert '"type":"snapshot"' in ws.recv(timeout=10)
     with connect(url) as ws:  # no Origin: not a browser
         assert '"type":"snapshot"' in ws.recv(timeout=10)

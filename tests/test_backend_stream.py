@@ -49,7 +49,7 @@ def apply(state: dict, msg: dict) -> dict:
     return state
 
 
-def rest_state(client, sid, scope="") -> dict:
+def rest_state(client, sid, scope="") -> tuple[dict, int]:
     st = client.get(f"/api/sessions/{sid}/state", params={"scope": scope}).json()
     return {key(r): r for r in st["ports"]}, st["batch"]
 
@@ -153,10 +153,10 @@ def test_a_slow_client_gets_coalesced_updates_and_slows_nobody(server, client):
             break
     slow.close()
     want, head = rest_state(client, sid)
-    fast_state = {}
+    fast_state: dict = {}
     for m in fast_msgs:
         fast_state = apply(fast_state, m)
-    slow_state = {}
+    slow_state: dict = {}
     for m in slow_msgs:
         slow_state = apply(slow_state, m)
     assert fast_state == want and slow_state == want

@@ -6,7 +6,7 @@ import tracker.blame as blame_module
 from backend.spark.blame import spark_blame
 from tracker.replay import Replay
 
-STRUCTURE = [
+STRUCTURE: list[dict] = [
     {"type": "operator", "scope": [], "node": 1, "name": "driver", "inputs": 0, "outputs": 1,
      "attrs": {"role": "source"}},
     {"type": "operator", "scope": [], "node": 2, "name": "work", "inputs": 1, "outputs": 1},

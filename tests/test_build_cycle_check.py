@@ -10,6 +10,8 @@ per-edge check (``cycle_closed_by``, as the replay does), and that skip is sound
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,7 +21,7 @@ from tracker.reachability import Builder, CycleError, Location, Source, Target
 from tracker.replay import Replay
 from tracker.subgraph import Subgraph
 
-SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS: dict[str, Any] = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 def _summaries(draw, depth: int, inner_loop: bool) -> list:
@@ -123,12 +125,13 @@ def test_an_edge_the_per_edge_check_refuses_does_close_a_cycle():
 def _chain_with_loop_back() -> tuple[Replay, Subgraph]:
     """a -> b through the replay (checked); both operators keep times unchanged."""
     replay = Replay()
-    for r in [
+    records: list[dict] = [
         {"type": "operator", "scope": [], "node": 1, "name": "a", "inputs": 1, "outputs": 1, "summary": [[[0]]],
          "capabilities": [[0]]},
         {"type": "operator", "scope": [], "node": 2, "name": "b", "inputs": 1, "outputs": 1, "summary": [[[0]]]},
         {"type": "edge", "scope": [], "from": ["out", 1, 0], "to": ["in", 2, 0]},
-    ]:
+    ]
+    for r in records:
         assert replay.apply(r), replay.errors
     return replay, replay.root
 
@@ -137,7 +140,12 @@ def test_a_replayed_structure_is_built_without_the_whole_graph_search(monkeypatc
     replay, root = _chain_with_loop_back()
     searched = []
     original = Builder.find_identity_cycle
-    monkeypatch.setattr(Builder, "find_identity_cycle", lambda self: searched.append(1) or original(self))
+
+    def counted_search(self):
+        searched.append(1)
+        return original(self)
+
+    monkeypatch.setattr(Builder, "find_identity_cycle", counted_search)
     root.schedule()
     assert searched == [] and root.tracker is not None
     assert root.tracker.frontier(Target(2, 0)) == [0]
@@ -150,7 +158,12 @@ def test_an_unchecked_edge_closing_a_cycle_is_still_refused_at_the_build(monkeyp
     root.add_edge(Source(2, 0), Target(1, 0))  # the same edge, around the per-edge check
     searched = []
     original = Builder.find_identity_cycle
-    monkeypatch.setattr(Builder, "find_identity_cycle", lambda self: searched.append(1) or original(self))
+
+    def counted_search(self):
+        searched.append(1)
+        return original(self)
+
+    monkeypatch.setattr(Builder, "find_identity_cycle", counted_search)
     with pytest.raises(CycleError) as info:
         root.schedule()
     assert searched == [1]
@@ -161,7 +174,7 @@ def test_an_unchecked_edge_in_a_nested_scope_brings_the_search_back_around_it():
     """Outside, b leads the region's output back to its input unchanged; inside, the last edge (unchecked) joins
     the input to the output unchanged: the cycle is in the root, and the root's build refuses it."""
     replay = Replay()
-    records = [
+    records: list[dict] = [
         {"type": "scope", "path": [1], "name": "region", "inputs": 1, "outputs": 1, "depth": 1},
         {"type": "operator", "scope": [], "node": 2, "name": "back", "inputs": 1, "outputs": 1, "summary": [[[0]]]},
         {"type": "edge", "scope": [], "from": ["out", 1, 0], "to": ["in", 2, 0]},

@@ -5,13 +5,15 @@ state, errors and marks of a replay that settles every batch (an observed one)."
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tracker.replay as replay_module
 from tracker.replay import Replay
 
-SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS: dict[str, Any] = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 def _port(kind: str, node: int, port: int = 0) -> list:
@@ -100,7 +102,7 @@ def test_bulk_replay_of_a_growing_log_equals_one_settled_every_batch(records, se
 def test_an_edge_from_a_nested_output_settles_what_came_before_it():
     """Messages the region produced before the sink's edge existed never reach the sink (the case a bulk replay
     must settle for): the sink's input holds nothing."""
-    records = [
+    records: list[dict] = [
         {"type": "operator", "scope": [], "node": 1, "name": "source", "inputs": 0, "outputs": 1},
         {"type": "scope", "path": [2], "name": "region", "inputs": 1, "outputs": 1},
         {"type": "operator", "scope": [], "node": 3, "name": "sink", "inputs": 1, "outputs": 0},

@@ -235,10 +235,19 @@ def opened_moment(data: dict, at: float) -> list:
     return pick
 
 
+def opens_at(finding: dict) -> float:
+    """Where the page opens a finding (every straggler finding has a moment)."""
+    at = finding_opens_at(finding)
+    assert at is not None, finding
+    return at
+
+
 def straggler_explanation(data: dict, slow: dict, batch: int) -> dict | None:
     """The stored explanation the page asks where it opens a straggler: its stage's output, for its time."""
+    port = finding_port(slow)
+    assert port is not None, slow
     return data["answers"].get(answer_key(f"/api/sessions/{data['sid']}/explain", {
-        "scope": ",".join(map(str, slow["scope"])), "port": ",".join(map(str, finding_port(slow))),
+        "scope": ",".join(map(str, slow["scope"])), "port": ",".join(map(str, port)),
         "time": json.dumps(slow["time"], separators=(",", ":")), "batch": batch}))
 
 
@@ -257,12 +266,12 @@ def test_a_straggler_findings_opening_is_stored_without_any_blame_segment(unblam
     straggler running, though no blame segment's moment is stored."""
     data = stored(unblamed_straggler_bundle)
     slow = straggler_of(data)
-    batch = opened_moment(data, finding_opens_at(slow))[0]
+    batch = opened_moment(data, opens_at(slow))[0]
     assert batch < slow["after"]  # before the stage completed, where the finding was made
     scope = ",".join(map(str, slow["scope"]))
     state = data["answers"][answer_key(f"/api/sessions/{data['sid']}/state", {"scope": scope, "batch": batch})]
     rows = {tuple(r[:3]): r for r in state["ports"]}
-    assert rows[tuple(finding_port(slow))][3], "the stage's output still holds its time"
+    assert rows[tuple(finding_port(slow) or ())][3], "the stage's output still holds its time"
     ans = straggler_explanation(data, slow, batch)
     assert ans is not None, "the straggler's stage is not explained where the page opens it"
     running = [t["task"] for h in ans["late"] for t in h.get("running", [])]
@@ -275,7 +284,7 @@ def test_a_capped_bundle_explains_a_straggler_where_it_opens(tmp_path):
     full = stored_after(build_bundle, STRAGGLER_LOG, tmp_path / "full.html", spaced=0, blame_times=0)
     base = f"/api/sessions/{full['sid']}"
     slow = straggler_of(full)
-    batch = opened_moment(full, finding_opens_at(slow))[0]
+    batch = opened_moment(full, opens_at(slow))[0]
     marks = full["answers"][answer_key(f"{base}/marks", {"limit": 20000})]["marks"]
     marked = {(m["after"], ",".join(map(str, m.get("scope") or []))) for m in marks if m["after"] < full["head"]}
     marked.add((batch, ",".join(map(str, slow["scope"]))))

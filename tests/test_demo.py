@@ -25,6 +25,7 @@ def test_demo_runs_a_live_pyspark_pipeline_and_serves_its_view():
         deadline = time.monotonic() + 240
         url = None
         while time.monotonic() < deadline:
+            assert proc.stdout is not None
             line = proc.stdout.readline()
             if not line:
                 assert proc.poll() is None, "".join(lines[-30:])

@@ -24,7 +24,7 @@ ATTEMPTS = st.tuples(IDS, st.integers(0, 2))
 def test_a_key_set_answers_as_a_set(case):
     """A set holds ids, or ``(id, attempt)`` keys (``i`` and ``(i, 0)`` are the same byte: one kind per set)."""
     ops, probes = case
-    got, want = KeySet(), set()
+    got, want = KeySet(), set[int]()
     for op, key in ops:
         getattr(got, op)(key)
         getattr(want, op)(key)

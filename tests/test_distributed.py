@@ -103,19 +103,19 @@ class Simulation:
         self.outboxes = [Outbox(w) for w in range(peers)]
         # actual state, per worker: capabilities held and messages queued at that worker's operator instances
         self.caps = [Counter({(Source(INPUT, 0), self.zero): 1}) for _ in range(peers)]
-        self.msgs = [Counter() for _ in range(peers)]
+        self.msgs: list[Counter] = [Counter() for _ in range(peers)]
         self.unreported: list[list] = [[] for _ in range(peers)]  # actions held back by each worker
         self.reported = Counter({(Source(INPUT, 0), self.zero): peers})
         # in flight: per receiver, either a list (any order) or per-sender FIFO queues
         self.inflight: list[list[ProgressBatch]] = [[] for _ in range(peers)]
-        self.channels = [[[] for _ in range(peers)] for _ in range(peers)]  # [receiver][sender]
+        self.channels: list[list[list]] = [[[] for _ in range(peers)] for _ in range(peers)]  # [receiver][sender]
         self.finishing = False
         self.batches_sent = 0
 
     # --- state -------------------------------------------------------------------------------------------
 
     def actual_counts(self) -> Counter:
-        total = Counter()
+        total: Counter = Counter()
         for w in range(self.peers):
             total.update(self.caps[w])
             total.update(self.msgs[w])
@@ -453,6 +453,7 @@ def test_outbox_numbers_and_consolidates():
     assert out.batch([(Target(2, 0), 0, 1), (Target(2, 0), 0, -1)]) is None
     b0 = out.batch([(Source(1, 0), 1, 1), (Source(1, 0), 0, -1), (Source(1, 0), 1, 1)])
     b1 = out.batch([(Target(2, 0), 4, 1)])
+    assert b0 is not None and b1 is not None
     assert (b0.worker, b0.seq, b1.seq) == (3, 0, 1)
     assert b0.updates == ((Source(1, 0), 0, -1), (Source(1, 0), 1, 2))
     assert consolidate([]) == ()
@@ -464,6 +465,7 @@ def test_sender_order_is_one_sequence_over_all_scopes():
     outer = out.batch([(Target(2, 0), 0, 1)], scope=(1,))
     inner = out.batch([(Source(1, 0), (0, 0), -1)], scope=(1, 3))
     last = out.batch([(Source(1, 0), 0, -1)], scope=(1,))
+    assert outer is not None and inner is not None and last is not None
     assert (outer.seq, inner.seq, last.seq) == (0, 1, 2) and inner.scope == (1, 3)
     order = SenderOrder(2)
     assert order.admit(last) == [] and order.admit(inner) == []

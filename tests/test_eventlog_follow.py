@@ -209,7 +209,7 @@ def test_follow_a_finished_log_at_once(tmp_path):
 def test_follow_reports_a_corrupt_line_once_and_goes_on(tmp_path):
     lines = real_lines()
     path = tmp_path / "app.inprogress"
-    seen = []
+    seen: list = []
     follower = EventLogFollower(path, on_error=seen.append)
     with open(path, "wb") as fh:
         fh.write(b"".join(lines[:10]) + b'{"Event": broken\n')

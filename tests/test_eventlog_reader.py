@@ -198,7 +198,7 @@ def corrupt_copy(tmp_path: Path, name: str) -> tuple[Path, list[bytes]]:
 def test_corrupt_lines_in_the_middle_are_reported_and_skipped(tmp_path):
     path, lines = corrupt_copy(tmp_path, "local-1430917381534")
     path.write_bytes(b"".join(lines))
-    seen = []
+    seen: list = []
     reader = EventLogReader(path, on_error=seen.append)
     events = list(reader)
     assert len(events) == 230  # 231 events, one of them cut in half

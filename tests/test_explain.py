@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests.conftest import tracker_of
 from tracker.explain import explain, holder_role
 from tracker.reachability import Source, Target
 from tracker.subgraph import Subgraph
@@ -65,7 +66,7 @@ def test_two_incomparable_holders_in_a_product_scope():
     loop.add_edge(Source(1, 0), Target(3, 0))
     loop.add_edge(Source(2, 0), Target(3, 1))
     root.schedule()
-    assert loop.tracker.frontier(Source(3, 0)) == [(0, 3), (2, 0)]
+    assert tracker_of(loop).frontier(Source(3, 0)) == [(0, 3), (2, 0)]
     answer = explain(loop, Source(3, 0), (2, 3))
     assert [(h.location, h.time) for h in answer.holders] == [(Source(1, 0), (0, 3)), (Source(2, 0), (2, 0))]
     assert [h.location for h in explain(loop, Source(3, 0), (1, 5)).holders] == [Source(1, 0)]

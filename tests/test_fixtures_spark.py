@@ -22,7 +22,7 @@ from backend.spark.convert import SparkLogConversion, record
 from tracker import Target
 from tracker.replay import Replay, replay_file
 
-from .conftest import REPO
+from .conftest import REPO, tracker_of
 
 FIXTURES = REPO / "fixtures" / "spark"
 NAMES = ["batch_shuffle", "streaming_stateful", "iterative_pagerank", "skewed_straggler", "task_retries",
@@ -70,7 +70,7 @@ class Converted:
 
     def sink_frontier(self, scope_path: list) -> list:
         self.replay.root.schedule()
-        return list(self.replay.root.find(scope_path).tracker.frontier(Target(2, 0)))
+        return list(tracker_of(self.replay.root.find(scope_path)).frontier(Target(2, 0)))
 
 
 _converted: dict[str, Converted] = {}
@@ -214,7 +214,7 @@ def test_the_stalled_batch_shows_in_its_progress_mark():
     c = converted("streaming_stall")
     marks = [m for m in c.replay.marks if m["label"].startswith("batch ")]
     durations = {m["batch"]: m["duration_ms"] for m in marks}
-    stalled = max(durations, key=durations.get)
+    stalled = max(durations, key=lambda b: durations[b])
     assert durations[stalled] >= 4000
     assert sorted(durations.values())[-2] < 3000, durations  # one stall, not a slow query
     rows = {m["batch"]: m["input_rows"] for m in marks}

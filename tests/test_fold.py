@@ -270,7 +270,9 @@ def test_a_long_sessions_memory_per_job_is_bounded(tmp_path_factory, monkeypatch
         jobs = module.generate(SOURCE, copies, target)["jobs"]
         retained, session = _retained_bytes(target, keep=8, retain_jobs=30)
         sizes[jobs] = retained
-        assert len(session.feed.model.jobs) <= 30 and sum(1 for _ in session.replay.root.scopes()) <= 1 + 8 + 2
+        feed = session.feed
+        assert isinstance(feed, SparkLogFeed)
+        assert len(feed.model.jobs) <= 30 and sum(1 for _ in session.replay.root.scopes()) <= 1 + 8 + 2
         assert len(session.replay.marks) > 2 * jobs  # the whole timeline is still there
         history = session.history  # what it keeps of sealed segments in memory: where they are in the scratch file
         assert all(seg.lines is None and seg.index is None for seg in history.segments[:-1])

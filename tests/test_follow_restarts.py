@@ -234,6 +234,7 @@ def test_a_spark_log_deleted_while_followed_ends_its_session(server):
 def _start(args: list[str], env: dict) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen([sys.executable, "-m", "flowscope.cli", "serve", "--port", "0", *args], cwd=REPO,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
     line = proc.stdout.readline()
     m = re.match(r"flowscope: serving (http://127\.0\.0\.1:\d+)/", line)
     if not m:

@@ -12,6 +12,7 @@ changes observed along the way add up to the frontiers. Then retiring finished s
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from tracker.reachability import CycleError, Location, Source, Target
 from tracker.subgraph import Subgraph
 
-SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS: dict[str, Any] = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 ROOT = ()
 NESTED = (3,)

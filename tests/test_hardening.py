@@ -136,13 +136,13 @@ def test_deep_or_huge_values_given_directly_are_rejected_without_recursion_error
     deep: list = [1 << 70]
     for _ in range(100_000):
         deep = [deep]
-    assert "nested" in record_problem({"type": "mark", "at": 0, "label": "x", "cause": deep})
-    assert "64 bits" in record_problem({"type": "detail", "key": "k", "value": {"a": [{"b": -(1 << 63) - 1}]}})
-    assert "64 bits" in record_problem({"type": "detail", "key": "k", "value": {"a": 1 << 63}})
+    assert "nested" in (record_problem({"type": "mark", "at": 0, "label": "x", "cause": deep}) or "")
+    assert "64 bits" in (record_problem({"type": "detail", "key": "k", "value": {"a": [{"b": -(1 << 63) - 1}]}}) or "")
+    assert "64 bits" in (record_problem({"type": "detail", "key": "k", "value": {"a": 1 << 63}}) or "")
     seventy: list = []
     for _ in range(70):  # just deeper than the limit (64)
         seventy = [seventy]
-    assert "nested" in record_problem({"type": "detail", "key": "k", "value": {"a": seventy}})
+    assert "nested" in (record_problem({"type": "detail", "key": "k", "value": {"a": seventy}}) or "")
     assert record_problem({"type": "detail", "key": "k", "value": {"a": [{"b": -(1 << 63)}], "c": (1 << 63) - 1}}) \
         is None
 
@@ -496,6 +496,7 @@ def test_edges_are_rejected_exactly_when_building_with_them_would_fail(seed):
     inner = [b"[0,0]", b"[0,0]", b"[0,1]", b"[1,0]"] if depth == 2 else [b"0", b"0", b"0", b"1"]
     records: list[bytes] = [b'{"type":"scope","path":[1],"name":"s","inputs":2,"outputs":2,"depth":%d}' % depth]
     ports = {(): {0: (2, 2)}, (1,): {0: (2, 2)}}  # scope path -> node -> (inputs it can feed, outputs)
+    path: tuple[int, ...]
     for path, count in (((), 3), ((1,), 3)):
         for node in range(2, 2 + count):
             s = rng.choice(inner if path else [b"0", b"0", b"0", b"1"])
@@ -525,7 +526,7 @@ def test_edges_are_rejected_exactly_when_building_with_them_would_fail(seed):
         trial = Replay()  # the same structure, the edge added below the check, built whole
         for k in kept:
             trial.apply(orjson.loads(k))
-        trial.root.find(record["scope"]).add_edge(*(Location.from_json(record[f]) for f in ("from", "to")))
+        trial.root.find(record["scope"]).add_edge(Location.from_json(record["from"]), Location.from_json(record["to"]))
         try:
             trial.root.schedule()
             buildable = True
@@ -577,7 +578,7 @@ def test_the_fuzz_verdicts_can_fail(tmp_path):
     """The harness sees what it counts: a lost line, a crash and a hang are not "ok"."""
     assert verdict(3, [], 5) == "lost"
     assert verdict(3, [jsonl.LineError("x", 4, jsonl.CORRUPT_STREAM, "r")], 5) == "ok"
-    assert run_checked(lambda: 1 / 0).startswith("crashed: ZeroDivisionError")
+    assert run_checked(lambda: str(1 / 0)).startswith("crashed: ZeroDivisionError")
 
     def stuck() -> str:
         raise Hung()

@@ -36,8 +36,16 @@ def test_ruff_finds_nothing() -> None:
 
 
 def test_mypy_finds_nothing() -> None:
-    run = subprocess.run([*_tool("mypy"), *PACKAGES], cwd=ROOT, capture_output=True, text=True)
+    """The whole checkout as pyproject's ``[tool.mypy] files`` lists it: tests and benchmarks too."""
+    import re
+    import tomllib
+
+    run = subprocess.run(_tool("mypy"), cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+    folders = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["files"]
+    assert {"tests", "benchmarks", *PACKAGES} <= set(folders)
+    checked = re.search(r"in (\d+) source files", run.stdout)
+    assert checked and int(checked.group(1)) == sum(len(list((ROOT / f).rglob("*.py"))) for f in folders), run.stdout
 
 
 def _is_private(name: str) -> bool:

@@ -36,6 +36,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests import oracle
+from tests.conftest import tracker_of
 from tracker.reachability import Builder, Location, Source, Target
 from tracker.subgraph import Subgraph
 from tracker.timestamp import domain
@@ -86,7 +87,7 @@ def advancing(depth: int):
 class Node:
     inputs: int
     outputs: int
-    summary: list
+    summary: list | None  # None: the identity
     caps: list = field(default_factory=list)  # initial capabilities at output 0
 
 
@@ -238,7 +239,7 @@ class Setup:
         self.flat_paths = oracle.path_summaries(fg)
         # the inner graph alone, for checking K's own tracker
         self.inner_graph = oracle.Graph(di)
-        no_paths = [[[] for _ in range(s.k_inputs)] for _ in range(s.k_outputs)]
+        no_paths: list[list[list]] = [[[] for _ in range(s.k_inputs)] for _ in range(s.k_outputs)]
         self.inner_graph.add_node(0, s.k_outputs, s.k_inputs, no_paths)
         for x, node in sorted(s.inner.items()):
             self.inner_graph.add_node(x, node.inputs, node.outputs, node.summary)
@@ -246,7 +247,7 @@ class Setup:
             self.inner_graph.add_edge(a, b)
         self.inner_paths = oracle.path_summaries(self.inner_graph)
         # edges per scope, for producing
-        self.out_edges = {"o": {}, "i": {}}
+        self.out_edges: dict[str, dict] = {"o": {}, "i": {}}
         for a, b in s.outer_edges:
             self.out_edges["o"].setdefault(a, []).append(b)
         for a, b in s.inner_edges:
@@ -411,11 +412,11 @@ class Execution:
             ocounts[(x.flat_loc(sc, location), x.oracle_time(sc, t))] += c
         expected = oracle.frontiers(x.flat_graph, ocounts, x.flat_paths)
         # every outer port
-        for loc in root.tracker.locations:
+        for loc in tracker_of(root).locations:
             if loc.node == 0:
                 continue
             fl = x.flat_loc("o", loc)
-            nested = root.tracker.frontier(loc)
+            nested = tracker_of(root).frontier(loc)
             flat_f = oracle.minimal(x.to_outer(t) for t in flat.frontier(fl)) if x.iterative else flat.frontier(fl)
             assert nested == expected[fl], f"outer {loc}: nested {nested}, oracle {expected[fl]}"
             assert nested == flat_f, f"outer {loc}: nested {nested}, flat {flat_f}"
@@ -428,16 +429,16 @@ class Execution:
                 for p in x.inner_paths.get((location, Target(0, j)), ())
             )
             assert scope.reported_outputs()[j] == expect, f"K's capabilities at output {j}"
-            assert root.tracker.pointstamps_at(Source(s.k, j)).frontier() == expect
+            assert tracker_of(root).pointstamps_at(Source(s.k, j)).frontier() == expect
         # every inner port: K's tracker from the inner pointstamps and the parent's frontier at K's inputs
         for i in range(s.k_inputs):
-            for f in root.tracker.frontier(Target(s.k, i)):
+            for f in tracker_of(root).frontier(Target(s.k, i)):
                 inner_counts[(Source(0, i), x.to_inner(f))] += 1
         inner_expected = oracle.frontiers(x.inner_graph, inner_counts, x.inner_paths)
-        for loc in scope.tracker.locations:
-            assert scope.tracker.frontier(loc) == inner_expected[loc], f"inner {loc}"
+        for loc in tracker_of(scope).locations:
+            assert tracker_of(scope).frontier(loc) == inner_expected[loc], f"inner {loc}"
             if not x.iterative:
-                assert scope.tracker.frontier(loc) == flat.frontier(x.flat_loc("i", loc)), f"inner {loc} vs flat"
+                assert tracker_of(scope).frontier(loc) == flat.frontier(x.flat_loc("i", loc)), f"inner {loc} vs flat"
 
     def run(self, steps: int) -> None:
         self.x.root.schedule()
@@ -458,10 +459,10 @@ class Execution:
             self.check()
         assert not +self.state
         assert self.x.root.schedule() is False
-        assert not self.x.scope.tracker.tracking_anything()
+        assert not tracker_of(self.x.scope).tracking_anything()
         assert not self.x.flat.tracking_anything()
         for sc in self.x.root.scopes():
-            assert all(sc.tracker.frontier(loc) == [] for loc in sc.tracker.locations)
+            assert all(tracker_of(sc).frontier(loc) == [] for loc in tracker_of(sc).locations)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

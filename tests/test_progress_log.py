@@ -54,7 +54,7 @@ def test_corrupt_lines_are_reported_and_skipped(tmp_path):
     lines.append('{"type":"mark","at":4.0,"lab')  # truncated last line, no newline
     path.write_text("\n".join(lines))
     errors: list[LogError] = []
-    seen = []
+    seen: list = []
     records = [r for _, r in read_records(path, errors, on_error=seen.append)]
     assert len(records) == 7, "every good record survives"
     assert [(e.line, e.path) for e in errors] == [(4, str(path)), (6, str(path)), (10, str(path))]

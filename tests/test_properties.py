@@ -23,6 +23,7 @@ reported frontier changes, output reports, scope summary); an edge that would cl
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import networkx as nx
 import pytest
@@ -33,7 +34,7 @@ from tests import oracle
 from tracker.reachability import Builder, CycleError, Source, Target
 from tracker.timestamp import domain
 
-SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS: dict[str, Any] = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 # --- strategies ---------------------------------------------------------------------------------------------
 
@@ -178,7 +179,7 @@ def check_state(g, paths, tracker, counts, pushed_acc, outputs_acc):
         assert all(c >= 0 for c in acc.values()), f"negative output count at output {j}: {acc}"
         got = oracle.minimal(t for t, c in acc.items() if c > 0)
         assert got == expect, f"output {j}: accumulated output_changes give {got}, oracle {expect}"
-        exact = Counter()
+        exact: Counter = Counter()
         for loc in {location for (location, _) in counts if location.node != 0}:
             own = oracle.minimal(t for (location, t), c in counts.items() if location == loc and c > 0)
             for t in own:
@@ -220,7 +221,7 @@ def test_frontiers_match_oracle_after_every_batch(scenario):
     paths = oracle.path_summaries(g)
     counts: Counter = Counter()
     pushed_acc: Counter = Counter()
-    outputs_acc = [Counter() for _ in range(g.nodes[0][0])]
+    outputs_acc: list[Counter] = [Counter() for _ in range(g.nodes[0][0])]
 
     def step(batch):
         for loc, t, d in batch:
@@ -430,7 +431,7 @@ def growth_scenarios(draw):
     again = [k for k in weaker if draw(st.booleans())]
     initial_edges = [e for e in final.edges if e[0].node in initial_nodes and e[1].node in initial_nodes
                      and draw(st.booleans())]
-    items = [("node", k) for k in nodes[m + 1:]]
+    items: list[tuple] = [("node", k) for k in nodes[m + 1:]]
     items += [("edge", s, t) for s, t in final.edges if (s, t) not in initial_edges]
     items += [("summary", k) for k in weaker] + [("summary", k) for k in again for _ in range(2)]
     items = draw(st.permutations(items))
@@ -456,7 +457,7 @@ def test_growth_matches_a_fresh_build_and_the_oracle(scenario):
     tracker, _ = build(current).build()
     counts: Counter = Counter()
     pushed_acc: Counter = Counter()
-    outputs_acc = [Counter() for _ in range(final.nodes[0][0])]
+    outputs_acc: list[Counter] = [Counter() for _ in range(final.nodes[0][0])]
 
     def settle_and_check():
         tracker.propagate_all()

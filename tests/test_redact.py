@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -105,7 +106,7 @@ def test_a_redacted_shared_log_converts_to_the_same_progress(log, tmp_path):
 
 
 def test_redaction_keeps_what_the_model_reads():
-    event = {
+    event: dict[str, Any] = {
         "Event": "SparkListenerJobStart", "Job ID": 7, "Submission Time": 1700000000000,
         "Stage Infos": [{
             "Stage ID": 12, "Stage Attempt ID": 1, "Stage Name": "count at /home/ann/etl/job.py:42",
@@ -284,7 +285,7 @@ def test_corrupt_lines_are_skipped_and_reported_never_copied(tmp_path):
     src = tmp_path / "local-2"
     corrupt = b'{"Event": "SparkListenerJobStart", "secret": "' + SECRETS["conf_secret"].encode() + b'"\n'  # unclosed
     src.write_bytes(b"".join(lines[:3]) + corrupt + b"".join(lines[3:]))
-    seen = []
+    seen: list = []
     stats = redact_log(src, tmp_path / "out", on_error=seen.append)
     assert [(e.line, e.kind) for e in stats.corrupt] == [(4, "invalid-json")] and seen == stats.corrupt
     assert SECRETS["conf_secret"] not in stats.output.read_text()

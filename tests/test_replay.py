@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.conftest import tracker_of
 from tracker.progress_log import ProgressLogWriter, read_records
 from tracker.reachability import Source, Target
 from tracker.replay import Replay, replay_file
@@ -77,7 +78,7 @@ def test_bad_batch_rejected_whole_and_replay_goes_on(tmp_path):
     assert "depth" in replay.errors[1].reason
     assert "no scope [7]" in replay.errors[2].reason
     assert replay.batches_applied == 1
-    assert replay.root.tracker.frontier(Target(2, 0)) == [3], "only the second batch applied"
+    assert tracker_of(replay.root).frontier(Target(2, 0)) == [3], "only the second batch applied"
 
 
 def test_scope_grows_after_progress_started(tmp_path):

@@ -19,6 +19,7 @@ WORKERS = [1, 2, 4]
 
 def load_example(name):
     spec = importlib.util.spec_from_file_location(f"example_{name}", REPO / "examples" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -177,11 +178,12 @@ def test_sending_needs_a_capability():
 
 def test_exchange_partitions_by_key():
     def main(worker):
-        got = []
+        got: list = []
 
         def build(scope):
             inp, s = scope.new_input()
-            s.unary("collect", lambda ctx: [got.extend(r) for _, r in ctx.input(0)], pact=Exchange(lambda x: x)).probe()
+            s.unary("collect", lambda ctx: got.extend(x for _, r in ctx.input(0) for x in r),
+                    pact=Exchange(lambda x: x)).probe()
             return inp
 
         inp = worker.dataflow(build)

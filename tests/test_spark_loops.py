@@ -19,7 +19,7 @@ from flowscope.cli import main as cli
 from tracker.reachability import IN, OUT, Location
 from tracker.replay import Replay
 
-from .conftest import REPO
+from .conftest import REPO, tracker_of
 
 FIXTURES = REPO / "fixtures" / "spark"
 
@@ -226,7 +226,7 @@ class PageRank:
                 loop = self.replay.root.find(rec["loop"])
                 holders = [tuple(p["port"]) for p in loop.port_state() if p["pointstamps"]]
                 self.job_ends[rec["job"]] = (rec["epoch"], rec["iteration"],
-                                             list(loop.tracker.frontier(Location(0, IN, 0))), holders)
+                                             list(tracker_of(loop).frontier(Location(0, IN, 0))), holders)
         self.replay.finish()
         self.model = self.conversion.model
 
@@ -247,7 +247,9 @@ def test_the_pagerank_iterations_are_counted_as_the_log_says():
     in the region; jobs 1-3 are iterations 1-3 of the loop; the last job is none."""
     p = pagerank()
     starts = [e for e in p.events if e["Event"] == "SparkListenerJobStart"]
-    said = int(re.search(r"(\d+) iterations", starts[0]["Properties"]["spark.job.description"]).group(1))
+    said_match = re.search(r"(\d+) iterations", starts[0]["Properties"]["spark.job.description"])
+    assert said_match is not None
+    said = int(said_match.group(1))
     submitted = {e["Stage Info"]["Stage ID"] for e in p.events if e["Event"] == "SparkListenerStageSubmitted"}
     runs_step = [e["Job ID"] for e in starts
                  if any(i["Stage Name"] == STEP and i["Stage ID"] in submitted for i in e["Stage Infos"])]
@@ -464,7 +466,9 @@ def test_the_real_kmeans_run_iterates_by_repetition(capsys):
     (log,) = find_logs(FIXTURES / "iterative_kmeans")
     events = [ev.event for ev in EventLogReader(log)]
     starts = [e for e in events if e["Event"] == "SparkListenerJobStart"]
-    said = int(re.search(r"(\d+) iterations", starts[0]["Properties"]["spark.job.description"]).group(1))
+    said_match = re.search(r"(\d+) iterations", starts[0]["Properties"]["spark.job.description"])
+    assert said_match is not None
+    said = int(said_match.group(1))
     runs = [e["Job ID"] for e in starts if any(i["Stage Name"].startswith("reduceByKey") for i in e["Stage Infos"])]
     assert runs == [1, 2, 3, 4] and len(runs) == said
     records = list(SparkLogConversion(log))

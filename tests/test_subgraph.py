@@ -8,6 +8,7 @@ observed by wrapping its ``pull_internal_progress`` (the parent half of timely's
 
 from __future__ import annotations
 
+from tests.conftest import tracker_of
 from tracker.change_batch import ChangeBatch
 from tracker.frontier import Antichain
 from tracker.reachability import Source, Target
@@ -35,7 +36,7 @@ class Reports:
                 mine.extend(theirs.into_inner())
             return result
 
-        scope.pull_internal_progress = spy
+        scope.pull_internal_progress = spy  # type: ignore[method-assign]  # a spy on one scope
 
     def drain(self) -> dict:
         return {
@@ -59,11 +60,11 @@ class Pushed:
 
 
 def frontiers(scope: Subgraph) -> dict:
-    return {loc: scope.tracker.frontier(loc) for loc in scope.tracker.locations}
+    return {loc: tracker_of(scope).frontier(loc) for loc in tracker_of(scope).locations}
 
 
 def pointstamps(scope: Subgraph) -> dict:
-    return {loc: scope.tracker.pointstamps_at(loc).updates() for loc in scope.tracker.locations}
+    return {loc: tracker_of(scope).pointstamps_at(loc).updates() for loc in tracker_of(scope).locations}
 
 
 def root_around(scope_inputs: int = 1, scope_outputs: int = 1, depth: int = 1, input_cap=0):
@@ -507,7 +508,7 @@ def test_nested_scope_grown_after_progress_matches_scope_built_whole():
 def net_pushed(pushed: Pushed, scope: Subgraph) -> dict:
     """The frontier changes reported for a scope since the sink was set, accumulated per port (not drained)."""
     batch = ChangeBatch(((loc, t), d) for s, loc, t, d in pushed.sink if s is scope)
-    out: dict = {loc: [] for loc in scope.tracker.locations}
+    out: dict = {loc: [] for loc in tracker_of(scope).locations}
     for (loc, t), d in batch.into_inner():
         assert d == 1, (loc, t, d)
         out[loc].append(t)
@@ -552,8 +553,8 @@ def test_nested_scope_added_after_progress_matches_scope_built_whole():
     assert grown_root.schedule() is True
     assert grown_root.port_state() == whole_root.port_state()
     assert grown_region.port_state() == whole_region.port_state()
-    assert grown_region.tracker.pointstamps_at(Source(0, 0)).updates() == [(0, 1)]  # the parent's frontier
-    assert grown_region.tracker.frontier(Target(1, 0)) == [0]
+    assert tracker_of(grown_region).pointstamps_at(Source(0, 0)).updates() == [(0, 1)]  # the parent's frontier
+    assert tracker_of(grown_region).frontier(Target(1, 0)) == [0]
 
     batches = [
         ("root", [(Target(2, 0), 0, -1), (Target(3, 0), 0, +1)]),  # map forwards into the region

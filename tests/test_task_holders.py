@@ -16,6 +16,7 @@ from backend.spark.convert import SparkLogConversion
 from backend.spark.tasks import TaskLedger, skew_score, stragglers
 from backend.web.app import Settings
 from flowscope.cli import main as cli
+from tests.conftest import tracker_of
 from tests.e2e.server import running_server
 from tracker.details import describe
 from tracker.reachability import Location
@@ -116,7 +117,7 @@ def test_pending_tasks_are_counted_while_a_stage_waits_for_slots():
         if rec["type"] == "detail" and rec["value"] and rec["value"]["kind"] == "task":
             path, loc, t = tuple(rec["scope"]), Location.from_json(rec["port"]), rec["time"]
             replay.settle()
-            count = dict(replay.root.find(path).tracker.pointstamps_at(loc).updates()).get(t, 0)
+            count = dict(tracker_of(replay.root.find(path)).pointstamps_at(loc).updates()).get(t, 0)
             got = describe(replay.details.of(path, loc, t), count, rec["at"])
             assert got["running"] and got["running"][-1]["task"] == rec["value"]["task"]
             assert got["pending"]["count"] == max(0, count - len(got["running"]))

@@ -88,10 +88,10 @@ def test_integer_identity_summary():
 
 def test_product_is_a_tuple_equal_to_plain_tuple():
     p = Product(5, 7)
+    assert p.outer == 5  # before the comparison below, after which mypy takes p for a plain tuple
+    assert p.inner == 7
     assert p == (5, 7)
     assert hash(p) == hash((5, 7))
-    assert p.outer == 5
-    assert p.inner == 7
     assert repr(p) == "Product(5, 7)"
     assert {p: 1}[(5, 7)] == 1
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -63,7 +64,7 @@ def test_whatif_over_rest_uses_a_copy(skew_log, tmp_path):
     with running_server(settings) as srv, httpx.Client(base_url=srv.url, timeout=20) as c:
         sid = c.post("/api/sessions", json={"path": str(skew_log)}).json()["id"]
         srv.wait_for(sid, client=c)
-        params = {"scope": ",".join(map(str, mark["scope"])), "port": f"out,{mark['node']},0",
+        params: dict[str, Any] = {"scope": ",".join(map(str, mark["scope"])), "port": f"out,{mark['node']},0",
                   "time": json.dumps(mark["time"]), "batch": at}
         for _ in range(2):  # the same answer twice: the first release did not touch the history's copies
             r = c.get(f"/api/sessions/{sid}/whatif", params=params)

@@ -41,6 +41,8 @@ class Decoder(Protocol):
 
     codec: str
 
+    def decode(self, data: bytes) -> bytes: ...
+
     def chunks(self, data: bytes) -> Iterator[bytes]: ...
 
     @property

@@ -1,9 +1,7 @@
 """What the Spark model keeps for each region, job and stage, and how it emits records and counts tokens.
 
-The model is one class built in layers, a module each: this one (its state, the records it emits, the regions
-and edges it declares, the tokens it counts), ``retention`` (the statuses of jobs and stage attempts, and folding
-old jobs), ``placement`` (stage signatures, skipped stages, where each stage goes in a region or loop),
-``event_handlers`` (one method per listener event) and ``model`` (feeding events to those handlers).
+The first of the model's layers (``model``'s docstring names them all): its state, the records it emits, the
+regions and edges it declares, and its own count of the tokens waiting at each input.
 """
 
 from __future__ import annotations

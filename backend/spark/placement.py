@@ -27,8 +27,8 @@ from backend.spark.model_state import NO_SHUFFLES, Region
 from backend.spark.retention import JobRetention
 from tracker import log_records
 
-__all__ = ["FEEDBACK_NODE", "KEEP_WRITTEN", "LOOP_STEP", "SIGNATURE_IDS_KEPT", "JobLineage", "StagePlacement",
-           "job_lineage"]
+__all__ = ["FEEDBACK_NODE", "KEEP_WRITTEN", "LOOP_STEP", "SIGNATURE_IDS_KEPT", "JobLineage", "Placement",
+           "StagePlacement", "job_lineage"]
 
 SIGNATURE_IDS_KEPT = 50_000  # stage signatures remembered at least (_intern_signature): ~10 MB at most
 KEEP_WRITTEN = 100_000  # shuffle outputs remembered for recognising skipped stages (a few MB at most)

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import uvicorn
@@ -23,6 +24,7 @@ class RunningServer:
         self.url = f"http://127.0.0.1:{port}"
         self.ws_url = f"ws://127.0.0.1:{port}"
         self._loop_holder = loop_holder
+        self.logs: Path | None = None  # the folder of logs a test serves from, when it keeps one with the server
 
     @property
     def manager(self):
