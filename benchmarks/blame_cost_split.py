@@ -44,7 +44,7 @@ def silent_ledger() -> type:
 
 def convert(log: Path, silent: bool) -> tuple[list[dict], float]:
     """The log's records and the CPU seconds converting it took (``silent``: task ledger recording nothing)."""
-    import backend.spark.model as model
+    import backend.spark.event_handlers as model
     from backend.spark.convert import SparkLogConversion
 
     shipped = model.TaskLedger

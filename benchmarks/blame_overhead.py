@@ -54,7 +54,7 @@ mode = sys.argv[2]
 if mode.startswith("base"):
     sys.path.insert(0, "benchmarks")
     from blame_cost_split import silent_ledger
-    import backend.spark.model as model
+    import backend.spark.event_handlers as model
     model.TaskLedger = silent_ledger()
 conversion = SparkLogConversion(sys.argv[1])
 observed = mode.endswith("observed")
