@@ -105,7 +105,8 @@ def session_answers(log: Path, explain_every: int) -> dict:
                 if not frontier:
                     continue
                 answer = explain(scope, loc, min(frontier))
-                rows.append([list(scope.path), loc.to_json(), late_json(answer, scope, replay)])
+                late = late_json(answer, scope, replay.details, replay.state_until)
+                rows.append([list(scope.path), loc.to_json(), late])
         return _dump(rows)
 
     while True:
