@@ -9,7 +9,9 @@ builds), best of ``--repeat``, CPU time:
 * replay: replaying the shipped records, minus the silent ledger's (the replay's holder details);
 * blame: replaying the shipped records with a ``BlameTracker`` fed every applied record, minus without it.
 
-Records are converted to a list first, so the replay and blame parts leave out reading and decoding.
+Records are converted to a list first, so the replay and blame parts leave out reading and decoding. ``--steps``
+splits blame's own part by step instead: the pointstamp bookkeeping of each progress batch (with the completion
+checks inside it), the walks (with the Spark naming inside them), the task index and marks, structure records.
 
     FLOWSCOPE_SPARK_EVENTS=../shared/spark-events .venv/bin/python benchmarks/blame_cost_split.py --copies 10
 """
@@ -83,14 +85,70 @@ def replay(log: Path, records: list[dict], blame: bool) -> float:
     return time.process_time() - started
 
 
+STEPS = [  # (label, class path, method): blame's steps; an indented label is a part of the one above it
+    ("progress batches", "tracker.blame.BlameTracker", "_progress"),
+    ("  completion checks", "tracker.blame.BlameTracker", "_completed"),
+    ("walks", "tracker.blame.BlameTracker", "_blame"),
+    ("  Spark naming", "backend.spark.blame.SparkVocabulary", "segments"),
+    ("  driver naming, jobs", "backend.spark.blame.SparkVocabulary", "describe"),
+    ("prunes", "tracker.blame.BlameTracker", "_prune"),
+    ("details and marks", "backend.spark.blame.SparkVocabulary", "record"),
+    ("structure records", "tracker.blame.BlameTracker", "_structure_changed"),
+]
+
+
+def blame_steps(log: Path, records: list[dict]) -> dict[str, float]:
+    """CPU seconds of each of blame's STEPS over one replay of ``records`` (each call timed: a little added)."""
+    import importlib
+
+    spent = dict.fromkeys([label for label, _, _ in STEPS], 0.0)
+    originals = []
+    for label, owner, name in STEPS:
+        module, cls_name = owner.rsplit(".", 1)
+        cls = getattr(importlib.import_module(module), cls_name)
+        method = getattr(cls, name)
+        originals.append((cls, name, method))
+
+        def timed(*a: Any, _method: Any = method, _label: str = label, **k: Any) -> Any:
+            started = time.process_time()
+            try:
+                return _method(*a, **k)
+            finally:
+                spent[_label] += time.process_time() - started
+        setattr(cls, name, timed)
+    try:
+        spent["all (replay and blame)"] = replay(log, records, True)
+    finally:
+        for cls, name, method in originals:
+            setattr(cls, name, method)
+    return spent
+
+
 def main(argv: list[str] | None = None) -> int:
     from replay_vs_history_server import built_log, log_options
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     log_options(ap, copies=10, repeat=3)
+    ap.add_argument("--log", type=Path, help="this Spark event log instead of the built one")
+    ap.add_argument("--steps", action="store_true", help="split blame's own part by step")
     args = ap.parse_args(argv)
-    log, meta = built_log(args)
+    if args.log is not None:
+        from flowscope.cli import tune_collector
+
+        tune_collector()  # as built_log does: as every flowscope process does
+        log, meta = args.log, {"jobs": "?", "tasks": 0}
+    else:
+        log, meta = built_log(args)
     n = meta["tasks"]
+    if args.steps:
+        records, _ = convert(log, False)
+        rounds = [blame_steps(log, records) for _ in range(args.repeat)]
+        print(f"log: {log}; blame's steps, CPU seconds, the round with the least in all of {args.repeat}")
+        for label, s in min(rounds, key=lambda r: r["all (replay and blame)"]).items():
+            print(f"  {label:<24} {s:6.3f} s")
+        base = min(replay(log, records, False) for _ in range(args.repeat))
+        print(f"  {'replay without blame':<24} {base:6.3f} s")
+        return 0
     best: dict[str, float] = {}
 
     def keep(name: str, seconds: float) -> None:

@@ -104,17 +104,26 @@ def run_command(log: Path, command: str) -> dict:
 
 
 def compare_commands(log: Path, repeat: int) -> None:
-    best: dict[str, dict] = {}
+    """Each round runs frontiers then blame; the ratio of each round is paired (a load change between rounds
+    moves both), reported as its median and range beside each command's best and median wall time."""
+    import statistics
+
+    runs: dict[str, list[dict]] = {"frontiers": [], "blame": []}
+    ratios: list[float] = []
     for _ in range(repeat):
         for command in ("frontiers", "blame"):
-            r = run_command(log, command)
-            if command not in best or r["wall"] < best[command]["wall"]:
-                best[command] = r
-    for command, r in best.items():
-        print(f"  flowscope {command:<9} --json  {r['wall']:6.2f} s wall  {r['cpu']:6.2f} s CPU (children included)")
-    w = best["blame"]["wall"] / best["frontiers"]["wall"] - 1
-    c = best["blame"]["cpu"] / best["frontiers"]["cpu"] - 1
-    print(f"blame over frontiers: wall {w:+.1%}, CPU {c:+.1%}")
+            runs[command].append(run_command(log, command))
+        ratios.append(runs["blame"][-1]["wall"] / runs["frontiers"][-1]["wall"])
+    for command, rs in runs.items():
+        walls = [r["wall"] for r in rs]
+        cpu = min(r["cpu"] for r in rs)
+        print(f"  flowscope {command:<9} --json  best {min(walls):6.2f} s wall, median {statistics.median(walls):6.2f},"
+              f" max {max(walls):6.2f}; best {cpu:6.2f} s CPU (children included)")
+    best = {command: min(rs, key=lambda r: r["wall"]) for command, rs in runs.items()}
+    w = best["blame"]["wall"] / best["frontiers"]["wall"]
+    c = min(r["cpu"] for r in runs["blame"]) / min(r["cpu"] for r in runs["frontiers"])
+    print(f"blame / frontiers: best walls {w:.2f}x, best CPU {c:.2f}x; paired rounds {statistics.median(ratios):.2f}x"
+          f" (range {min(ratios):.2f}-{max(ratios):.2f}, {len(ratios)} rounds)")
 
 
 def main(argv: list[str] | None = None) -> int:

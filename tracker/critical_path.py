@@ -183,8 +183,8 @@ def walk_time(scope: Subgraph, closed: list[Interval], t: Any, end_seq: int, end
     # what held t at a sink: a pointstamp at or before t with a path bringing it to t or before
     holders = [iv for iv in closed if le(iv.time, t) and any(le(results_in(summary, iv.time), t)
                                                             for summary in to_sink.get(iv.loc, ()))]
-    role = {node: op.attrs.get("role") for node, op in scope.children.items()}
-    if all(role.get(iv.loc.node) == "source" for iv in holders if iv.time == t):
+    drivers = tables.driver_nodes(scope)
+    if all(iv.loc.node in drivers for iv in holders if iv.time == t):
         return None
     start = vocabulary.start_of(scope.path, t)
     if start is None:
@@ -264,7 +264,7 @@ def walk_time(scope: Subgraph, closed: list[Interval], t: Any, end_seq: int, end
         for _ in range(MAX_STEPS):
             if cut <= start:
                 break
-            is_driver = role.get(holder.loc.node) == "source"
+            is_driver = holder.loc.node in drivers
             waited_on = latest(holder.start_seq, released_seq, waits_for(holder, is_driver))
             if waited_on is not None:
                 seg_from = max(start, min(waited_on.end_at or start, cut))

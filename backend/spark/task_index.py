@@ -205,16 +205,18 @@ class TaskSpans:
     """A span per task attempt, by detail key (``"task ID"``).
 
     The ended ones are also kept sorted by their end, so that "which tasks were running at ``at``" looks at the
-    running ones and those that ended at or after ``at``, not at every span kept for the open times.
+    running ones and those that ended from ``at`` to ``at`` plus the longest any ran, not at every span kept for
+    the open times (a lazy walk asks about moments long past).
     """
 
-    __slots__ = ("by_key", "open", "ended", "ends", "order", "running", "max_running", "stage_job")
+    __slots__ = ("by_key", "open", "ended", "ends", "longest", "order", "running", "max_running", "stage_job")
 
     def __init__(self) -> None:
         self.by_key: dict[str, TaskSpan] = {}
         self.open: dict[str, TaskSpan] = {}  # the spans not ended (their end None)
         self.ended: list[TaskSpan] = []  # the spans ended at a number of seconds, by end
         self.ends: list[float] = []
+        self.longest = 0.0  # the longest an ended span ran (one ending later than that after a moment began after it)
         self.order = 0
         self.running = 0
         self.max_running = 0  # the most tasks seen running at once (the slots, when no executor says)
@@ -263,6 +265,8 @@ class TaskSpans:
             return  # ended at no time: it stays among the running, as it always was
         del self.open[key]
         if isinstance(at, (int, float)):
+            if isinstance(span.launched, (int, float)) and at - span.launched > self.longest:
+                self.longest = at - span.launched
             ends = self.ends
             if not ends or at >= ends[-1]:
                 ends.append(at)
@@ -282,7 +286,8 @@ class TaskSpans:
         """The spans (but ``key``'s) launched before ``at`` and not ended before it, in order."""
         mine = self.by_key.get(key)
         found = [s for s in self.open.values() if s is not mine]
-        found += [s for s in self.ended[bisect_left(self.ends, at):] if s is not mine]
+        ends = self.ends
+        found += [s for s in self.ended[bisect_left(ends, at):bisect_right(ends, at + self.longest)] if s is not mine]
         found = [s for s in found if isinstance(s.launched, (int, float)) and s.launched < at]
         found.sort(key=lambda s: s.order)
         return found
