@@ -136,18 +136,19 @@ def main(argv: list[str] | None = None) -> int:
         from flowscope.cli import tune_collector
 
         tune_collector()  # as built_log does: as every flowscope process does
-        log, meta = args.log, {"jobs": "?", "tasks": 0}
+        log, meta = args.log, {"jobs": "?"}
+        n = 1  # per-task figures are per log then
     else:
-        log, meta = built_log(args)
-    n = meta["tasks"]
+        log, built_meta = built_log(args)
+        meta, n = built_meta, int(built_meta["tasks"])
     if args.steps:
         records, _ = convert(log, False)
         rounds = [blame_steps(log, records) for _ in range(args.repeat)]
         print(f"log: {log}; blame's steps, CPU seconds, the round with the least in all of {args.repeat}")
         for label, s in min(rounds, key=lambda r: r["all (replay and blame)"]).items():
             print(f"  {label:<24} {s:6.3f} s")
-        base = min(replay(log, records, False) for _ in range(args.repeat))
-        print(f"  {'replay without blame':<24} {base:6.3f} s")
+        replay_alone = min(replay(log, records, False) for _ in range(args.repeat))
+        print(f"  {'replay without blame':<24} {replay_alone:6.3f} s")
         return 0
     best: dict[str, float] = {}
 
