@@ -40,6 +40,7 @@ from backend.feeds.progress_feeds import Feed
 from backend.sessions.history import History
 from backend.sessions.series import SeriesRecorder
 from backend.spark.blame import BlameTracker
+from backend.spark.recorded_schedule import RecordedSchedule
 from backend.spark.task_timeline import TaskTimeline
 from backend.views.graph_layout import layout_columns, layout_graph, scope_graph
 from tracker.contracts import BatchInfo
@@ -81,6 +82,7 @@ class Session:
         self.replay.on_retire.append(self._folding)
         self.blame = BlameTracker(self.replay, lazy=True)  # where completed times' seconds went, walked when asked
         self.task_timeline = TaskTimeline()  # every task attempt's bar, for the executor timeline
+        self.schedule = RecordedSchedule()  # jobs and stage attempts as scheduled, for the cores what-if
         self.series = SeriesRecorder()
         self.status = "loading"  # loading | live | done | failed | stopped
         self.error: str | None = None
@@ -190,6 +192,7 @@ class Session:
         if self.replay.apply(record, line):
             self.blame.record(record, line)
             self.task_timeline.record(record)
+            self.schedule.record(record)
 
     def _folding(self, scope: Subgraph) -> None:
         """``scope`` (and what it nests) leaves the live replay: forget what the session kept for it."""
