@@ -9,6 +9,7 @@
 //   selection.js  select, hover tooltip, explain highlight
 //   views.js      SVG (graph.js) for small scopes, canvas (canvas.js) for large ones
 //   diff.js       the Diff tab: what changed between two moments
+//   overview.js   the Overview a Spark application opens with (the graph one click away)
 //   search.js, keys.js, toast.js, dom.js (the one `esc`)
 // Progress is never recomputed here: the page shows what the server sends.
 
@@ -29,6 +30,7 @@ import { selectPort, selectBox, clearSelection, pinnedNodes, explain, followHold
 import { bindSearch } from "./search.js";
 import { bindControls } from "./keys.js";
 import { DiffView, diffMarks } from "./diff.js";
+import { bindOverview } from "./overview.js";
 
 function graphHandlers() {
   return {
@@ -97,4 +99,5 @@ export async function start() {
     } catch (e) { /* the landing page shows it */ }
   }
   route();
+  bindOverview({ openFinding, openSegment: openBlameSegment, goto: gotoFinding });
 }
