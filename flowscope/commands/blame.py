@@ -102,12 +102,13 @@ def cmd_blame(args: argparse.Namespace) -> int:
     return _report(args, replay, blamed, errors)
 
 
-def read_blamed(log: str, pipeline_bytes: int | None = None,
-                also: Iterable[Callable[[dict], None]] = ()) -> tuple[Any, list, list] | int:
+def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Callable[[dict], None]] = (),
+                check_contracts: bool = False) -> tuple[Any, list, list] | int:
     """LOG replayed and blamed: ``(replay, blamed times, the log's problems)``, or the exit code after saying on
     stderr why it could not be read. Each of ``also`` is handed every record too (the cores what-if's schedule, the
-    executor timeline). A Spark event log is converted as ``flowscope frontiers`` converts it
-    (``event_log_conversion``: a large log in two more processes), the records replayed and blamed here."""
+    executor timeline); ``check_contracts``: the replay lists the progress contract's findings. A Spark event log
+    is converted as ``flowscope frontiers`` converts it (``event_log_conversion``: a large log in two more
+    processes), the records replayed and blamed here."""
     from backend.eventlog import MissingCodecError
     from backend.feeds.progress_feeds import FeedError, default_registry
     from backend.spark.blame import blame_replay
@@ -144,7 +145,8 @@ def read_blamed(log: str, pipeline_bytes: int | None = None,
                 yield conversion.line, handed(rec)
 
         try:
-            replay, blamed = blame_replay(spark_records(), problems.append, str(log), checked_records=True)
+            replay, blamed = blame_replay(spark_records(), problems.append, str(log), checked_records=True,
+                                          check_contracts=check_contracts)
         finally:
             conversion.close()
         return replay, blamed, corrupt + problems
@@ -157,7 +159,7 @@ def read_blamed(log: str, pipeline_bytes: int | None = None,
             for line, rec in chunk:
                 yield line, handed(rec)
 
-    replay, blamed = blame_replay(records(), problems.append, str(log))
+    replay, blamed = blame_replay(records(), problems.append, str(log), check_contracts=check_contracts)
     return replay, blamed, feed.errors + problems
 
 
