@@ -84,7 +84,8 @@ function render(o) {
     const held = top ? `<span class="ov-kind k-${esc(top.kind)}">${esc(top.kind)}</span> ${seconds(top.seconds)}
         (${(100 * top.seconds / (t.latency_s || 1)).toFixed(0)}%) ${esc(segmentLabel(top))}` : "";
     return `<tr class="clickable ov-slow" data-i="${i}" title="open the view where this holder held it">
-      <td>scope [${t.scope.join(",")}] ${esc(timeName(t))}${t.status === "failed" ? ` <span class="pill failed">failed</span>` : ""}</td>
+      <td>${esc(timeName(t))}${t.status === "failed" ? ` <span class="pill failed">failed</span>` : ""}
+        <div class="muted ov-name">scope [${t.scope.join(",")}] ${esc(t.name || "")}</div></td>
       <td class="num">${seconds(t.latency_s)}</td><td>${held}</td></tr>`;
   }).join("");
   const found = o.findings.map((f, i) => `<tr class="clickable ov-finding ${esc(f.kind)}" data-i="${i}" title="open the moment it was found at">
