@@ -31,6 +31,11 @@ def viewport():
     return {"width": 1440, "height": 1000}
 
 
+def log_of(name: str):
+    (log,) = (SPARK_FIXTURES / name).glob("eventlog_v2_*")
+    return log
+
+
 def overview_of(server, sid: str) -> dict:
     with httpx.Client(base_url=server.url, timeout=20) as c:
         return c.get(f"/api/sessions/{sid}/overview").json()
@@ -87,3 +92,22 @@ def test_a_deep_link_and_another_engines_log_open_on_the_graph(page, server, str
     page.click("#overview-open")  # but it is there to ask for: the slowest times and their blame
     page.wait_for_selector("#overview:not([hidden]) .ov-slow")
     assert "what if" not in page.inner_text("#overview").lower()
+
+
+def test_a_post_mortem_opens_on_its_overview_and_its_rows_open_stored_moments(page, tmp_path):
+    """The bundle stores the Overview and its chart: opened from file://, with no server, it shows first, and the
+    straggler's row opens its stored moment (no nearest one said), naming the task still running."""
+    from backend.export.bundle import build_bundle
+
+    out = tmp_path / "straggler.html"
+    build_bundle(log_of("skewed_straggler"), out)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(out.as_uri())
+    page.wait_for_selector("#overview:not([hidden]) tr.ov-finding.straggler")
+    page.wait_for_selector("#overview-whatif-chart .main-svg", timeout=15000)
+    page.click("#overview tr.ov-finding.straggler")
+    page.wait_for_selector("#overview", state="hidden")
+    page.wait_for_selector("#why .late-holder tr[data-task]", timeout=15000)
+    assert page.locator("#toast:not([hidden])").count() == 0, page.inner_text("#toast")
+    assert not errors, errors

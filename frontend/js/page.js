@@ -90,6 +90,7 @@ export async function start() {
   bindLanding();
   bindSearch();
   bindControls();
+  bindOverview({ openFinding, openSegment: openBlameSegment, goto: gotoFinding });
   window.addEventListener("hashchange", route);
   setInterval(refreshInfo, 1000);
   if (!parseHash()) {
@@ -99,5 +100,4 @@ export async function start() {
     } catch (e) { /* the landing page shows it */ }
   }
   route();
-  bindOverview({ openFinding, openSegment: openBlameSegment, goto: gotoFinding });
 }
