@@ -154,3 +154,20 @@ def test_the_text_names_the_slowest_times_and_the_assumptions(capsys):
     out = capsys.readouterr().out
     assert "application (2 cores)" in out and "4 cores" in out and "assumptions:" in out
     assert "(job 1)" in out
+
+
+def test_a_long_application_keeps_its_latest_jobs_and_says_so(monkeypatch):
+    import backend.spark.recorded_schedule as recorded
+
+    monkeypatch.setattr(recorded, "KEEP_JOBS", 1)
+    schedule = RecordedSchedule()
+    for job in (0, 1):
+        at = 100.0 + 10 * job
+        schedule.record({"type": "mark", "at": at, "label": f"job {job} started", "scope": [1 + job], "job": job,
+                         "epoch": 0})
+        schedule.record({"type": "detail", "scope": [1 + job], "port": ["out", 3, 0], "time": 0,
+                         "key": f"stage {job}.0", "at": at, "value": {"kind": "stage", "stage": job, "attempt": 0,
+                                                                     "job": job, "tasks": 0, "submitted": at}})
+    assert list(schedule.jobs) == [1] and list(schedule.stages) == [(1, 0)] and schedule.dropped_jobs == 1
+    out = cores_whatif(schedule, TaskTimeline(), [CoresSpec("2", 2)])
+    assert any("the 1 before them are taken as recorded" in a for a in out["assumptions"])

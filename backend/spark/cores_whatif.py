@@ -315,6 +315,9 @@ def cores_whatif(schedule: RecordedSchedule, timeline: TaskTimeline, cores: list
     if not plan.tasks:
         assumptions.insert(0, "No task was recorded (not a Spark application, or none ran yet): there is nothing to "
                               "simulate, every estimate is the recorded time.")
+    if schedule.dropped_jobs:
+        assumptions.append(f"Only the latest {len(schedule.jobs):,} jobs are simulated: the "
+                           f"{schedule.dropped_jobs:,} before them are taken as recorded.")
     if recorded is None and plan.tasks:
         assumptions.append("The log names no executor cores: the recorded core count is unknown.")
     return {"cores": [c.slots if c.label.isdigit() else c.label for c in cores], "times": out_times,

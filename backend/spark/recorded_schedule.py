@@ -7,7 +7,9 @@ the executor timeline's bars (:class:`~backend.spark.task_timeline.TaskTimeline`
 not kept twice. Executor cores come from the ``executor_event`` marks; the application's wall time from the
 earliest and latest record times.
 
-A few numbers per job and per stage attempt: an application of 10,000 jobs costs a few MB.
+A few numbers per job and per stage attempt: an application of 10,000 jobs costs a few MB. A long-running one
+keeps its latest ``KEEP_JOBS`` jobs (and their stage attempts); the older ones count as recorded, unsimulated
+(``dropped_jobs``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["RecordedSchedule", "JobRecord", "StageRecord"]
+__all__ = ["RecordedSchedule", "JobRecord", "StageRecord", "KEEP_JOBS"]
+
+KEEP_JOBS = 100_000  # jobs kept (the latest), with their stage attempts
 
 
 @dataclass(slots=True)
@@ -54,6 +58,8 @@ class RecordedSchedule:
         self.peak_cores = 0  # the most cores alive at once
         self.first_at: float | None = None
         self.last_at: float | None = None
+        self.dropped_jobs = 0  # the oldest jobs forgotten past KEEP_JOBS
+        self._submitted = 0  # stage attempts submitted so far (their order)
 
     def record(self, rec: dict) -> None:
         at = _number(rec.get("at"))
@@ -89,6 +95,11 @@ class RecordedSchedule:
             return
         scope = rec.get("scope")
         self.jobs[job] = JobRecord(job, list(scope) if isinstance(scope, list) else [], rec.get("epoch"), at)
+        if len(self.jobs) > KEEP_JOBS:
+            old = self.jobs.pop(next(iter(self.jobs)))
+            for key in old.stages:
+                self.stages.pop(key, None)
+            self.dropped_jobs += 1
 
     def _stage(self, v: dict, at: float | None) -> None:
         stage, attempt, job = v.get("stage"), v.get("attempt", 0), v.get("job")
@@ -98,7 +109,8 @@ class RecordedSchedule:
         if type(stage) is not int or type(attempt) is not int or type(job) is not int or submitted is None:
             return
         parents = tuple(p for p in v.get("parents") or () if type(p) is int)
-        self.stages[(stage, attempt)] = StageRecord(stage, attempt, job, submitted, parents, order=len(self.stages))
+        self._submitted += 1
+        self.stages[(stage, attempt)] = StageRecord(stage, attempt, job, submitted, parents, order=self._submitted)
         j = self.jobs.get(job)
         if j is not None:
             j.stages.append((stage, attempt))
