@@ -170,15 +170,24 @@ class _Plan:
                 group_span.append([s, e])
         self.groups = groups
         self.group_span = [(s, e) for s, e in group_span]
+        self.group_tasks = [sum(len(durations[i]) for j in js for i in self.job_nodes.get(j, ())) for js in groups]
+        self._unbounded: dict[int, dict[int, float]] = {}  # group -> its jobs' ends with unbounded slots
         self.jobs_s = sum(e - s for s, e in self.group_span)
 
     def simulate(self, slots: int | None) -> dict[int, tuple[float, float]]:
-        """Each job's (start, end) on the application's clock with ``slots`` task slots (None: unbounded)."""
+        """Each job's (start, end) on the application's clock with ``slots`` task slots (None: unbounded). A group
+        with no more tasks than slots runs as with unbounded slots: that answer is made once and reused."""
         out: dict[int, tuple[float, float]] = {}
         shift = 0.0
+        unbounded, tasks = self._unbounded, self.group_tasks
         for g, jobs in enumerate(self.groups):
             g_start, g_end = self.group_span[g]
-            ends = self._group(jobs, g_start, slots)
+            if slots is None or slots >= tasks[g]:
+                ends = unbounded.get(g)
+                if ends is None:
+                    ends = unbounded[g] = self._group(jobs, g_start, None)
+            else:
+                ends = self._group(jobs, g_start, slots)
             new_start = g_start + shift
             sim_end = 0.0
             for j in jobs:
@@ -267,9 +276,13 @@ def cores_whatif(schedule: RecordedSchedule, timeline: TaskTimeline, cores: list
     latency at each core count, the critical path and the perfect-parallelism bound."""
     plan = _Plan(schedule, timeline)
     recorded = schedule.peak_cores or None
-    runs = {c.label: plan.simulate(c.slots) for c in cores}
-    unbounded = plan.simulate(None)
-    at_recorded = plan.simulate(recorded) if recorded else None
+    by_slots: dict[int | None, dict[int, tuple[float, float]]] = {}
+    for n in [c.slots for c in cores] + [None] + ([recorded] if recorded else []):
+        if n not in by_slots:
+            by_slots[n] = plan.simulate(n)
+    runs = {c.label: by_slots[c.slots] for c in cores}
+    unbounded = by_slots[None]
+    at_recorded = by_slots[recorded] if recorded else None
     wall = schedule.wall_s
     outside = max(0.0, wall - plan.jobs_s)
 
