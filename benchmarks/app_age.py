@@ -89,7 +89,7 @@ else:
     if mode == "frontiers":
         replay = Replay(path, checked_records=True)
     elif mode == "live":
-        from backend.spark.model import SESSION_RETAINED_JOBS
+        from backend.spark.retention import SESSION_RETAINED_JOBS
         conversion.model.retain_jobs = SESSION_RETAINED_JOBS  # as a session's model: Spark's job list folds
         replay = Replay(path, keep_finished=64, checked_records=True)
     next_mark = 0

@@ -75,7 +75,7 @@ def cli_blame(log: Path) -> str:
 
 def session_answers(log: Path, explain_every: int) -> dict:
     from backend.feeds.progress_feeds import default_registry
-    from backend.spark.blame import BlameTracker
+    from backend.spark.blame import spark_blame
     from tracker.details import late_json
     from tracker.explain import explain
     from tracker.replay import Replay
@@ -84,7 +84,7 @@ def session_answers(log: Path, explain_every: int) -> dict:
     details_digests: list[str] = []
     explain_digests: list[str] = []
     replay = Replay(str(log), observer=lambda *a: None, checked_records=feed.checked_records)
-    blame = BlameTracker(replay, lazy=True)
+    blame = spark_blame(replay, lazy=True)
 
     def details_now() -> str:
         # which pointstamps have entries: the snapshot's keys; what the entries are: as ``of`` gives them to readers
@@ -97,7 +97,6 @@ def session_answers(log: Path, explain_every: int) -> dict:
 
     def explain_now() -> str:
         rows = []
-        now = replay.last_at
         for scope in replay.root.scopes():
             if scope.tracker is None:
                 continue
@@ -106,7 +105,7 @@ def session_answers(log: Path, explain_every: int) -> dict:
                 if not frontier:
                     continue
                 answer = explain(scope, loc, min(frontier))
-                rows.append([list(scope.path), loc.to_json(), late_json(answer, scope, replay.details, now)])
+                rows.append([list(scope.path), loc.to_json(), late_json(answer, scope, replay)])
         return _dump(rows)
 
     while True:

@@ -44,7 +44,7 @@ def silent_ledger() -> type:
 
 def convert(log: Path, silent: bool) -> tuple[list[dict], float]:
     """The log's records and the CPU seconds converting it took (``silent``: task ledger recording nothing)."""
-    import backend.spark.model as model
+    import backend.spark.event_handlers as model
     from backend.spark.convert import SparkLogConversion
 
     shipped = model.TaskLedger
@@ -60,14 +60,14 @@ def convert(log: Path, silent: bool) -> tuple[list[dict], float]:
 
 def replay(log: Path, records: list[dict], blame: bool) -> float:
     """CPU seconds replaying ``records`` (with ``blame``: each applied one also fed to a BlameTracker)."""
-    from backend.spark.blame import BlameTracker
+    from backend.spark.blame import spark_blame
     from tracker.replay import Replay
 
     r = Replay(str(log), observer=None, checked_records=True)
     apply = r.apply
     started = time.process_time()
     if blame:
-        b = BlameTracker(r)
+        b = spark_blame(r)
         feed = b.record
         for rec in records:
             if apply(rec):

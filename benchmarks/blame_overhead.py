@@ -54,15 +54,15 @@ mode = sys.argv[2]
 if mode.startswith("base"):
     sys.path.insert(0, "benchmarks")
     from blame_cost_split import silent_ledger
-    import backend.spark.model as model
+    import backend.spark.event_handlers as model
     model.TaskLedger = silent_ledger()
 conversion = SparkLogConversion(sys.argv[1])
 observed = mode.endswith("observed")
 replay = Replay(sys.argv[1], observer=(lambda *a: None) if observed else None, checked_records=True)
 apply = replay.apply
 if mode.startswith("blame"):
-    from backend.spark.blame import BlameTracker
-    blame = BlameTracker(replay)
+    from backend.spark.blame import spark_blame
+    blame = spark_blame(replay)
     record = blame.record
     for rec in conversion:
         if apply(rec):

@@ -69,8 +69,7 @@ def scaled_events(scale: int):
     if scale <= 1:
         return plain_events
     import orjson
-
-    from benchmarks.replay_vs_history_server import ONCE_AFTER, ONCE_BEFORE, Renumber
+    from replay_vs_history_server import ONCE_AFTER, ONCE_BEFORE, Renumber
 
     def events_of(fixture: Path) -> bytes:
         events = [orjson.loads(line) for line in plain_events(fixture).splitlines() if line.strip()]

@@ -29,10 +29,10 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import httpx  # noqa: E402
+from bench_browser import Pusher  # noqa: E402  (the same pusher as the browser benchmark's)
 
 from backend.feeds.progress_feeds import PushFeed  # noqa: E402
 from backend.web.app import Settings  # noqa: E402
-from benchmarks.bench_browser import Pusher  # noqa: E402  (the same pusher as the browser benchmark's)
 from tests.e2e.logs import pipeline_records  # noqa: E402
 from tests.e2e.server import running_server  # noqa: E402
 

@@ -84,6 +84,13 @@ def drain(feed: SparkLiveFeed, timeout: float = 10.0) -> list[dict]:
     raise AssertionError("the feed did not end")
 
 
+def wait_until(predicate, what: str, timeout: float = 10.0) -> None:
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
 def lines(events: list[dict]) -> bytes:
     return b"".join(orjson.dumps(e) + b"\n" for e in events)
 
@@ -117,8 +124,8 @@ def test_a_small_buffer_pushes_back_and_loses_nothing():
         sender = threading.Thread(target=ing.send, args=(hello() + lines(events),))
         sender.start()
         feed = ing.feed()
-        time.sleep(0.2)
-        assert feed.stats()["queued"] <= 8  # bounded while the consumer does nothing
+        wait_until(lambda: feed.stats()["queued"] >= 8, "the buffer to fill")
+        assert feed.stats()["queued"] == 8 and feed.lines == 0  # full, and bounded while the consumer does nothing
         records = drain(feed)
         sender.join(5)
         assert records == modelled(events)
@@ -134,7 +141,7 @@ def test_the_token_is_checked_and_strangers_are_refused():
         ing.send(hello("wrong") + lines(events_of(SMALL)[:3]))
         ing.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         ing.send(orjson.dumps({"Event": "flowscope.Hello", "protocol": 99, "token": "s3cret"}) + b"\n")
-        time.sleep(0.3)
+        wait_until(lambda: len(ing.server.refused) >= 3, "three refusals")
         assert ing.feeds == []
         assert len(ing.server.refused) == 3
         # three connections, each served on its own thread: the refusals come in any order

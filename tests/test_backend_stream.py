@@ -126,25 +126,25 @@ def test_a_slow_client_gets_coalesced_updates_and_slows_nobody(server, client):
     assert slow.status == 101
     slow_first = orjson.loads(slow.recv(timeout=10))  # the (empty) snapshot; then it stops reading
 
+    fast_connected = threading.Event()
+
     def fast_reader():
         with connect(url) as ws:
+            fast_connected.set()
             for m in read_until(ws, lambda m: m["status"] == "done", timeout=60):
                 fast_msgs.append(m)
         fast_done.set()
 
     reader = threading.Thread(target=fast_reader)
     reader.start()
-    time.sleep(0.2)
-    start = time.monotonic()
+    assert fast_connected.wait(10), "the fast client never connected"
     feed.push_many(records)
     feed.end()
     assert fast_done.wait(60), "the fast client never saw the end"
-    ingest = time.monotonic() - start
     reader.join()
     batches = sum(1 for r in records if r["type"] == "progress")
     assert client.get(f"/api/sessions/{sid}").json()["batches"] == batches
-    # the slow client has read nothing yet, and the session finished anyway
-    time.sleep(0.3)
+    # the slow client has read nothing since its snapshot, and the session finished anyway
     slow_msgs = [slow_first]
     while True:
         m = orjson.loads(slow.recv(timeout=20))
@@ -160,10 +160,9 @@ def test_a_slow_client_gets_coalesced_updates_and_slows_nobody(server, client):
     for m in slow_msgs:
         slow_state = apply(slow_state, m)
     assert fast_state == want and slow_state == want
-    print("slow", len(slow_msgs), "fast", len(fast_msgs), "batches", batches, "ingest", round(ingest, 2))
+    print("slow", len(slow_msgs), "fast", len(fast_msgs), "batches", batches)
     assert len(slow_msgs) < len(fast_msgs) / 2, (len(slow_msgs), len(fast_msgs))
     assert len(fast_msgs) < batches / 10  # even a fast client is sent slices, not single batches
-    assert ingest < 30, ingest
 
 
 def test_switching_scope_and_deleting_the_session(server, client, tmp_path):

@@ -404,22 +404,23 @@ def test_rest_blame_follows_a_live_session(tmp_path):
 
 def test_memory_stays_bounded_over_many_times():
     """Intervals and task spans of finished times are dropped: a long log keeps only what open times need."""
-    from backend.spark.blame import _PRUNE_EVERY, BlameTracker
+    from backend.spark.blame import spark_blame
+    from tracker.blame import PRUNE_EVERY
     from tracker.replay import Replay
 
     replay = Replay("long")
-    tracker = BlameTracker(replay)
+    tracker = spark_blame(replay)
     largest = 0
-    for rec in pipeline_records(5, 3 * _PRUNE_EVERY):
+    for rec in pipeline_records(5, 3 * PRUNE_EVERY):
         replay.apply(rec)
         tracker.record(rec)
         largest = max(largest, sum(len(sb.closed) for sb in tracker.scopes.values()))
     times = tracker.times()
-    assert len(times) == 3 * _PRUNE_EVERY
-    for b in times[:: _PRUNE_EVERY // 4]:
+    assert len(times) == 3 * PRUNE_EVERY
+    for b in times[:: PRUNE_EVERY // 4]:
         check_tiling(b)
     # without pruning every epoch's ~10 intervals would stay; with it, at most about a prune period's worth
-    assert largest < 12 * (_PRUNE_EVERY + 10)
+    assert largest < 12 * (PRUNE_EVERY + 10)
     assert sum(len(sb.closed) for sb in tracker.scopes.values()) < largest
 
 

@@ -14,7 +14,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from backend.spark.blame import BlameTracker
+from backend.spark.blame import SparkVocabulary
+from tracker.blame import BlameTracker
 from tracker.replay import Replay
 
 ROOT_OPS = 5  # node 1 the source, node 5 the sink
@@ -65,7 +66,7 @@ def brute_force_completed(tracker: BlameTracker, sb: Any) -> list | None:
     """The open times nothing live could still result in at or before, in the order first held: every live
     pointstamp's times at every sink, recounted (None where the check does not count, for a scope with inputs)."""
     scope = tracker.replay.root.find(sb.path)
-    sinks = tracker._sink_ports(scope)
+    sinks = tracker.tables.sink_ports(scope)
     if not sinks or scope.inputs:
         return None
     d = scope.domain
@@ -96,7 +97,7 @@ class CheckedTracker(BlameTracker):
        steps=st.lists(step, min_size=1, max_size=40))
 def test_incremental_completion_agrees_with_brute_force(summaries, extra, steps):
     replay = Replay("<completion>")
-    tracker = CheckedTracker(replay, lazy=True)
+    tracker = CheckedTracker(replay, SparkVocabulary(replay), lazy=True)
     for rec in structure(summaries, extra):
         assert replay.apply(rec), replay.errors
         tracker.record(rec)
@@ -127,7 +128,7 @@ def test_incremental_completion_agrees_with_brute_force(summaries, extra, steps)
 def test_a_path_added_later_holds_what_it_reaches():
     """An edge added after the counting began shortens a path: a time it now reaches stays held."""
     replay = Replay("<grown>")
-    tracker = CheckedTracker(replay, lazy=True)
+    tracker = CheckedTracker(replay, SparkVocabulary(replay), lazy=True)
     for rec in structure([[2], [2], [2]], []):
         assert replay.apply(rec), replay.errors
         tracker.record(rec)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import backend.spark.blame as blame_module
-from backend.spark.blame import BlameTracker
+import tracker.blame as blame_module
+from backend.spark.blame import spark_blame
 from tracker.replay import Replay
 
 STRUCTURE = [
@@ -24,7 +24,7 @@ def held(t: int, at: float, delta: int) -> dict:
 def test_completed_times_are_remembered_up_to_a_bound_and_an_old_one_is_not_blamed_again(monkeypatch):
     monkeypatch.setattr(blame_module, "KEEP_DONE", 50)
     replay = Replay("bounded", checked_records=True)
-    tracker = BlameTracker(replay)
+    tracker = spark_blame(replay)
 
     def feed(rec: dict) -> None:
         assert replay.apply(rec)
@@ -60,7 +60,7 @@ def test_a_growing_application_costs_blame_its_new_scope_not_every_scope_so_far(
     """A new region's structure records leave what blame counted for the other regions (it reads them again only
     in the scope that changed and around it), and a prune visits only the scopes that still hold something."""
     replay = Replay("growing", checked_records=True)
-    tracker = BlameTracker(replay)
+    tracker = spark_blame(replay)
     for k in range(1, 301):
         for rec in region(k, 10.0 + k):
             assert replay.apply(rec)
@@ -69,4 +69,4 @@ def test_a_growing_application_costs_blame_its_new_scope_not_every_scope_so_far(
     assert [b.scope for b in times] == [[k] for k in range(1, 301)]  # every region's time blamed
     first = tracker.scopes[(1,)]
     assert first.reach is not None  # counted once, at its completion, and not thrown away as the others came
-    assert len(tracker._unpruned) <= blame_module._PRUNE_EVERY + 1  # finished regions are idle: not visited
+    assert len(tracker._unpruned) <= blame_module.PRUNE_EVERY + 1  # finished regions are idle: not visited

@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from backend.spark import model as spark_model
+from backend.spark import placement as spark_placement
 from backend.spark.model import SparkModel
 
 from .conftest import REPO
@@ -53,7 +53,7 @@ def _records(model: SparkModel, events: list[dict]) -> list[dict]:
 
 
 def test_stage_signatures_stay_bounded_when_every_job_has_new_code(events, monkeypatch):
-    monkeypatch.setattr(spark_model, "SIGNATURE_IDS_KEPT", 16)
+    monkeypatch.setattr(spark_placement, "SIGNATURE_IDS_KEPT", 16)
     model = SparkModel(retain_jobs=10)
     sizes = []
     for i, event in enumerate(_generated_code(events)):
@@ -66,7 +66,7 @@ def test_stage_signatures_stay_bounded_when_every_job_has_new_code(events, monke
 def test_forgetting_signatures_changes_no_record(events, monkeypatch):
     for source in (events, _generated_code(events)):
         want = _records(SparkModel(retain_jobs=10), source)
-        monkeypatch.setattr(spark_model, "SIGNATURE_IDS_KEPT", 4)
+        monkeypatch.setattr(spark_placement, "SIGNATURE_IDS_KEPT", 4)
         forgetting = SparkModel(retain_jobs=10)
         got = _records(forgetting, source)
         monkeypatch.undo()

@@ -7,7 +7,7 @@ from tracker.reachability import Source, Target
 from tracker.replay import replay_file
 
 
-def replay_batches(tmp_path, batches, depth_loop=False):
+def replay_batches(tmp_path, batches):
     path = tmp_path / "log.jsonl"
     with ProgressLogWriter(path) as log:
         log.operator([], 1, "input", inputs=0, outputs=1, capabilities=[[0]])

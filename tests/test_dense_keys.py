@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from backend.spark.dense_keys import DENSE_SLACK, KeySet
 from backend.spark.gaps import GapDetector
-from backend.spark.model import StatusTable
+from backend.spark.retention import StatusTable
 
 # ids near 0, ids around the array's reach (so a far id may later fall inside it), negative ids, later attempts
 IDS = st.one_of(st.integers(0, 40), st.integers(DENSE_SLACK - 5, DENSE_SLACK + 60), st.integers(-3, -1))

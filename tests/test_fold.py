@@ -255,10 +255,10 @@ def test_a_long_sessions_memory_per_job_is_bounded(tmp_path_factory, monkeypatch
     """The memory a session keeps grows by at most BYTES_PER_JOB a job as the application gets longer: measured
     between a 140-job and a 560-job copy of the same application (the same shape: only its length differs), so
     what every session holds whatever its length (imports, caches, the open history segment) cancels out."""
-    import backend.spark.blame
     import backend.spark.tasks
+    import tracker.blame
 
-    monkeypatch.setattr(backend.spark.blame, "KEEP_TIMES", 50)  # bounded tables, bounded early: 140 jobs fill them
+    monkeypatch.setattr(tracker.blame, "KEEP_TIMES", 50)  # bounded tables, bounded early: 140 jobs fill them
     monkeypatch.setattr(backend.spark.tasks, "KEEP_COMPLETED", 50)
     sizes = {}
     for copies in (2, 20, 80):  # the first warms the process up (imports, caches): not measured

@@ -5,7 +5,6 @@ the feed registry recognises Spark logs."""
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
 import orjson
@@ -17,8 +16,6 @@ from backend.spark.follow_feed import SparkDirectoryFollower, SparkLogFeed, chec
 from backend.spark.model import SparkModel
 
 from .conftest import LOOP_LOG, SPARK_EVENTS
-
-pytestmark = pytest.mark.spark_events
 
 ROLLING = SPARK_EVENTS / "pyspark-4.3" / "events" / "eventlog_v2_local-1795284909880"
 SHUFFLE = SPARK_EVENTS / "pyspark-4.3" / "spark430_1000tasks_shuffle.jsonl.gz"
@@ -39,6 +36,7 @@ def all_records(feed) -> list[dict]:
     return out
 
 
+@pytest.mark.spark_events
 @pytest.mark.parametrize("path", [ROLLING, SHUFFLE], ids=["rolling-zstd", "single-gz"])
 def test_a_finished_log_replays_to_the_models_records(path):
     feed = SparkLogFeed(path, follow=False)
@@ -47,6 +45,7 @@ def test_a_finished_log_replays_to_the_models_records(path):
     assert feed.errors == [] and not feed.model.uncertain and feed.model.ended
 
 
+@pytest.mark.spark_events
 def test_a_growing_inprogress_log_is_followed_until_spark_renames_it(tmp_path):
     lines = [orjson.dumps(ev.event) + b"\n" for ev in EventLogReader(SHUFFLE)]
     log = tmp_path / "local-123.inprogress"
@@ -67,6 +66,7 @@ def test_a_growing_inprogress_log_is_followed_until_spark_renames_it(tmp_path):
     assert feed.errors == []
 
 
+@pytest.mark.spark_events
 def test_new_applications_are_found_once(tmp_path):
     follower = SparkDirectoryFollower(tmp_path)
     assert follower.scan() == []
@@ -103,6 +103,7 @@ def test_a_log_renamed_while_the_directory_is_listed_is_found_by_its_new_name(tm
     assert feed.label == "local-7 (followed)" and feed.path == tmp_path / "local-7"
 
 
+@pytest.mark.spark_events
 def test_the_registry_knows_spark_logs(tmp_path):
     registry = FeedRegistry()
     register(registry)
@@ -117,6 +118,7 @@ def test_the_registry_knows_spark_logs(tmp_path):
     assert default_registry().identify(LOOP_LOG).name == "progress-log"
 
 
+@pytest.mark.spark_events
 def test_a_followed_session_goes_live_then_done(tmp_path):
     import asyncio
 
@@ -142,9 +144,8 @@ def test_a_followed_session_goes_live_then_done(tmp_path):
                 break
         return session
 
-    t0 = time.monotonic()
     session = asyncio.run(run())
-    assert session.status == "done" and session.errors() == [] and time.monotonic() - t0 < 10
+    assert session.status == "done" and session.errors() == []
     for scope in session.replay.state()["scopes"]:
         for port in scope["ports"]:
             assert port["frontier"] == []

@@ -36,6 +36,12 @@ def _wait(predicate, what: str, timeout: float = 20.0):
         time.sleep(0.05)
 
 
+def _wait_for_scans(srv, directory, n: int) -> None:
+    """Until the server has finished ``n`` whole scans of ``directory`` that began after this call."""
+    seen = srv.manager.scans_done[directory]
+    _wait(lambda: srv.manager.scans_done[directory] >= seen + n + 1, f"{n} scans of {directory}")
+
+
 def _sessions(srv) -> list[dict]:
     return httpx.get(srv.url + "/api/sessions", timeout=5).json()
 
@@ -126,7 +132,7 @@ def test_a_followed_directory_does_not_turn_a_rotated_file_into_a_duplicate(tmp_
         os.rename(path, followed / "a.jsonl.1")
         path.write_bytes(b"\n".join(LINES[:-1]) + b"\n")
         _wait(lambda: len(_sessions(srv)) == 2, "the new file's session")
-        time.sleep(2.5)  # two more scans of the directory
+        _wait_for_scans(srv, followed, 2)  # two more whole scans of the directory, which see a.jsonl.1
         sessions = _sessions(srv)
         assert len(sessions) == 2, [s["name"] for s in sessions]  # no third session for a.jsonl.1
         new = next(s["id"] for s in sessions if s["id"] != first)

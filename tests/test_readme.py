@@ -25,13 +25,14 @@ def test_quick_start_main_job_is_the_demo_and_named_logs_exist():
     from flowscope.cli import build_parser
 
     assert build_parser("demo").parse_args(["demo"]).func.__module__ == "flowscope.commands.demo"
-    for log in re.findall(r"fixtures/[\w./-]+", readme):
-        assert (REPO / log).exists(), log
+    for doc in (readme, (REPO / "docs" / "cli.md").read_text()):
+        for log in re.findall(r"fixtures/[\w./-]+", doc):
+            assert (REPO / log).exists(), log
 
 
 def test_every_synopsis_matches_its_commands_help(capsys):
-    """Each command's README lines (``flowscope CMD ...`` in code blocks) name only options its ``--help`` has, and
-    together name every option it has: the README's synopses are what the parser takes."""
+    """Each command's lines in docs/cli.md (``flowscope CMD ...`` in code blocks) name only options its ``--help`` has,
+    and together name every option it has: the documented synopses are what the parser takes."""
     import pytest
 
     from flowscope.cli import main
@@ -39,7 +40,7 @@ def test_every_synopsis_matches_its_commands_help(capsys):
     option = r"(?<![\w-])(--?[a-z][a-z-]*)"
     named: dict[str, set[str]] = {}
     fenced, command = False, None
-    for line in (REPO / "README.md").read_text().splitlines():
+    for line in (REPO / "docs" / "cli.md").read_text().splitlines():
         if line.startswith("```"):
             fenced, command = not fenced, None
             continue

@@ -12,8 +12,10 @@ import pytest
 from backend.eventlog import EventLogReader, find_logs
 from backend.eventlog.encoders import encode
 from backend.spark import redact as redact_mod
+from backend.spark import redact_rules
 from backend.spark.convert import SparkLogConversion
-from backend.spark.redact import REDACTED, Redactor, redact_event, redact_log
+from backend.spark.redact import redact_log
+from backend.spark.redact_rules import REDACTED, Redactor, redact_event
 
 from .conftest import REPO, SPARK_EVENTS, spark_event_cases
 
@@ -289,8 +291,8 @@ def test_corrupt_lines_are_skipped_and_reported_never_copied(tmp_path):
 
 
 def test_the_local_machine_is_scrubbed_even_where_no_rule_looks(monkeypatch):
-    monkeypatch.setattr(redact_mod, "_local_hosts", lambda: ["buildbox-17"])
-    monkeypatch.setattr(redact_mod, "_local_users", lambda: ["carol"])
+    monkeypatch.setattr(redact_rules, "_local_hosts", lambda: ["buildbox-17"])
+    monkeypatch.setattr(redact_rules, "_local_users", lambda: ["carol"])
     r = Redactor()
     assert r.text("cache dir of carol on buildbox-17 (buildbox-17.lan)") == "cache dir of user on host-1 (host-1)"
 

@@ -1,6 +1,8 @@
-"""The executor timeline's bars (backend/spark/task_timeline.py): opened by a task's detail, closed by its clear, marked
-failed or killed with Spark's reason; on the real task_retries fixture and on records as the Spark model writes
-them for a killed attempt (no fixture has one)."""
+"""The executor timeline's bars (backend/spark/task_timeline.py, read from backend/spark/task_index.py).
+
+Opened by a task's detail, closed by its clear, marked failed or killed with Spark's reason; on the real
+task_retries fixture and on records as the Spark model writes them for a killed attempt (no fixture has one).
+"""
 
 from __future__ import annotations
 
@@ -74,3 +76,32 @@ def test_a_resubmitted_attempts_bars_carry_the_partition_not_the_index():
         assert (partition, index) == started[task][1:], task
     rerun = [(p, i) for t, p, i in zip(out["task"], out["partition"], out["index"], strict=True) if started[t][0] > 0]
     assert rerun and any(p != i for p, i in rerun), rerun  # a re-run's index is not its partition
+
+
+def test_a_sessions_timeline_reads_the_task_index_blame_fills():
+    """A session keeps one task index: blame fills it as the session ingests, and the executor timeline serves the
+    same bars a timeline fed every record on its own draws (task_retries: failed attempts, retried ones)."""
+    import asyncio
+
+    from backend.sessions.session import Session
+    from backend.spark.blame import SparkVocabulary
+    from backend.spark.follow_feed import SparkLogFeed
+
+    (log,) = find_logs(FIXTURES / "task_retries")
+    alone = TaskTimeline()
+    for rec in SparkLogConversion(log.path):
+        alone.record(rec)
+    session = Session(SparkLogFeed(log.path, follow=False))
+
+    async def run() -> None:
+        session.start()
+        while session.status not in ("done", "failed"):
+            await asyncio.sleep(0.01)
+
+    asyncio.run(run())
+    assert session.status == "done"
+    served = session.task_timeline.to_json()
+    assert served["total"] > 0 and "failed" in served["outcome"]
+    assert served == alone.to_json()
+    vocabulary = session.blame.vocabulary
+    assert isinstance(vocabulary, SparkVocabulary) and vocabulary.tasks is session.task_timeline.index

@@ -156,10 +156,17 @@ def test_product_ord_is_compatible_with_partial_order():
     """If ``a <= b`` in the partial order then ``a <= b`` lexicographically (the Timestamp requirement)."""
     d = domain(2)
     grid = list(itertools.product(range(3), range(3)))
+    ordered = lexicographic_only = 0
     for a in grid:
         for b in grid:
             if d.le(a, b):
                 assert a <= b
+                ordered += 1
+            elif a <= b:
+                lexicographic_only += 1
+    # the implication was tried: 6 ordered pairs of 0..2 per coordinate, and pairs like (0,2), (1,0) that only
+    # the lexicographic order orders
+    assert ordered == 6 * 6 and lexicographic_only > 0
 
 
 def test_v11_component_overflow_is_exact_big_int():

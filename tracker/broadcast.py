@@ -168,7 +168,7 @@ class Replica:
             self._check_location(loc, "an initial capability")
             self.tracker.update(loc, t, peers)
         self.tracker.propagate_all()
-        self.initial_pushed = self.tracker.drain_pushed()
+        self.tracker.discard_pushed()  # the initial frontiers: nothing moved yet, so nothing to report
         self.applied = 0
 
     def _check_location(self, loc: Location, what: str) -> None:

@@ -13,13 +13,10 @@ work (entries of kind ``task``), those are what the time waits for, so they come
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .reachability import OUT, Location
 from .timestamp import time_from_json
-
-if TYPE_CHECKING:  # replay.py imports this module
-    from .replay import Replay
 
 __all__ = ["HolderDetails", "Entry", "late_holders", "describe"]
 
@@ -193,12 +190,11 @@ def late_holders(explanation: Any, scope: Any, details: HolderDetails) -> list:
     return busy + rest
 
 
-def late_json(explanation: Any, scope: Any, replay: Replay, batch: int | None = None) -> list[dict]:
-    """:func:`late_holders` as JSON: each pointstamp with its operator's name and :func:`describe`'s details, from
-    ``replay`` (a :class:`tracker.replay.Replay`: its ``details``, and its ``state_until``, the one rule for how long
-    a task has run in the state shown)."""
-    details = replay.details
-    now = replay.state_until
+def late_json(explanation: Any, scope: Any, details: HolderDetails, now: float | None,
+              batch: int | None = None) -> list[dict]:
+    """:func:`late_holders` as JSON: each pointstamp with its operator's name and :func:`describe`'s details.
+    ``now`` is the wall clock the state shown lasts until (a replay's ``state_until``, the one rule for how long a
+    task has run in that state)."""
     path = tuple(explanation.scope)
     implied = set(map(id, explanation.implied))
     out = []

@@ -12,16 +12,115 @@ scope is asked in turn, with the nested scope's new identity pairs, up to the ro
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from .reachability import IN, OUT, CycleError, Location, Source, Target, path_between
-from .subgraph import Subgraph
+from .location import IN, OUT, Location, Source, Target
 from .timestamp import domain
 
-__all__ = ["cycle_closed_by"]
+if TYPE_CHECKING:  # a Subgraph's structure is asked about, never built here (subgraph.py imports reachability.py)
+    from .subgraph import Subgraph
+
+__all__ = ["CycleError", "cycle_closed_by", "find_identity_cycle", "identity_path", "path_between", "rotated_cycle"]
 
 Pairs = set[tuple[int, int]]  # (input, output) of a nested scope joined by a path that keeps times unchanged
+
+
+class CycleError(ValueError):
+    """A cycle along which every summary is the identity: times could circulate forever without advancing."""
+
+    def __init__(self, cycle: list[Location], scope: str = ""):
+        self.cycle = cycle
+        where = f" in scope {scope}" if scope else ""
+        path = " -> ".join(str(loc) for loc in cycle + cycle[:1])
+        super().__init__(
+            f"cycle without a strictly advancing path summary{where}: {path}; "
+            "give some operator on it (usually the feedback) a summary that advances time"
+        )
+
+
+def rotated_cycle(cycle: list[Location]) -> list[Location]:
+    """The cycle starting at its least port: one name for it, whatever port the search started from."""
+    k = cycle.index(min(cycle))
+    return cycle[k:] + cycle[:k]
+
+
+def path_between(start: Location, goal: Location,
+                 hops: Callable[[Location], Iterable[Location]]) -> list[Location] | None:
+    """A path ``start`` .. ``goal`` following ``hops`` (a depth-first search), or ``None``: how an identity cycle
+    is shown to the person whose edge would close it."""
+    came_from = {start: start}
+    stack = [start]
+    while stack:
+        loc = stack.pop()
+        if loc == goal:
+            path = [loc]
+            while loc != start:
+                loc = came_from[loc]
+                path.append(loc)
+            return path[::-1]
+        for nxt in hops(loc):
+            if nxt not in came_from:
+                came_from[nxt] = loc
+                stack.append(nxt)
+    return None
+
+
+def find_identity_cycle(shape: Sequence[tuple[int, int]], nodes: Sequence[Any], edges: Sequence[Any],
+                        identity: Any) -> list[Location] | None:
+    """A cycle of a built scope's structure (a ``Builder``'s ``shape``, ``nodes``: per node, per input, output ->
+    summaries; ``edges``: per node, per output, targets) whose every hop keeps times unchanged, or ``None``
+    (Kahn's algorithm over ports)."""
+    succ: dict[Location, list[Location]] = {}
+    indeg: dict[Location, int] = {}
+    for n, (inputs, outputs) in enumerate(shape):
+        for i in range(inputs):
+            indeg.setdefault(Target(n, i), 0)
+        for o in range(outputs):
+            indeg.setdefault(Source(n, o), 0)
+    for n, conn in enumerate(nodes):
+        for i, ports in enumerate(conn):
+            for o, ac in ports.items():
+                if identity in ac:
+                    succ.setdefault(Target(n, i), []).append(Source(n, o))
+                    indeg[Source(n, o)] += 1
+        for o, targets in enumerate(edges[n]):
+            for t in targets:
+                succ.setdefault(Source(n, o), []).append(t)
+                indeg[t] += 1
+    ready = [loc for loc, d in indeg.items() if d == 0]
+    while ready:
+        loc = ready.pop()
+        for nxt in succ.get(loc, ()):
+            indeg[nxt] -= 1
+            if indeg[nxt] == 0:
+                ready.append(nxt)
+    remaining = {loc for loc, d in indeg.items() if d > 0}
+    if not remaining:
+        return None
+    import networkx as nx  # only on the error path: keeps replay start-up fast
+
+    graph = nx.DiGraph()
+    for loc in remaining:
+        for nxt in succ.get(loc, ()):
+            if nxt in remaining:
+                graph.add_edge(loc, nxt)
+    return rotated_cycle([u for u, _ in nx.find_cycle(graph)])
+
+
+def identity_path(nodes: Sequence[Any], edges: Sequence[Any], identity: Any, start: Location,
+                  goal: Location) -> list[Location] | None:
+    """A path from ``start`` to ``goal`` in a scope's structure (as :func:`find_identity_cycle` takes it) on which
+    every hop keeps times unchanged, or ``None``."""
+
+    def hops(loc: Location) -> Iterable[Location]:
+        if loc.kind == IN:
+            conn = nodes[loc.node]
+            ports = conn[loc.port] if loc.port < len(conn) else {}
+            return [Source(loc.node, o) for o, ac in ports.items() if identity in ac]
+        return edges[loc.node][loc.port]
+
+    return path_between(start, goal, hops)
 
 
 def cycle_closed_by(scope: Subgraph, source: Location, target: Location) -> CycleError | None:
@@ -33,7 +132,7 @@ def cycle_closed_by(scope: Subgraph, source: Location, target: Location) -> Cycl
     if not _leads_nowhere(scope, target, source):
         back = checker.path(scope, target, source, scope.domain.depth, {source: [target]}, {})
         if back is not None:
-            return CycleError(_rotated([source, *back[:-1]]), scope.label)
+            return CycleError(rotated_cycle([source, *back[:-1]]), scope.label)
     chain = [scope]
     parent = scope.parent
     while parent is not None:
@@ -56,7 +155,7 @@ def cycle_closed_by(scope: Subgraph, source: Location, target: Location) -> Cycl
         for i, o in sorted(new):
             back = checker.path(outer, Source(node, o), Target(node, i), depth, {}, pairs)
             if back is not None:
-                return CycleError(_rotated([Target(node, i), *back[:-1]]), outer.label)
+                return CycleError(rotated_cycle([Target(node, i), *back[:-1]]), outer.label)
     return None
 
 
@@ -69,12 +168,6 @@ def _leads_nowhere(scope: Subgraph, target: Location, source: Location) -> bool:
     if node == 0 or node == source.node or op is None:
         return False
     return not any(scope.targets_of(Source(node, o)) for o in range(op.outputs))
-
-
-def _rotated(cycle: list[Location]) -> list[Location]:
-    """The cycle starting at its smallest port (one way to name it, whatever port the search started from)."""
-    k = cycle.index(min(cycle))
-    return cycle[k:] + cycle[:k]
 
 
 def _keeps(summaries: Iterable[Any], strip: int, identity: Any) -> bool:

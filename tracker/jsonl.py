@@ -1,8 +1,8 @@
 """JSON Lines, read once or tailed: the one reader behind progress logs, followed logs, Spark event logs and the
 live Spark feed.
 
-The layers: a *decoder* turns a file's bytes into text (plain, gzip or zstd here; the Spark event-log reader adds
-Spark's own codecs with the same shape), :class:`LineSplitter` cuts text into lines, :class:`JsonLines` parses each
+The layers: a *decoder* turns a file's bytes into text (``codecs``: plain, gzip or zstd; the Spark event-log reader
+adds Spark's own codecs with the same shape), :class:`LineSplitter` cuts text into lines, :class:`JsonLines` parses each
 line into an object, and :class:`JsonLinesCursor` remembers where it stopped in one file (byte offset, decoder
 state, the partial last line) so reading a finished file and tailing a growing one are the same loop. Problems are
 values, never the end: a corrupt line costs one line, damaged compressed bytes cost the rest of that file (what
@@ -13,11 +13,12 @@ and the cause. :class:`ReadLimits` bounds what one line and one decompressed str
 from __future__ import annotations
 
 import os
-import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
+
+from .codecs import CodecError, Decoder, file_decoder
 
 try:  # orjson is optional here (tracker/ needs only the standard library) but much faster when present
     import orjson
@@ -31,7 +32,6 @@ except ImportError:  # pragma: no cover - exercised only without orjson
     JSONError = json.JSONDecodeError
 
 __all__ = [
-    "CodecError",
     "CORRUPT_STREAM",
     "FILE_VANISHED",
     "INVALID_JSON",
@@ -49,10 +49,6 @@ __all__ = [
     "STREAM_TOO_LARGE",
     "TRUNCATED_LINE",
     "TRUNCATED_STREAM",
-    "GzipDecoder",
-    "PlainDecoder",
-    "ZstdDecoder",
-    "file_decoder",
     "read_json_lines",
 ]
 
@@ -70,9 +66,6 @@ DAMAGED_EVENT = "damaged-event"  # a Spark event whose fields have the wrong typ
 IGNORED_FIELD = "ignored-field"  # an applied record's field a reader uses (blame) has the wrong type: left out
 
 _EXCERPT = 120
-OUT_CHUNK = 1 << 20  # decompressed bytes handed on at a time: a decompression bomb never sits in memory whole
-_ZSTD_SLICE = 4096  # compressed bytes fed to zstd at a time (zstd can expand a few bytes into 128 KiB)
-_GZIP_SLICE = 4096  # compressed bytes fed to zlib at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,155 +316,6 @@ def _json_type(obj: Any) -> str:
     return {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}.get(type(obj), "null")
 
 
-# --- decoders ----------------------------------------------------------------------------------------------------
-
-
-class CodecError(ValueError):
-    """The compressed bytes are corrupt: the stream cannot be decoded past this point. ``partial`` is what the
-    same ``decode`` call decoded before it met the damage."""
-
-    def __init__(self, message: str, partial: bytes = b"") -> None:
-        super().__init__(message)
-        self.partial = partial
-
-
-class Decoder(Protocol):
-    """``chunks(data)`` takes the next bytes of a file and yields the text decoded so far in bounded pieces,
-    keeping an incomplete block for the next call; ``pending`` is how many input bytes it holds that do not yet
-    form a complete unit (0 at a clean boundary). Corrupt input raises :class:`CodecError`."""
-
-    codec: str
-
-    def chunks(self, data: bytes) -> Iterator[bytes]: ...
-
-    @property
-    def pending(self) -> int: ...
-
-
-class PlainDecoder:
-    codec = "none"
-    pending = 0
-
-    def decode(self, data: bytes) -> bytes:
-        return data
-
-    def chunks(self, data: bytes) -> Iterator[bytes]:
-        if data:
-            yield data
-
-
-class GzipDecoder:
-    """gzip, including several members back to back (what appending with ``gzip >>`` produces)."""
-
-    codec = "gz"
-
-    def __init__(self) -> None:
-        self._z = zlib.decompressobj(wbits=31)
-        self._fed = 0  # input bytes fed to the current member
-
-    @property
-    def pending(self) -> int:
-        return 0 if self._z.eof or self._fed == 0 else self._fed
-
-    def decode(self, data: bytes) -> bytes:
-        return _decode_all(self, data)
-
-    def chunks(self, data: bytes) -> Iterator[bytes]:
-        # in slices: zlib drops a call's output when it meets damage, so a slice is all that damage can cost
-        for start in range(0, len(data), _GZIP_SLICE):
-            yield from self._member_chunks(data[start:start + _GZIP_SLICE])
-
-    def _member_chunks(self, data: bytes) -> Iterator[bytes]:
-        while data:
-            self._fed += len(data)
-            z = self._z
-            while True:
-                try:
-                    out = z.decompress(data, OUT_CHUNK)
-                except zlib.error as exc:
-                    raise CodecError(f"gzip: {exc}") from None
-                if out:
-                    yield out
-                if z.eof:  # (at the end of a member zlib leaves the rest in unused_data, and unconsumed_tail too)
-                    break
-                data = z.unconsumed_tail
-                if not data and len(out) < OUT_CHUNK:
-                    break
-            if not z.eof:
-                break
-            data = z.unused_data
-            self._z = zlib.decompressobj(wbits=31)
-            self._fed = 0
-
-
-class ZstdDecoder:
-    """Zstandard, read across frames (Spark closes a frame at every flush, so a log is many frames back to back).
-    Input is fed in small slices so that one call never expands into more than a few MiB."""
-
-    codec = "zstd"
-
-    def __init__(self, zstandard: Any) -> None:
-        self._dctx = zstandard.ZstdDecompressor()
-        self._error = zstandard.ZstdError
-        self._obj = self._dctx.decompressobj()
-        self._fed = 0  # input bytes fed to the current, unfinished frame
-
-    @property
-    def pending(self) -> int:
-        return self._fed
-
-    def decode(self, data: bytes) -> bytes:
-        return _decode_all(self, data)
-
-    def chunks(self, data: bytes) -> Iterator[bytes]:
-        view = memoryview(data)
-        pos = 0
-        while pos < len(view):
-            piece = view[pos:pos + _ZSTD_SLICE]
-            pos += len(piece)
-            self._fed += len(piece)
-            try:
-                out = self._obj.decompress(piece)
-            except self._error as exc:
-                raise CodecError(f"zstd: {exc}") from None
-            if out:
-                yield out
-            if self._obj.eof:  # a frame ended inside this slice: the rest starts the next frame
-                rest = self._obj.unused_data
-                self._obj = self._dctx.decompressobj()
-                self._fed = 0
-                if rest:
-                    pos -= len(rest)
-
-
-def _decode_all(decoder: Any, data: bytes) -> bytes:
-    out: list[bytes] = []
-    try:
-        for piece in decoder.chunks(data):
-            out.append(piece)
-    except CodecError as exc:
-        exc.partial = b"".join(out)
-        raise
-    return b"".join(out)
-
-
-def _zstandard() -> Any:
-    try:
-        import zstandard
-    except ImportError:  # pragma: no cover
-        raise CodecError("reading .zst files needs the 'zstandard' package (pip install zstandard)") from None
-    return zstandard
-
-
-def file_decoder(path: str) -> Decoder:
-    """The decoder a file's suffix asks for: ``.gz`` gzip, ``.zst``/``.zstd`` zstandard, anything else plain."""
-    if path.endswith(".gz"):
-        return GzipDecoder()
-    if path.endswith((".zst", ".zstd")):
-        return ZstdDecoder(_zstandard())
-    return PlainDecoder()
-
-
 # --- one file, read once or tailed -------------------------------------------------------------------------------
 
 
@@ -615,8 +459,8 @@ def read_json_lines(
     ready = cursor.ready
     with open(p, "rb") as fh:
         while cursor.pull(fh):
-            while ready:
-                yield ready.popleft()
+            yield from ready  # (the caller cannot reach the cursor: nothing is added while this iterates)
+            ready.clear()
         cursor.finish(True)
-    while ready:
-        yield ready.popleft()
+    yield from ready
+    ready.clear()

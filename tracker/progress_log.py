@@ -21,7 +21,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from . import log_records
-from .jsonl import DEFAULT_LIMITS, CodecError, JsonLinesCursor, LineError, ReadLimits, file_decoder, read_json_lines
+from .codecs import CodecError, file_decoder
+from .jsonl import DEFAULT_LIMITS, JsonLinesCursor, LineError, ReadLimits, read_json_lines
 from .log_records import FORMAT, VERSION
 
 try:  # orjson is optional here (tracker/ needs only the standard library) but much faster when present
@@ -92,23 +93,25 @@ def read_records(
     except CodecError as e:
         raise ProgressLogError(f"{p}: {e}") from None
     check = log_records.RecordCheck()
-    for lineno, record in read_json_lines(p, report, decoder=decoder, limits=limits, check=check):
-        if not header_seen:
-            # the reader parses ahead: problems reported so far may lie before the header or after it
-            if before_header and before_header[0].line < lineno:
-                raise ProgressLogError(_before_header(p, before_header[0]))
-            problem = log_records.header_problem(record)
-            if problem is not None:
-                raise ProgressLogError(f"{p}:{lineno}: {_not_a_log(record, problem)}")
-            header_seen = True
-            for err in before_header:
-                report(err)
-            before_header.clear()
-        yield lineno, record
-    if not header_seen:
+    lines = read_json_lines(p, report, decoder=decoder, limits=limits, check=check)
+    first = next(lines, None)
+    if first is None:
         if before_header:
             raise ProgressLogError(_before_header(p, before_header[0]))
         raise ProgressLogError(f"{p}: empty file, not a flowscope progress log")
+    lineno, record = first
+    # the reader parses ahead: problems reported so far may lie before the header or after it
+    if before_header and before_header[0].line < lineno:
+        raise ProgressLogError(_before_header(p, before_header[0]))
+    problem = log_records.header_problem(record)
+    if problem is not None:
+        raise ProgressLogError(f"{p}:{lineno}: {_not_a_log(record, problem)}")
+    header_seen = True
+    for err in before_header:
+        report(err)
+    before_header.clear()
+    yield first
+    yield from lines  # the rest as the reader hands them out
 
 
 def _before_header(path: str, err: LineError) -> str:

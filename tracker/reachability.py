@@ -24,84 +24,19 @@ summaries, the changes to what the scope may still produce at its outputs (``out
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from heapq import heappop, heappush
-from typing import Any, NamedTuple
+from typing import Any
 
 from .change_batch import ChangeBatch
 from .frontier import Antichain, MutableAntichain
+from .identity_cycles import CycleError, find_identity_cycle, identity_path, rotated_cycle
+from .location import IN, KIND_NAMES, OUT, Location, Source, Target, new_location
 from .timestamp import TimeDomain
 
-__all__ = ["Location", "Target", "Source", "Builder", "Tracker", "CycleError", "IN", "OUT", "path_between"]
-
-IN = 0
-OUT = 1
-_KIND_NAMES = ("in", "out")
-
-
-class Location(NamedTuple):
-    """A port of a node. ``kind`` is ``IN`` (a target, input port) or ``OUT`` (a source, output port).
-
-    Locations sort by node, then targets before sources, then port: timely's ``Location`` order.
-    """
-
-    node: int
-    kind: int
-    port: int
-
-    @property
-    def is_target(self) -> bool:
-        return self.kind == IN
-
-    @property
-    def is_source(self) -> bool:
-        return self.kind == OUT
-
-    def to_json(self) -> list:
-        return [_KIND_NAMES[self.kind], self.node, self.port]
-
-    @classmethod
-    def from_json(cls, value: Any) -> Location:
-        try:
-            kind, node, port = value
-            k = _KIND_NAMES.index(kind)
-        except (TypeError, ValueError):
-            raise ValueError(f'not a port: {value!r} (expected ["in"|"out", node, port])') from None
-        if type(node) is not int or type(port) is not int or node < 0 or port < 0:
-            raise ValueError(f"not a port: {value!r} (node and port are non-negative integers)")
-        return cls(node, k, port)
-
-    def __str__(self) -> str:
-        return f"{_KIND_NAMES[self.kind]}({self.node},{self.port})"
-
-
-# ``_port(Location, (node, kind, port))`` makes a Location without the named tuple's Python-level ``__new__``: the
-# building loops make one per port and per internal path (a tenth of a 10,000-operator build otherwise).
-_port = tuple.__new__
-
-
-def Target(node: int, port: int) -> Location:
-    """Input ``port`` of ``node`` (for node 0: scope output ``port``)."""
-    return _port(Location, (node, IN, port))
-
-
-def Source(node: int, port: int) -> Location:
-    """Output ``port`` of ``node`` (for node 0: scope input ``port``)."""
-    return _port(Location, (node, OUT, port))
-
-
-class CycleError(ValueError):
-    """A cycle along which every summary is the identity: times could circulate forever without advancing."""
-
-    def __init__(self, cycle: list[Location], scope: str = ""):
-        self.cycle = cycle
-        where = f" in scope {scope}" if scope else ""
-        path = " -> ".join(str(loc) for loc in cycle + cycle[:1])
-        super().__init__(
-            f"cycle without a strictly advancing path summary{where}: {path}; "
-            "give some operator on it (usually the feedback) a summary that advances time"
-        )
-
+# Location, Target, Source, IN, OUT (location.py) and CycleError (identity_cycles.py) are named here too: the
+# tracker's callers meet them with its Builder and Tracker.
+__all__ = ["Location", "Target", "Source", "Builder", "Tracker", "CycleError", "IN", "OUT"]
 
 Connectivity = list  # per input: dict output -> Antichain of summaries
 # A node with no inputs (outputs) keeps this one empty tuple, not a list of its own: a long application's root
@@ -166,9 +101,9 @@ class Builder:
         shape[index] = (inputs, outputs) if inputs or outputs else _PORTLESS
         self.nodes[index] = conn or _NO_PORTS
         if conn:
-            sources = [_port(Location, (index, OUT, o)) for o in range(outputs)]
+            sources = [new_location(Location, (index, OUT, o)) for o in range(outputs)]
             for i, ports in enumerate(conn):
-                target = _port(Location, (index, IN, i))
+                target = new_location(Location, (index, IN, i))
                 for o, ac in ports.items():
                     into = internal_into.get(sources[o])
                     if into is None:
@@ -202,7 +137,7 @@ class Builder:
         inputs, outputs = self.shape[loc.node]
         count = inputs if loc.kind == IN else outputs
         if loc.port >= count:
-            what = f"{count} {_KIND_NAMES[loc.kind]}put port(s)"
+            what = f"{count} {KIND_NAMES[loc.kind]}put port(s)"
             raise ValueError(f"edge names {loc}, but node {loc.node} has only {what}{self._where()}")
 
     def _where(self) -> str:
@@ -211,45 +146,8 @@ class Builder:
     # --- checks and summaries --------------------------------------------------------------------------
 
     def find_identity_cycle(self) -> list[Location] | None:
-        """A cycle whose every hop keeps times unchanged, or ``None`` (Kahn's algorithm over ports)."""
-        identity = self.domain.identity
-        succ: dict[Location, list[Location]] = {}
-        indeg: dict[Location, int] = {}
-        for n, (inputs, outputs) in enumerate(self.shape):
-            for i in range(inputs):
-                indeg.setdefault(Target(n, i), 0)
-            for o in range(outputs):
-                indeg.setdefault(Source(n, o), 0)
-        for n, conn in enumerate(self.nodes):
-            for i, ports in enumerate(conn):
-                for o, ac in ports.items():
-                    if identity in ac:
-                        succ.setdefault(Target(n, i), []).append(Source(n, o))
-                        indeg[Source(n, o)] += 1
-            for o, targets in enumerate(self.edges[n]):
-                for t in targets:
-                    succ.setdefault(Source(n, o), []).append(t)
-                    indeg[t] += 1
-        ready = [loc for loc, d in indeg.items() if d == 0]
-        while ready:
-            loc = ready.pop()
-            for nxt in succ.get(loc, ()):
-                indeg[nxt] -= 1
-                if indeg[nxt] == 0:
-                    ready.append(nxt)
-        remaining = {loc for loc, d in indeg.items() if d > 0}
-        if not remaining:
-            return None
-        import networkx as nx  # only on the error path: keeps replay start-up fast
-
-        graph = nx.DiGraph()
-        for loc in remaining:
-            for nxt in succ.get(loc, ()):
-                if nxt in remaining:
-                    graph.add_edge(loc, nxt)
-        cycle = [u for u, _ in nx.find_cycle(graph)]
-        k = cycle.index(min(cycle))
-        return cycle[k:] + cycle[:k]
+        """A cycle whose every hop keeps times unchanged, or ``None`` (see ``identity_cycles``)."""
+        return find_identity_cycle(self.shape, self.nodes, self.edges, self.domain.identity)
 
     def identity_path(self, start: Location, goal: Location) -> list[Location] | None:
         """A path from ``start`` to ``goal`` on which every hop keeps times unchanged, or ``None``.
@@ -257,16 +155,7 @@ class Builder:
         Growth asks this of the new part only: an edge ``s -> t`` closes an identity cycle exactly when such a
         path leads from ``t`` back to ``s``.
         """
-        identity = self.domain.identity
-
-        def hops(loc: Location) -> Iterable[Location]:
-            if loc.kind == IN:
-                conn = self.nodes[loc.node]
-                ports = conn[loc.port] if loc.port < len(conn) else {}
-                return [Source(loc.node, o) for o, ac in ports.items() if identity in ac]
-            return self.edges[loc.node][loc.port]
-
-        return path_between(start, goal, hops)
+        return identity_path(self.nodes, self.edges, self.domain.identity, start, goal)
 
     def check_acyclic(self) -> None:
         cycle = self.find_identity_cycle()
@@ -354,9 +243,9 @@ class Tracker:
         locations: list[Location] = []
         first_output: list[int] = []  # per node, the index of its output 0 (its ports are contiguous)
         for n, (inputs, outputs) in enumerate(self.shape):
-            locations.extend([_port(Location, (n, IN, i)) for i in range(inputs)])
+            locations.extend([new_location(Location, (n, IN, i)) for i in range(inputs)])
             first_output.append(len(locations))
-            locations.extend([_port(Location, (n, OUT, o)) for o in range(outputs)])
+            locations.extend([new_location(Location, (n, OUT, o)) for o in range(outputs)])
         self.locations = locations  # sorted: index order == Location order (growth adds nodes after the last)
         self.index = dict(zip(locations, range(len(locations)), strict=True))
         index = self.index
@@ -378,7 +267,8 @@ class Tracker:
         scope_outputs = self.shape[0][0] if self.shape else 0
         self.output_changes = [ChangeBatch() for _ in range(scope_outputs)]
         self.total_counts = 0
-        self._pending: dict[int, list[tuple[Any, int]]] = {}
+        # per port, the net change per time since the last propagate_all (changes that cancel never propagate)
+        self._pending: dict[int, dict[Any, int]] = {}
         self._worklist: list[tuple[Any, int, int]] = []
         self._pushed: dict[tuple[int, Any], int] = {}
 
@@ -434,7 +324,7 @@ class Tracker:
         structure._check_edge(source, target)
         back = structure.identity_path(target, source)
         if back is not None:
-            raise CycleError(_rotated([source, *back[:-1]]), self.name)
+            raise CycleError(rotated_cycle([source, *back[:-1]]), self.name)
         structure.add_edge(source, target)
         ks, kt = self.index[source], self.index[target]
         self._fanout[ks].append(kt)
@@ -460,7 +350,7 @@ class Tracker:
                     if back is not None:
                         rows = [[row.get(o, ()) for o in range(outputs)] for row in old]
                         structure.add_node(index, inputs, outputs, rows)
-                        raise CycleError(_rotated([Target(index, i), *back[:-1]]), self.name)
+                        raise CycleError(rotated_cycle([Target(index, i), *back[:-1]]), self.name)
         results_in, worklist = self.domain.results_in, self._worklist
         for i, ports in enumerate(new):
             k = self.index[Target(index, i)]
@@ -559,23 +449,17 @@ class Tracker:
         k = self.index[location]
         pending = self._pending.get(k)
         if pending is None:
-            self._pending[k] = [(time, delta)]
+            self._pending[k] = {time: delta}
         else:
-            pending.append((time, delta))
-
-    def update_target(self, target: Location, time: Any, delta: int) -> None:
-        self.update(target, time, delta)
-
-    def update_source(self, source: Location, time: Any, delta: int) -> None:
-        self.update(source, time, delta)
+            pending[time] = pending.get(time, 0) + delta
 
     def update_index(self, k: int, time: Any, delta: int) -> None:
         """Like :meth:`update`, by location index (the hot path of replay)."""
         pending = self._pending.get(k)
         if pending is None:
-            self._pending[k] = [(time, delta)]
+            self._pending[k] = {time: delta}
         else:
-            pending.append((time, delta))
+            pending[time] = pending.get(time, 0) + delta
 
     # --- propagation -----------------------------------------------------------------------------------
 
@@ -591,7 +475,11 @@ class Tracker:
             total = 0
             for k, updates in pending.items():
                 ps = pointstamps[k]
-                changes = ps.update(*updates[0]) if len(updates) == 1 else ps.update_iter(updates)
+                if len(updates) == 1:
+                    ((t, d),) = updates.items()
+                    changes = ps.update(t, d)
+                else:
+                    changes = ps.update_iter(updates.items())
                 if changes:
                     summaries = out_summaries[k]
                     for t, d in changes:
@@ -674,30 +562,3 @@ class Tracker:
     def frontier(self, location: Location) -> list[Any]:
         """The implications frontier at a port: the least times that may still arrive or be produced there."""
         return self.implications[self.index[location]].frontier()
-
-
-def _rotated(cycle: list[Location]) -> list[Location]:
-    """The cycle starting at its least port (how find_identity_cycle reports one)."""
-    k = cycle.index(min(cycle))
-    return cycle[k:] + cycle[:k]
-
-
-def path_between(start: Location, goal: Location,
-                 hops: Callable[[Location], Iterable[Location]]) -> list[Location] | None:
-    """A path ``start`` .. ``goal`` following ``hops`` (a depth-first search), or ``None``: how an identity cycle
-    is shown to the person whose edge would close it (here and in ``identity_cycles``)."""
-    came_from = {start: start}
-    stack = [start]
-    while stack:
-        loc = stack.pop()
-        if loc == goal:
-            path = [loc]
-            while loc != start:
-                loc = came_from[loc]
-                path.append(loc)
-            return path[::-1]
-        for nxt in hops(loc):
-            if nxt not in came_from:
-                came_from[nxt] = loc
-                stack.append(nxt)
-    return None

@@ -158,6 +158,11 @@ class Replay:
 
     def feed(self, records: Iterable[tuple[int, dict]], limit: int | None = None) -> None:
         """Apply records in order; with ``limit``, stop after that many progress records (``--at N``)."""
+        if limit is None:
+            apply = self.apply
+            for line, record in records:
+                apply(record, line)
+            return
         for line, record in records:
             if limit is not None and record.get("type") == "progress" and self.progress_records >= limit:
                 self.stopped_before(record)

@@ -81,7 +81,6 @@ class Subgraph(Operate):
         self._out_edges: dict[Location, list[Location]] = {}
         self.in_edges: dict[Location, list[Location]] = {}  # target -> the sources that feed it
         self.tracker: Tracker | None = None
-        self.external_summary: list[list[Antichain]] = []
         self._internal_summary: list[list[Antichain]] | None = None
         self._dirty = True
         self._child_dirty: set[int] = set()  # nested scopes (by node) with structure added since the last build
@@ -638,8 +637,7 @@ class Subgraph(Operate):
         return [list(row) for row in self._internal_summary or ()], caps
 
     def set_external_summary(self, summary: list[list[Antichain]], frontiers: Sequence[ChangeBatch]) -> None:
-        self.external_summary = summary
-        self.push_external_progress(frontiers)
+        self.push_external_progress(frontiers)  # a parent's summary to this scope's inputs changes nothing here
 
     def push_external_progress(self, frontier_changes: Sequence[ChangeBatch]) -> None:
         for i, batch in enumerate(frontier_changes):

@@ -12,7 +12,8 @@ decode so far, keeping an incomplete block for the next call; `pending` is how m
 not yet form a complete unit (0 at a clean boundary). A finished file that ends with `pending > 0` was truncated;
 an in-progress file that does is just "more to come". Corrupt input raises `CodecError`; no decoder ever needs the
 whole file in memory. `chunks(chunk)` is the same, yielding the text in bounded pieces (what the one JSON-lines
-reader, `tracker.jsonl`, drives). Plain, gzip and zstd decoders live in `tracker.jsonl` (progress logs use them too).
+reader, `tracker.jsonl`, drives). Plain, gzip and zstd decoders are `tracker.codecs`'s (progress logs, which
+`tracker/` reads without `backend/`, use them too): this module builds on that one, adding Spark's own codecs.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tracker.jsonl import CodecError, Decoder, GzipDecoder, PlainDecoder, ZstdDecoder
+from tracker.codecs import CodecError, Decoder, GzipDecoder, PlainDecoder, ZstdDecoder
 
 __all__ = [
     "CODECS",

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from backend.feeds.followed_file import DELETED, REPLACED, TRUNCATED, FileWatch, change_message
-from tracker.jsonl import CodecError, JsonLinesCursor, LineError, PlainDecoder, file_decoder
+from tracker.codecs import CodecError, PlainDecoder, file_decoder
+from tracker.jsonl import JsonLinesCursor, LineError
 from tracker.log_records import RecordCheck, header_problem
 from tracker.progress_log import ProgressLogError, first_record_problem, read_records
 

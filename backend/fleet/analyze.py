@@ -31,14 +31,14 @@ import os
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from backend.eventlog import AppLog, EventLogReader, LineError, MissingCodecError
 from backend.eventlog.decode import WholeEvent
-from backend.spark.blame import BlameTracker
+from backend.spark.blame import spark_blame
 from backend.spark.convert import EventLogError, open_event_log
 from backend.spark.event_fields import model_decoder
+from backend.spark.iso_time import iso_seconds
 from backend.spark.model import SparkModel
 from backend.spark.tasks import skew_score, straggler_median
 from tracker.contracts import BatchInfo
@@ -163,16 +163,6 @@ def blame_columns(entry: dict) -> dict:
     return cols
 
 
-def _iso_seconds(value: Any) -> float | None:
-    """A streaming progress's `timestamp` (ISO 8601, UTC) in epoch seconds."""
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def _ms(value: Any) -> float | None:
     return value / 1000.0 if isinstance(value, (int, float)) and value > 0 else None
 
@@ -195,7 +185,7 @@ class _Analysis:
         self.errors: list[LineError] = []
         self.model = SparkModel()
         self.replay = Replay(name, observer=self._observe, checked_records=True)  # the model's own records
-        self.blame = BlameTracker(self.replay)  # the same blame as `flowscope blame`, one pass
+        self.blame = spark_blame(self.replay)  # the same blame as `flowscope blame`, one pass
         self.regions: dict[tuple, dict] = {}  # scope path -> {"name", "kind"}
         self.operators: dict[tuple, dict] = {}  # (scope path, node) -> operator record
         self.job_epochs: dict[tuple, list[int]] = defaultdict(list)  # (scope, epoch) -> job ids
@@ -255,7 +245,7 @@ class _Analysis:
             self.spark_version = e.get("Spark Version")
         elif isinstance(kind, str) and kind.endswith("QueryProgressEvent"):
             p = e.get("progress") or {}
-            start = _iso_seconds(p.get("timestamp"))
+            start = iso_seconds(p.get("timestamp"))
             if start is not None and p.get("batchId") is not None:
                 self.trigger_start[(p.get("id"), p["batchId"])] = start
 

@@ -74,6 +74,9 @@ class SessionManager:
         self._followed: set[Path] = set()
         # every file followed, whatever it is called now -> the name it was followed under
         self._followed_files: dict[FileIdentity, Path] = {}
+        # scans of each followed directory finished so far: a scan that adds nothing leaves no other trace, and a
+        # test that a file is passed over waits for one here
+        self.scans_done: dict[Path, int] = {}
 
     # --- creating --------------------------------------------------------------------------------------
 
@@ -203,6 +206,7 @@ class SessionManager:
         self._watchers.append(asyncio.get_running_loop().create_task(self._watch(Path(directory), scan_interval)))
 
     async def _watch(self, directory: Path, interval: float) -> None:
+        self.scans_done[directory] = 0
         while True:
             try:
                 entries = sorted(directory.iterdir())
@@ -230,6 +234,7 @@ class SessionManager:
                     self.add(await asyncio.to_thread(kind.open, entry, True), entry.name)
                 except (FeedError, OSError) as e:
                     log.warning("cannot follow %s: %s", entry, e)
+            self.scans_done[directory] += 1
             await asyncio.sleep(interval)
 
     # --- reading and deleting --------------------------------------------------------------------------

@@ -39,7 +39,7 @@ import orjson
 from backend.feeds.progress_feeds import Feed
 from backend.sessions.history import History
 from backend.sessions.series import SeriesRecorder
-from backend.spark.blame import BlameTracker
+from backend.spark.blame import spark_blame, task_index_for
 from backend.spark.recorded_schedule import RecordedSchedule
 from backend.spark.task_timeline import TaskTimeline
 from backend.views.graph_layout import layout_columns, layout_graph, scope_graph
@@ -80,8 +80,9 @@ class Session:
                              keep_finished=self.options.keep_finished, checked_records=feed.checked_records)
         self.history = History(self.options.checkpoint_every, keep_finished=self.options.keep_finished)
         self.replay.on_retire.append(self._folding)
-        self.blame = BlameTracker(self.replay, lazy=True)  # where completed times' seconds went, walked when asked
-        self.task_timeline = TaskTimeline()  # every task attempt's bar, for the executor timeline
+        tasks = task_index_for(self.replay, bars=True)  # task attempts, filled by blame, read by both
+        self.blame = spark_blame(self.replay, lazy=True, tasks=tasks)  # where completed times' seconds went
+        self.task_timeline = TaskTimeline(tasks)  # every task attempt's bar, for the executor timeline
         self.schedule = RecordedSchedule()  # jobs and stage attempts as scheduled, for the cores what-if
         self.series = SeriesRecorder()
         self.status = "loading"  # loading | live | done | failed | stopped
@@ -190,8 +191,7 @@ class Session:
             self._slice_first = time.time()
         self.history.record(record)
         if self.replay.apply(record, line):
-            self.blame.record(record, line)
-            self.task_timeline.record(record)
+            self.blame.record(record, line)  # and the task index the executor timeline reads
             self.schedule.record(record)
 
     def _folding(self, scope: Subgraph) -> None:

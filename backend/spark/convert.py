@@ -30,7 +30,7 @@ from backend.eventlog.read_process import EventReaderProcess
 from backend.spark.event_fields import model_decoder
 from backend.spark.event_shape import event_problem
 from backend.spark.model import SparkModel, SparkSummary
-from backend.spark.redact import Redactor
+from backend.spark.redact_rules import Redactor
 from backend.spark.subcommand import run_subcommand
 from tracker.jsonl import DAMAGED_EVENT
 from tracker.progress_log import FORMAT, ProgressLogWriter

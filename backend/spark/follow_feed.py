@@ -30,7 +30,8 @@ from backend.feeds.followed_file import REPLACED, TRUNCATED
 from backend.feeds.progress_feeds import Feed, FeedKind, FeedRegistry
 from backend.spark.event_fields import model_decoder
 from backend.spark.gaps import GapDetector
-from backend.spark.model import SESSION_RETAINED_JOBS, SparkModel
+from backend.spark.model import SparkModel
+from backend.spark.retention import SESSION_RETAINED_JOBS
 from tracker.jsonl import DAMAGED_EVENT, LineError
 
 __all__ = ["SPARK_EVENT_LOG", "SparkDirectoryFollower", "SparkLogFeed", "check_spark_log", "open_spark_log",

@@ -33,7 +33,8 @@ import orjson
 
 from backend.feeds.progress_feeds import Feed
 from backend.spark.gaps import GapDetector
-from backend.spark.model import SESSION_RETAINED_JOBS, SparkModel
+from backend.spark.model import SparkModel
+from backend.spark.retention import SESSION_RETAINED_JOBS
 from backend.web.security import is_loopback
 from tracker.jsonl import DAMAGED_EVENT, DEFAULT_LIMITS, LINE_TOO_LONG, JsonLines, LineError, LineSplitter
 

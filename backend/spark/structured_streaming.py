@@ -21,8 +21,9 @@ seconds; Spark's initial watermark (the epoch itself) means no watermark yet and
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 from typing import Any
+
+from backend.spark.iso_time import iso_seconds
 
 __all__ = ["streaming_queries", "infer_trigger_interval", "WAIT_S", "ROUND_S", "MIN_VOTES"]
 
@@ -34,13 +35,8 @@ MIN_VOTES = 2
 def _seconds(iso: Any) -> float | None:
     """An ISO-8601 timestamp (Spark writes ``2026-11-21T19:49:33.989Z``) as epoch seconds; None if absent, the
     epoch itself (no watermark yet) or unreadable."""
-    if not isinstance(iso, str):
-        return None
-    try:
-        t = datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-    return t if t > 0 else None
+    t = iso_seconds(iso)
+    return t if t is not None and t > 0 else None
 
 
 def infer_trigger_interval(batches: list[dict]) -> tuple[float | None, str]:

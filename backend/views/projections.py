@@ -44,7 +44,7 @@ BEFORE_END_S = 0.001
 def finding_opens_at(m: dict) -> float | None:
     """The wall time at which the page opens a finding mark (``GET .../state?at=`` turns it into a batch, as
     ``History.batch_at_time`` counts): a straggler's just before its end (``ended_at``), while it still held its
-    stage's time; None for any other mark, opened at its own batch (``after``). frontend/js/moments.js
+    stage's time; None for any other mark, opened at its own batch (``after``). frontend/js/routing.js
     ``openFinding`` mirrors it; ``flowscope bundle`` stores the moment it gives."""
     end = m.get("ended_at")
     if m.get("finding") == "straggler" and isinstance(end, (int, float)) and not isinstance(end, bool):
@@ -54,7 +54,7 @@ def finding_opens_at(m: dict) -> float | None:
 
 def finding_port(m: dict) -> list | None:
     """The port the page selects (and, for a straggler, explains for the finding's ``time``) when it opens a finding
-    mark: its stage's output. frontend/js/moments.js ``openFinding`` mirrors it."""
+    mark: its stage's output. frontend/js/routing.js ``openFinding`` mirrors it."""
     node = m.get("node")
     return ["out", node, 0] if node is not None else None
 

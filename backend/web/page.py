@@ -1,6 +1,6 @@
 """The page as the browser loads it: ``frontend/index.html`` with its stylesheets and ES modules inlined.
 
-Served as files, the page's 30 modules and 2 stylesheets cost the browser six rounds of requests over its six
+Served as files, the page's thirty-odd modules and 2 stylesheets cost the browser six rounds of requests over its six
 connections to a host before anything runs (half a second on a loaded two-core machine, most of a first render).
 Inlined, the page is one response. Nothing is built or rewritten beyond that: each module stays its own module (a
 data: URL behind an import map, its relative imports named ``flowscope/NAME.js``, which the map resolves), read

@@ -1,4 +1,4 @@
-"""``flowscope blame LOG``: where the seconds of each completed time went (``backend/spark/blame.py``), printed.
+"""``flowscope blame LOG``: where the seconds of each completed time went (``tracker/blame.py``), printed.
 
 LOG is anything the server can open (a Spark event log, a progress log made by ``flowscope record``); ``--json``
 prints the answer of ``docs/blame.md``: ``{"times": [...]}``.

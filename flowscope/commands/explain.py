@@ -55,7 +55,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
             return 0
         time = frontier[0]
     answer = explain(scope, loc, time)
-    late = late_json(answer, scope, replay)
+    late = late_json(answer, scope, replay.details, replay.state_until)
     if args.json:
         sys.stdout.write(dump_json({**answer.to_json(), "late": late}) + "\n")
         return 0

@@ -66,12 +66,12 @@ def report_errors(replay: Any, stream: Any = sys.stderr) -> None:
 def replay_log(args: argparse.Namespace, check: bool) -> Any:
     """Replay ``args.log`` (up to ``args.at`` progress records), a progress log or a Spark event log; None, after
     saying why, if it cannot be read."""
-    from backend.eventlog.eventlog_layout import looks_like_event_log
     from tracker.progress_log import ProgressLogError
     from tracker.replay import replay_file
 
-    # a rolling event log is a directory (a progress log is one file); a Spark log's first bytes say so
-    if os.path.isdir(args.log) or looks_like_event_log(Path(args.log)):
+    # a rolling event log is a directory (a progress log is one file); a Spark log's first bytes say so. A file that
+    # starts with a progress-log header is none: it is replayed without loading the Spark readers.
+    if os.path.isdir(args.log) or (not _starts_with_header(args.log) and _looks_like_event_log(args.log)):
         return _replay_spark_log(args, check)
     try:
         return replay_file(args.log, at=args.at, check_contracts=check)
@@ -80,6 +80,21 @@ def replay_log(args: argparse.Namespace, check: bool) -> Any:
     except ProgressLogError as e:
         print(f"flowscope: {e}", file=sys.stderr)
     return None
+
+
+def _starts_with_header(log: str) -> bool:
+    from tracker.progress_log import first_record_problem
+
+    try:
+        return first_record_problem(log) is None
+    except (OSError, ValueError):  # unreadable, or a codec it cannot decode: the replay says why
+        return False
+
+
+def _looks_like_event_log(log: str) -> bool:
+    from backend.eventlog.eventlog_layout import looks_like_event_log
+
+    return looks_like_event_log(Path(log))
 
 
 def _replay_spark_log(args: argparse.Namespace, check: bool) -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +19,14 @@ def parse_moment(text: str) -> Landing:
     value = text.strip()
     if value.isdigit():
         return Landing(batch=int(value))
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
+    from backend.spark.iso_time import iso_seconds
+
+    at = iso_seconds(value)
+    if at is None:
         raise argparse.ArgumentTypeError(
             f"{text!r} is neither a batch number (1234) nor an ISO 8601 wall-clock time "
-            "(2026-11-28T01:02:03.123Z)") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return Landing(at=moment.timestamp())
+            "(2026-11-28T01:02:03.123Z)")
+    return Landing(at=at)
 
 
 def register(subparsers: Any) -> None:

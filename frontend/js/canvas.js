@@ -9,22 +9,33 @@ import { status, RANK } from "./times.js";
 import { edgePath } from "./graph.js";
 import { boxTexts } from "./labels.js";
 import { findingBadgeText } from "./findings.js";
+import { Camera, FAR, VERY_FAR } from "./camera.js";
 
-const FAR = 0.45; // below this scale: no text, no badges
-const VERY_FAR = 0.16; // below this scale: blocks only
 const CELL = 256; // spatial grid cell (world units) for hit tests and dirty regions
 const MARGIN_X = 80, MARGIN_Y = 22; // a box's dirty region: its badges reach out of it
 const FULL_REDRAW_OVER = 1500; // more changed boxes than this in one frame: repaint everything
 const EDGES_LATER_FROM = 1000; // boxes in a scope from which channels are built after the first picture
 
-const INK = "#1f2733", MUTED = "#6b7686", ACCENT = "#3a6ff7", HL = "#ff5a1f", MATCH = "#ff9d00";
-const STRONG = { behind: "#d64545", at: "#f0a500", passed: "#2e9e5b", done: "#9aa5b1", none: "#ffffff" };
-const BLOCK = { ...STRONG, done: "#c9d0d8", none: "#dfe4ea" };
-const BG = { behind: "#fdeaea", at: "#fff5da", passed: "#e8f6ee", done: "#f1f3f6", none: "#ffffff" };
-const STROKE = { behind: "#e7a3a3", at: "#e9c46a", passed: "#9fd3b3", done: "#c3cbd5", none: "#c3cbd5" };
-const BADGE = { in: "#2f6fdf", out: "#8a4bd6", neg: "#d64545" };
-const DIFF = { stuck: "#d64545", advanced: "#2e9e5b", appeared: "#3a6ff7" };
-const FINDING = { straggler: "#c0392b", skew: "#d68910" };
+const STATUSES = ["behind", "at", "passed", "done", "none"];
+
+// The colours the SVG view's stylesheet gives each part (frontend/css/app.css's variables on :root), read from
+// the page's CSS when a layout is drawn: one palette for both views.
+function cssPalette(el) {
+  const css = getComputedStyle(el);
+  const v = (name) => css.getPropertyValue(`--${name}`).trim();
+  const byStatus = (suffix, none) => Object.fromEntries(STATUSES.map((st) => [st, st === "none" ? v(none) : v(st + suffix)]));
+  return {
+    ink: v("ink"), muted: v("muted"), accent: v("accent"), hl: v("hl"), match: v("match"), scope: v("scope-line"),
+    box: v("box"), boxLine: v("box-line"), edge: v("edge"), feedback: v("feedback"), badgeText: v("badge-text"),
+    strong: byStatus("", "box"), // a port's fill
+    block: { ...byStatus("", "none-block"), done: v("done-block") }, // an operator's fill, far out
+    bg: byStatus("-bg", "box"), // a box's fill
+    stroke: { ...byStatus("-line", "box-line"), done: v("box-line") }, // a box's outline
+    badge: { in: v("msg"), out: v("cap"), neg: v("behind") },
+    diff: { stuck: v("behind"), advanced: v("passed"), appeared: v("accent") },
+    finding: { straggler: v("straggler"), skew: v("skew") },
+  };
+}
 
 export class CanvasGraphView {
   constructor(canvas, handlers) {
@@ -32,7 +43,8 @@ export class CanvasGraphView {
     this.ctx = canvas.getContext("2d");
     this.h = handlers;
     this.base = document.createElement("canvas"); // channels, drawn when the view or the highlight changes
-    this.view = { x: 0, y: 0, s: 1 };
+    this.view = new Camera(canvas, () => this._viewChanged(), 0.005);
+    this.colors = null; // cssPalette(), read at each render
     this.layout = null;
     this.ports = new Map(); // key -> {box, kind, x, y, status, badgeValue}
     this.boxes = new Map(); // box -> {node, inputs, outputs, status, sel, match, hl, diff}
@@ -57,6 +69,7 @@ export class CanvasGraphView {
   render(layout) {
     const t0 = performance.now();
     const timing = (this.timing = {}); // ms, for benchmarks
+    this.colors = cssPalette(this.canvas);
     this.layout = layout;
     this.ports.clear();
     this.boxes.clear();
@@ -249,24 +262,19 @@ export class CanvasGraphView {
   screenOfFinding(box) {
     const b = this.boxes.get(String(box));
     const r = b && this._findingRect(b);
-    if (!r) return null;
-    const c = this.canvas.getBoundingClientRect();
-    const { x, y, s } = this.view;
-    return { x: c.left + x + s * (r[0] + r[2] / 2), y: c.top + y + s * (r[1] + r[3] / 2) };
+    return r ? this.view.toClient(r[0] + r[2] / 2, r[1] + r[3] / 2) : null;
   }
 
   // --- reading the picture (tests, benchmarks) ---------------------------------------------------------------
 
   // Where a port or a box is on the page (client coordinates), for clicking it.
   screenOf(keyOrBox) {
-    const r = this.canvas.getBoundingClientRect();
-    const { x, y, s } = this.view;
     const p = this.ports.get(keyOrBox);
-    if (p) return { x: r.left + x + s * p.x, y: r.top + y + s * p.y };
+    if (p) return this.view.toClient(p.x, p.y);
     const b = this.boxes.get(String(keyOrBox));
     if (!b) return null;
     const n = b.node;
-    return { x: r.left + x + s * (n.x + n.w / 2), y: r.top + y + s * (n.y + n.h / 2) };
+    return this.view.toClient(n.x + n.w / 2, n.y + n.h / 2);
   }
 
   statusOf(key) {
@@ -364,16 +372,16 @@ export class CanvasGraphView {
     ctx.globalAlpha = this.hl ? 0.25 : 1;
     this.baseStale = false;
     if (!this.plainPath) return;
-    ctx.strokeStyle = "#a9b3c0";
+    ctx.strokeStyle = this.colors.edge;
     ctx.stroke(this.plainPath);
     ctx.setLineDash([5, 4]);
-    ctx.strokeStyle = "#b79ad8";
+    ctx.strokeStyle = this.colors.feedback;
     ctx.stroke(this.feedbackPath);
     ctx.setLineDash([]);
-    if (s >= FAR) { ctx.fillStyle = "#a9b3c0"; ctx.fill(this.headPath); }
+    if (s >= FAR) { ctx.fillStyle = this.colors.edge; ctx.fill(this.headPath); }
     ctx.globalAlpha = 1;
     if (this.hl) {
-      ctx.strokeStyle = HL;
+      ctx.strokeStyle = this.colors.hl;
       ctx.lineWidth = 3;
       for (const e of this.edges) if (this.hl.edges.has(e.key)) ctx.stroke(new Path2D(e.d));
     }
@@ -429,7 +437,7 @@ export class CanvasGraphView {
   }
 
   _drawBoxes(list) {
-    const ctx = this.ctx, s = this.view.s;
+    const ctx = this.ctx, s = this.view.s, c = this.colors;
     const hl = this.hl;
     // 1. box bodies, batched by colour (one fill per colour, whatever the number of boxes)
     const groups = new Map();
@@ -447,20 +455,20 @@ export class CanvasGraphView {
         if (s < VERY_FAR) ctx.rect(n.x, n.y, n.w, n.h);
         else ctx.roundRect(n.x, n.y, n.w, n.h, 7);
       }
-      ctx.fillStyle = s < VERY_FAR ? BLOCK[st] : BG[st];
+      ctx.fillStyle = s < VERY_FAR ? c.block[st] : c.bg[st];
       ctx.fill();
-      if (s >= VERY_FAR) { ctx.lineWidth = 1.2; ctx.strokeStyle = STROKE[st]; ctx.stroke(); }
+      if (s >= VERY_FAR) { ctx.lineWidth = 1.2; ctx.strokeStyle = c.stroke[st]; ctx.stroke(); }
     }
     ctx.globalAlpha = 1;
     // 2. outlines: scopes, diff marks, search matches, the selection, the explain path
     for (const b of list) {
       const n = b.node;
       let color = null, width = 0;
-      if (n.kind === "scope" && s >= VERY_FAR) { color = "#6d7d92"; width = 1.6; }
-      if (b.diff) { color = DIFF[b.diff]; width = 3; }
-      if (b.match) { color = MATCH; width = 3; }
-      if (b.sel) { color = ACCENT; width = 2.5; }
-      if (hl && hl.boxes.has(n.box)) { color = HL; width = 2.5; }
+      if (n.kind === "scope" && s >= VERY_FAR) { color = c.scope; width = 1.6; }
+      if (b.diff) { color = c.diff[b.diff]; width = 3; }
+      if (b.match) { color = c.match; width = 3; }
+      if (b.sel) { color = c.accent; width = 2.5; }
+      if (hl && hl.boxes.has(n.box)) { color = c.hl; width = 2.5; }
       if (!color) continue;
       ctx.lineWidth = s < VERY_FAR ? Math.max(width, 2 / s) : width;
       ctx.strokeStyle = color;
@@ -484,9 +492,9 @@ export class CanvasGraphView {
     for (const [st, ps] of byStatus) {
       ctx.beginPath();
       for (const p of ps) { ctx.moveTo(p.x + 5, p.y); ctx.arc(p.x, p.y, 5, 0, 2 * Math.PI); }
-      ctx.fillStyle = st === "none" ? "#ffffff" : STRONG[st];
+      ctx.fillStyle = c.strong[st];
       ctx.fill();
-      ctx.strokeStyle = st === "none" ? "#c3cbd5" : "#ffffff";
+      ctx.strokeStyle = st === "none" ? c.boxLine : c.box;
       ctx.stroke();
     }
     const ring = (key, color, width) => {
@@ -498,8 +506,8 @@ export class CanvasGraphView {
       ctx.strokeStyle = color;
       ctx.stroke();
     };
-    if (hl) for (const key of hl.ports) ring(key, HL, 3.5);
-    if (this.selectedPort) ring(this.selectedPort, ACCENT, 3);
+    if (hl) for (const key of hl.ports) ring(key, c.hl, 3.5);
+    if (this.selectedPort) ring(this.selectedPort, c.accent, 3);
     if (s < FAR) return;
     // 4. text and badges (close in only)
     ctx.textBaseline = "alphabetic";
@@ -507,16 +515,16 @@ export class CanvasGraphView {
       const n = b.node;
       ctx.textAlign = "left";
       ctx.font = "12px system-ui, sans-serif";
-      ctx.fillStyle = INK;
+      ctx.fillStyle = c.ink;
       ctx.fillText(b.text.label, n.x + 10, n.y + Math.min(17, n.h / 2 - 1));
       if (b.text.sub) {
         ctx.font = "10px system-ui, sans-serif";
-        ctx.fillStyle = MUTED;
+        ctx.fillStyle = c.muted;
         ctx.fillText(b.text.sub, n.x + 10, n.y + Math.min(31, n.h - 6));
       }
       if (n.kind === "scope") {
         ctx.font = "600 11px system-ui, sans-serif";
-        ctx.fillStyle = ACCENT;
+        ctx.fillStyle = c.accent;
         ctx.fillText("open ▸", n.x + n.w - 48, n.y + Math.min(31, n.h - 6));
       }
       for (const keys of [b.inputs, b.outputs]) {
@@ -534,11 +542,11 @@ export class CanvasGraphView {
     const [x, y, w, h] = this._findingRect(b);
     ctx.beginPath();
     ctx.roundRect(x, y, w, h, 7);
-    ctx.fillStyle = b.finding.straggler ? FINDING.straggler : FINDING.skew;
+    ctx.fillStyle = b.finding.straggler ? this.colors.finding.straggler : this.colors.finding.skew;
     ctx.fill();
     ctx.font = "650 10px system-ui, sans-serif";
     ctx.textAlign = "center";
-    ctx.fillStyle = "#ffffff";
+    ctx.fillStyle = this.colors.badgeText;
     ctx.fillText(b.finding.text, x + w / 2, y + 11);
   }
 
@@ -550,43 +558,27 @@ export class CanvasGraphView {
     const y = p.y - 17;
     ctx.beginPath();
     ctx.roundRect(x, y, w, 14, 7);
-    ctx.fillStyle = p.badgeValue < 0 ? BADGE.neg : BADGE[p.kind];
+    ctx.fillStyle = p.badgeValue < 0 ? this.colors.badge.neg : this.colors.badge[p.kind];
     ctx.fill();
     ctx.font = "650 10px system-ui, sans-serif";
     ctx.textAlign = "center";
-    ctx.fillStyle = "#ffffff";
+    ctx.fillStyle = this.colors.badgeText;
     ctx.fillText(text, x + w / 2, y + 10.5);
   }
 
   // --- view: fit, zoom, pan, focus -----------------------------------------------------------------------------
 
   fit() {
-    if (!this.layout) return;
-    const r = this.canvas.getBoundingClientRect();
-    const pad = 40;
-    const w = Math.max(1, this.layout.width + 60), h = Math.max(1, this.layout.height + 40);
-    const s = Math.min(1.25, (r.width - 2 * pad) / w, (r.height - 2 * pad) / h);
-    this.view = { s, x: (r.width - s * w) / 2, y: Math.max(pad, (r.height - s * h) / 2) };
-    this._viewChanged();
+    if (this.layout) this.view.fit(this.layout);
   }
 
   focusBox(box) {
     const b = this.boxes.get(String(box));
-    if (!b) return;
-    const r = this.canvas.getBoundingClientRect();
-    const s = Math.max(this.view.s, 0.9);
-    const n = b.node;
-    this.view = { s, x: r.width / 2 - s * (n.x + n.w / 2), y: r.height / 2 - s * (n.y + n.h / 2) };
-    this._viewChanged();
+    if (b) this.view.focus(b.node);
   }
 
   zoom(factor, cx, cy) {
-    const r = this.canvas.getBoundingClientRect();
-    if (cx === undefined) { cx = r.width / 2; cy = r.height / 2; }
-    const s = Math.min(4, Math.max(0.005, this.view.s * factor));
-    const k = s / this.view.s;
-    this.view = { s, x: cx - k * (cx - this.view.x), y: cy - k * (cy - this.view.y) };
-    this._viewChanged();
+    this.view.zoom(factor, cx, cy);
   }
 
   _viewChanged() {
@@ -595,12 +587,6 @@ export class CanvasGraphView {
   }
 
   // --- hit tests and events ------------------------------------------------------------------------------------
-
-  _toWorld(ev) {
-    const r = this.canvas.getBoundingClientRect();
-    const { x, y, s } = this.view;
-    return [(ev.clientX - r.left - x) / s, (ev.clientY - r.top - y) / s];
-  }
 
   // {port} | {box, open} | null under a point of the world
   _hit(wx, wy) {
@@ -629,39 +615,16 @@ export class CanvasGraphView {
 
   _bindEvents() {
     const c = this.canvas;
-    c.addEventListener("wheel", (ev) => {
-      ev.preventDefault();
-      const r = c.getBoundingClientRect();
-      this.zoom(Math.exp(-ev.deltaY * 0.0015), ev.clientX - r.left, ev.clientY - r.top);
-    }, { passive: false });
-    let drag = null;
-    c.addEventListener("pointerdown", (ev) => {
-      if (ev.button !== 0) return;
-      drag = { x: ev.clientX, y: ev.clientY, vx: this.view.x, vy: this.view.y, moved: false };
-      c.setPointerCapture(ev.pointerId);
-    });
+    c.addEventListener("pointerdown", (ev) => this.view.grab(ev));
     c.addEventListener("pointermove", (ev) => {
-      if (drag) {
-        const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
-        if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
-        if (drag.moved) {
-          c.classList.add("panning");
-          this.view.x = drag.vx + dx;
-          this.view.y = drag.vy + dy;
-          this._viewChanged();
-          return;
-        }
-      }
-      const hit = this._hit(...this._toWorld(ev));
+      if (this.view.drag(ev)) return;
+      const hit = this._hit(...this.view.toWorld(ev));
       c.style.cursor = hit ? "pointer" : "";
       this.h.onHover && this.h.onHover(hit && hit.port ? hit.port : null, ev, hit && hit.box ? hit.box.node : null);
     });
     c.addEventListener("pointerup", (ev) => {
-      const wasDrag = drag && drag.moved;
-      drag = null;
-      c.classList.remove("panning");
-      if (wasDrag || ev.button !== 0) return;
-      const hit = this._hit(...this._toWorld(ev));
+      if (this.view.release() === "pan" || ev.button !== 0) return;
+      const hit = this._hit(...this.view.toWorld(ev));
       if (!hit) this.h.onBackground && this.h.onBackground();
       else if (hit.port) this.h.onPort && this.h.onPort(hit.port);
       else if (hit.finding) this.h.onFinding && this.h.onFinding(hit.box.node);
@@ -670,7 +633,7 @@ export class CanvasGraphView {
     });
     c.addEventListener("pointerleave", () => this.h.onHover && this.h.onHover(null));
     c.addEventListener("dblclick", (ev) => {
-      const hit = this._hit(...this._toWorld(ev));
+      const hit = this._hit(...this.view.toWorld(ev));
       if (hit && hit.box && hit.box.node.scope) this.h.onOpen && this.h.onOpen(hit.box.node.scope);
     });
   }

@@ -7,7 +7,7 @@ import { esc } from "./dom.js";
 import { clock, duration } from "./times.js";
 import { BlameView } from "./blame.js";
 import { ExecutorView } from "./executors.js";
-import { StreamingView } from "./streaming.js";
+import { StreamingView } from "./structured_streaming.js";
 
 let plotlyPromise = null;
 
@@ -267,4 +267,3 @@ export class Drawer {
   }
 }
 
-export { clock };

@@ -1,26 +1,26 @@
-// Frames: stream messages and history answers mark what changed; one frame per animation frame draws it all
+// Frames: live socket messages and history answers mark what changed; one frame per animation frame draws it all
 // (coalesced: a burst of messages is one draw of their union of changed ports, never a queue of old frames).
 
 import { $ } from "./dom.js";
 import { S, ui } from "./state.js";
 import { cmp } from "./times.js";
-import { scheduleRelayout } from "./workspace.js";
 import { findingsByBox } from "./findings.js";
 
 export function currentRows() {
   return S.mode === "live" ? S.rows : S.historyRows || new Map();
 }
 
-export function onStream(msg, keys) {
+// A live socket message (keys: the ports it changed, null for all): its marks and findings to the timeline, its
+// rows drawn at the next frame when the live head is on screen. A new structure version is workspace.js's.
+export function onSocketMessage(msg, keys) {
   const { timeline } = ui;
   timeline.addMarks(msg.marks && msg.marks.length !== undefined ? msg.marks : null);
   timeline.addFindings(msg.findings && msg.findings.length !== undefined ? msg.findings : null);
   const found = msg.marks && msg.marks.length ? msg.marks.filter((m) => m.finding) : [];
   if (found.length) { S.findingMarks.push(...found); ui.graph.markFindings(findingsByBox(S.findingMarks, S.scope)); }
   timeline.setHead(msg.batch);
-  if (S.layout && msg.version !== S.layout.version) scheduleRelayout();
   if (S.mode !== "live") return;
-  S.rows = S.stream.rows;
+  S.rows = S.socket.rows;
   S.batch = msg.batch;
   S.lastAt = msg.at;
   if (keys === null) S.pendingFull = true;
@@ -58,7 +58,7 @@ function autoTime(rows) {
 function render() {
   S.renderQueued = false;
   const { graph, timeline, panel, drawer } = ui;
-  if (!S.layout || graph.layout !== S.layout) return; // the stream can answer before the layout: openScope redraws
+  if (!S.layout || graph.layout !== S.layout) return; // the socket can answer before the layout: openScope redraws
   const rows = currentRows();
   const time = S.userTime !== null ? S.userTime : autoTime(rows);
   const keys = S.pendingFull ? null : S.pendingKeys;

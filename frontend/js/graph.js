@@ -5,9 +5,10 @@
 // updates touch only the ports that changed.
 
 import { esc } from "./dom.js";
-import { status, RANK, fmt } from "./times.js";
+import { status, RANK } from "./times.js";
 import { boxTexts } from "./labels.js";
 import { findingBadgeText } from "./findings.js";
+import { Camera, FAR, VERY_FAR } from "./camera.js";
 
 const SVGNS = "http://www.w3.org/2000/svg";
 
@@ -18,7 +19,7 @@ export class GraphView {
     this.gEdges = svg.querySelector("#edges");
     this.gNodes = svg.querySelector("#nodes");
     this.h = handlers;
-    this.view = { x: 0, y: 0, s: 1 };
+    this.view = new Camera(svg, () => this._applyView(), 0.02);
     this.layout = null;
     this.ports = new Map(); // key -> {el, box, kind, x, y, status, badge, badgeValue}
     this.boxes = new Map(); // box -> {el, node, inputs:[keys], outputs:[keys], status}
@@ -245,32 +246,16 @@ export class GraphView {
   // --- view: fit, zoom, pan, focus ---------------------------------------------------------------------
 
   fit() {
-    if (!this.layout) return;
-    const r = this.svg.getBoundingClientRect();
-    const pad = 40;
-    const w = Math.max(1, this.layout.width + 60), h = Math.max(1, this.layout.height + 40); // room for gutters
-    const s = Math.min(1.25, (r.width - 2 * pad) / w, (r.height - 2 * pad) / h);
-    this.view = { s, x: (r.width - s * w) / 2, y: Math.max(pad, (r.height - s * h) / 2) };
-    this._applyView();
+    if (this.layout) this.view.fit(this.layout);
   }
 
   focusBox(box) {
     const b = this.boxes.get(String(box));
-    if (!b) return;
-    const r = this.svg.getBoundingClientRect();
-    const s = Math.max(this.view.s, 0.9);
-    const n = b.node;
-    this.view = { s, x: r.width / 2 - s * (n.x + n.w / 2), y: r.height / 2 - s * (n.y + n.h / 2) };
-    this._applyView();
+    if (b) this.view.focus(b.node);
   }
 
   zoom(factor, cx, cy) {
-    const r = this.svg.getBoundingClientRect();
-    if (cx === undefined) { cx = r.width / 2; cy = r.height / 2; }
-    const s = Math.min(4, Math.max(0.02, this.view.s * factor));
-    const k = s / this.view.s;
-    this.view = { s, x: cx - k * (cx - this.view.x), y: cy - k * (cy - this.view.y) };
-    this._applyView();
+    this.view.zoom(factor, cx, cy);
   }
 
   _applyView() {
@@ -278,42 +263,24 @@ export class GraphView {
     this.viewport.setAttribute("transform", `translate(${x},${y}) scale(${s})`);
     // Level of detail: far out, labels and badges are unreadable (hidden); further out, ports are sub-pixel
     // and the boxes' colours (the wave of where time t is) carry the picture.
-    this.svg.classList.toggle("far", s < 0.45);
-    this.svg.classList.toggle("very-far", s < 0.16);
+    this.svg.classList.toggle("far", s < FAR);
+    this.svg.classList.toggle("very-far", s < VERY_FAR);
   }
 
   _bindEvents() {
     const svg = this.svg;
-    svg.addEventListener("wheel", (ev) => {
-      ev.preventDefault();
-      const r = svg.getBoundingClientRect();
-      this.zoom(Math.exp(-ev.deltaY * 0.0015), ev.clientX - r.left, ev.clientY - r.top);
-    }, { passive: false });
-    let drag = null;
     svg.addEventListener("pointerdown", (ev) => {
-      if (ev.target.closest(".node") || ev.button !== 0) return;
-      drag = { x: ev.clientX, y: ev.clientY, vx: this.view.x, vy: this.view.y, moved: false };
-      svg.setPointerCapture(ev.pointerId);
-      svg.classList.add("panning");
+      if (!ev.target.closest(".node")) this.view.grab(ev); // a press on a box is a click on it
     });
     svg.addEventListener("pointermove", (ev) => {
-      if (drag) {
-        const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
-        if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
-        this.view.x = drag.vx + dx;
-        this.view.y = drag.vy + dy;
-        this._applyView();
-        return;
-      }
+      if (this.view.drag(ev)) return;
       const port = ev.target.closest && ev.target.closest("circle.port");
       const node = !port && ev.target.closest && ev.target.closest(".node");
       const b = node ? this.boxes.get(node.dataset.box) : null;
       this.h.onHover && this.h.onHover(port ? port.dataset.port : null, ev, b ? b.node : null);
     });
-    svg.addEventListener("pointerup", (ev) => {
-      if (drag && !drag.moved) this.h.onBackground && this.h.onBackground();
-      drag = null;
-      svg.classList.remove("panning");
+    svg.addEventListener("pointerup", () => {
+      if (this.view.release() === "click") this.h.onBackground && this.h.onBackground();
     });
     svg.addEventListener("pointerleave", () => this.h.onHover && this.h.onHover(null));
     svg.addEventListener("click", (ev) => {
@@ -372,5 +339,3 @@ function segment([x1, y1], [x2, y2], gutter) {
   const r1 = Math.min(60, Math.abs(g - y1)), r2 = Math.min(60, Math.abs(g - y2));
   return `C${x1 + r1},${y1} ${x1 + r1},${g} ${x1},${g} L${x2},${g} C${x2 - r2},${g} ${x2 - r2},${y2} ${x2},${y2}`;
 }
-
-export { fmt };

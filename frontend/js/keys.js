@@ -6,11 +6,9 @@ import { S, ui } from "./state.js";
 import { toast } from "./toast.js";
 import { parseTime } from "./times.js";
 import { scheduleRender } from "./frames.js";
-import { seek } from "./moments.js";
-import { openScope } from "./workspace.js";
 
-// Called once by start().
-export function bindControls() {
+// Called once by start(), with the moves the keys make: {seek(batch), openScope(path)}.
+export function bindControls(h) {
   $("#time-input").addEventListener("change", () => {
     const v = $("#time-input").value;
     try {
@@ -29,11 +27,11 @@ export function bindControls() {
   document.addEventListener("keydown", (ev) => {
     if (ev.target.tagName === "INPUT" || ev.target.tagName === "SELECT") return;
     const { timeline } = ui;
-    if (ev.key === "ArrowRight") { seek(Math.min(timeline.head, S.batch + 1)); ev.preventDefault(); }
-    else if (ev.key === "ArrowLeft") { seek(Math.max(0, S.batch - 1)); ev.preventDefault(); }
+    if (ev.key === "ArrowRight") { h.seek(Math.min(timeline.head, S.batch + 1)); ev.preventDefault(); }
+    else if (ev.key === "ArrowLeft") { h.seek(Math.max(0, S.batch - 1)); ev.preventDefault(); }
     else if (ev.key === " ") { timeline.playing ? timeline.pause() : timeline.play(); ev.preventDefault(); }
     else if (ev.key === "f") ui.graph.fit();
-    else if (ev.key === "Backspace" && S.scope.length) openScope(S.scope.slice(0, -1));
+    else if (ev.key === "Backspace" && S.scope.length) h.openScope(S.scope.slice(0, -1));
   });
   window.addEventListener("resize", () => { if (S.layout && S.frame < 2) ui.graph.fit(); });
 }

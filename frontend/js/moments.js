@@ -1,13 +1,11 @@
-// Which moment is on screen: the live head (followed through the stream) or a batch in the past (fetched over
-// REST by batch number or by wall time).
+// Which moment is on screen: the live head (followed through the live socket) or a batch in the past (fetched over
+// REST by batch number or by wall time). Moves to another scope as well as another moment are routing.js's.
 
 import * as api from "./api.js";
 import { S, ui } from "./state.js";
 import { toast } from "./toast.js";
-import { setHash } from "./routing.js";
+import { setHash } from "./address.js";
 import { scheduleRender } from "./frames.js";
-import { openScope } from "./workspace.js";
-import { selectPort, explain } from "./selection.js";
 
 export async function seek(batch, playing = false) {
   if (!S.sid) return;
@@ -66,45 +64,9 @@ export async function seekTime(text) {
 export function goLive() {
   S.mode = "live";
   S.historyRows = null;
-  S.rows = S.stream.rows;
-  S.batch = S.stream.batch ?? S.batch;
+  S.rows = S.socket.rows;
+  S.batch = S.socket.batch ?? S.batch;
   S.pendingFull = true;
   setHash();
   scheduleRender();
-}
-
-export async function gotoFinding(scope, batch, port) {
-  if (String(scope) !== String(S.scope)) {
-    // the other scope opens at the moment itself, not first at the one on screen (where it may not exist yet)
-    S.mode = "history";
-    S.batch = batch;
-    await openScope(scope);
-  } else await seek(batch);
-  if (port) selectPort(port);
-}
-
-// The view of `scope` at wall time `at`, explaining `port` for time `t` there: a blame segment's middle, a
-// straggler just before its end.
-async function openAt(scope, at, port, t) {
-  const st = await api.get(`/api/sessions/${S.sid}/state`, { scope: api.scopeParam(scope), at });
-  await gotoFinding(scope, st.batch, port);
-  if (port) await explain(port, t);
-}
-
-// A finding: a straggler is shown just before its end, while it still held its stage's time (its siblings mostly
-// done), explaining the stage's output there; any other finding at its own batch. The wall time and the port mirror
-// backend/views/projections.py finding_opens_at and finding_port, by which flowscope bundle stores that moment.
-export async function openFinding(f) {
-  const port = f.node !== undefined && f.node !== null ? `out,${f.node},0` : null;
-  try {
-    if (f.finding === "straggler" && typeof f.ended_at === "number") await openAt(f.scope || [], f.ended_at - 0.001, port, f.time);
-    else await gotoFinding(f.scope || [], f.after, port);
-  } catch (e) { toast(e.message); }
-}
-
-// A blame segment: the view at the middle of it, explaining the holder's port for the blamed time.
-export async function openBlameSegment(t, seg) {
-  try {
-    await openAt(t.scope, (seg.from + seg.to) / 2, seg.holder.port ? seg.holder.port.join(",") : null, t.time);
-  } catch (e) { toast(e.message); }
 }

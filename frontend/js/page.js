@@ -1,16 +1,20 @@
 // The page: wires the components and the modules together when start() is called (app.js calls it); each
 // concern lives in its own module:
-//   state.js      the page's state, every field declared in one place
-//   routing.js    #/ and #/s/ID?scope=3,1&batch=20
-//   landing.js    the sessions list and the open/upload forms
-//   workspace.js  one session on screen: its scope, breadcrumbs, status, relayout
-//   frames.js     stream messages and history answers coalesced into one draw per animation frame
-//   moments.js    live head or a batch in the past (by number or wall time)
-//   selection.js  select, hover tooltip, explain highlight
-//   views.js      SVG (graph.js) for small scopes, canvas (canvas.js) for large ones
-//   diff.js       the Diff tab: what changed between two moments
-//   overview.js   the Overview a Spark application opens with (the graph one click away)
+//   state.js            the page's state, every field declared in one place
+//   address.js          the address bar: reads and writes #/s/ID?scope=3,1&batch=20&port=...
+//   routing.js          navigation: the route the address names, and moves to another scope and moment
+//   landing.js          the sessions list and the open/upload forms
+//   workspace.js        one session on screen: its scope, breadcrumbs, status, relayout
+//   live_socket.js      the WebSocket that keeps the scope's live rows
+//   frames.js           socket messages and history answers coalesced into one draw per animation frame
+//   moments.js          live head or a batch in the past (by number or wall time)
+//   selection.js        select, hover tooltip, explain highlight
+//   renderer_choice.js  SVG (graph.js) for small scopes, canvas (canvas.js) for large ones; camera.js frames both
+//   diff.js             the Diff tab: what changed between two moments
+//   overview.js         the Overview a Spark application opens with (the graph one click away)
 //   search.js, keys.js, toast.js, dom.js (the one `esc`)
+// Imports run one way (a test checks there is no circle): a module that needs a move made by a module above it
+// gets it as a handler from here, as the components do.
 // Progress is never recomputed here: the page shows what the server sends.
 
 import * as api from "./api.js";
@@ -22,11 +26,12 @@ import { Timeline } from "./timeline.js";
 import { SidePanel } from "./panels.js";
 import { Drawer } from "./drawer.js";
 import { toast } from "./toast.js";
-import { parseHash, route } from "./routing.js";
+import { parseHash } from "./address.js";
+import { route, gotoFinding, openFinding, openBlameSegment, followHold } from "./routing.js";
 import { bindLanding } from "./landing.js";
 import { openScope, refreshInfo } from "./workspace.js";
-import { seek, seekTime, goLive, gotoFinding, openFinding, openBlameSegment } from "./moments.js";
-import { selectPort, selectBox, clearSelection, pinnedNodes, explain, followHold, hover, showFindings } from "./selection.js";
+import { seek, seekTime, goLive } from "./moments.js";
+import { selectPort, selectBox, clearSelection, pinnedNodes, explain, hover, showFindings } from "./selection.js";
 import { bindSearch } from "./search.js";
 import { bindControls } from "./keys.js";
 import { DiffView, diffMarks } from "./diff.js";
@@ -88,8 +93,8 @@ export async function start() {
   window.__flowscopeUI = ui;
   createComponents();
   bindLanding();
-  bindSearch();
-  bindControls();
+  bindSearch({ openScope: (path) => openScope(path), selectBox: (node) => selectBox(node) });
+  bindControls({ seek: (batch) => seek(batch), openScope: (path) => openScope(path) });
   bindOverview({ openFinding, openSegment: openBlameSegment, goto: gotoFinding });
   window.addEventListener("hashchange", route);
   setInterval(refreshInfo, 1000);

@@ -4,10 +4,9 @@
 import * as api from "./api.js";
 import { $, esc } from "./dom.js";
 import { S, ui } from "./state.js";
-import { openScope } from "./workspace.js";
-import { selectBox } from "./selection.js";
 
-async function search() {
+// moves: {openScope(path), selectBox(node)}, from bindSearch
+async function search(moves) {
   const q = $("#search").value.trim().toLowerCase();
   const hitsBox = $("#search-hits");
   if (!q || !S.layout) {
@@ -28,20 +27,20 @@ async function search() {
     d.addEventListener("click", async () => {
       const h = hits[+d.dataset.i];
       hitsBox.hidden = true;
-      if (String(h.scope) !== String(S.scope)) await openScope(h.scope);
+      if (String(h.scope) !== String(S.scope)) await moves.openScope(h.scope);
       ui.graph.focusBox(String(h.node));
       const node = S.layout.nodes.find((n) => n.box === String(h.node));
-      if (node) selectBox(node);
+      if (node) moves.selectBox(node);
     });
   }
 }
 
-// Called once by start().
-export function bindSearch() {
+// Called once by start(), with the moves a picked match makes: {openScope(path), selectBox(node)}.
+export function bindSearch(moves) {
   let timer = null;
   $("#search").addEventListener("input", () => {
     clearTimeout(timer);
-    timer = setTimeout(search, 150);
+    timer = setTimeout(() => search(moves), 150);
   });
   $("#search").addEventListener("keydown", (ev) => {
     if (ev.key === "Enter") {
@@ -49,7 +48,7 @@ export function bindSearch() {
       if (first) first.click();
     } else if (ev.key === "Escape") {
       $("#search").value = "";
-      search();
+      search(moves);
     }
   });
   document.addEventListener("click", (ev) => { if (!ev.target.closest("#search-box")) $("#search-hits").hidden = true; });

@@ -1,17 +1,16 @@
 // Selecting a port or an operator, the tooltip on hover, and "why is this stuck" (explain) with the holders'
-// paths highlighted on the graph.
+// paths highlighted on the graph. Following a hold into another scope is routing.js's (followHold).
 
 import * as api from "./api.js";
 import { $, esc } from "./dom.js";
 import { S, ui } from "./state.js";
 import { toast } from "./toast.js";
 import { currentRows } from "./frames.js";
-import { openScope } from "./workspace.js";
 import { portName } from "./panels.js";
 import { fmtFrontier, fmtCounts, status } from "./times.js";
 import { boxDetails } from "./labels.js";
 import { findingsByBox } from "./findings.js";
-import { setHash } from "./routing.js";
+import { setHash } from "./address.js";
 
 export function selectPort(key) {
   S.selected = { type: "port", key };
@@ -56,13 +55,6 @@ export async function explain(key, time) {
     ui.panel.showExplanation(ans, S.layout);
     ui.graph.highlight(ans.holders.map((h) => h.path.map((p) => p.join(","))));
   } catch (e) { toast(e.message); }
-}
-
-export async function followHold(next) {
-  await openScope(next.scope);
-  const key = next.port.join(",");
-  selectPort(key);
-  await explain(key, null);
 }
 
 // A stage's (or a nested scope's) finding badge was clicked: select it and show what was found.

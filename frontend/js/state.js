@@ -1,5 +1,5 @@
 // The page's state, declared in one place with every field. Modules read and write these fields; no other
-// module-level mutable state holds what the page shows. `ui` holds the components, created by app.js's start().
+// module-level mutable state holds what the page shows. `ui` holds the components, created by page.js's start().
 
 export const S = {
   // the session and scope on screen
@@ -37,10 +37,10 @@ export const S = {
   firstPictureWaiters: [], // resolve functions of afterFirstPicture() (frames.js)
   latency: [], // seconds from a batch entering the tracker to its frame painted
   drawLag: [], // ms from a stream message arriving to the frame that draws it (the last 1,000)
-  stream: null, // the Stream of this session
+  socket: null, // the LiveSocket of this session (live_socket.js)
 };
 
-// The components (graph view, side panel, timeline, drawer), set by app.js's start().
+// The components (graph view, side panel, timeline, drawer), set by page.js's start().
 export const ui = {
   graph: null, // the active graph view: SVG (small scopes) or canvas (large ones)
   svgGraph: null,

@@ -4,17 +4,17 @@
 import * as api from "./api.js";
 import { $, esc } from "./dom.js";
 import { S, ui } from "./state.js";
-import { Stream } from "./stream.js";
+import { LiveSocket } from "./live_socket.js";
 import { toast } from "./toast.js";
-import { setHash } from "./routing.js";
-import { afterFirstPicture, onStream, scheduleRender } from "./frames.js";
+import { setHash } from "./address.js";
+import { afterFirstPicture, onSocketMessage, scheduleRender } from "./frames.js";
 import { seek } from "./moments.js";
-import { chooseGraph } from "./views.js";
+import { chooseGraph } from "./renderer_choice.js";
 import { findingsByBox } from "./findings.js";
 
 export function closeSession() {
-  if (S.stream) S.stream.close();
-  S.stream = null;
+  if (S.socket) S.socket.close();
+  S.socket = null;
   S.sid = null;
   S.layout = null; // nothing is drawn for the next session until its own layout is on screen
   S.findingMarks = [];
@@ -24,25 +24,28 @@ export function closeSession() {
 
 export async function openSession(sid, scope = [], batch = null) {
   closeSession();
-  // Everything the first picture needs is asked for at once: the session, the scope's graph, the stream.
+  // Everything the first picture needs is asked for at once: the session, the scope's graph, the live socket.
   const graphReq = api.graph(sid, scope).catch((e) => e);
   ui.timeline.reset();
-  S.mode = batch === null ? "live" : "history"; // before the stream's first message can set the batch
+  S.mode = batch === null ? "live" : "history"; // before the socket's first message can set the batch
   S.batch = batch || 0;
-  const stream = new Stream(sid, {
-    onState: (msg, keys) => onStream(msg, keys),
+  const socket = new LiveSocket(sid, {
+    onState: (msg, keys) => {
+      onSocketMessage(msg, keys);
+      if (S.layout && msg.version !== S.layout.version) scheduleRelayout();
+    },
     onStatus: (st, reason) => { if (st === "closed" && reason) toast(`stream closed: ${reason}`); },
     onError: (d) => toast(d),
   });
-  stream.scope = scope;
-  stream.connect();
-  S.stream = stream;
+  socket.scope = scope;
+  socket.connect();
+  S.socket = socket;
   let info;
   try {
     info = await api.get(`/api/sessions/${sid}`);
   } catch (e) {
-    stream.close();
-    S.stream = null;
+    socket.close();
+    S.socket = null;
     toast(e.message);
     location.hash = "#/";
     return;
@@ -111,8 +114,8 @@ export async function openScope(path, prefetched = null) {
   S.drawerOpened = false;
   showLayout(layout);
   performance.mark("fs:layout-drawn");
-  if (String(S.stream.scope) !== String(path)) S.stream.watch(path);
-  S.rows = S.stream.rows;
+  if (String(S.socket.scope) !== String(path)) S.socket.watch(path);
+  S.rows = S.socket.rows;
   S.pendingFull = true;
   scheduleRender();
   setHash();

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from ..change_batch import ChangeBatch
 from ..frontier import MutableAntichain
@@ -24,10 +24,7 @@ from ..reachability import Location, Source, Target, Tracker
 from ..subgraph import Subgraph
 from ..timestamp import TimeDomain
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .graph import OpSpec
-
-__all__ = ["Capability", "OperatorContext", "OperatorHost", "ContractViolation"]
+__all__ = ["Capability", "OperatorContext", "OperatorHost", "OperatorLogic", "OperatorSpec", "ContractViolation"]
 
 
 class OperatorHost(Protocol):
@@ -50,6 +47,31 @@ class OperatorHost(Protocol):
     def notification_delivered(self, ctx: OperatorContext, time: Any) -> None:
         """``ctx``'s operator is being told that its inputs have passed ``time``."""
         ...
+
+
+class OperatorLogic(Protocol):
+    """What a context and its worker ask of an operator's logic (``operators.Logic`` is the base of every one)."""
+
+    always: bool
+
+    def bind(self, ctx: OperatorContext) -> None: ...
+
+    def schedule(self, ctx: OperatorContext) -> None: ...
+
+
+class OperatorSpec(Protocol):
+    """What a context reads of its operator's description (``graph.OpSpec``), said here so that a context needs
+    nothing from the module describing dataflows, which builds on this one."""
+
+    node: int
+    name: str
+    inputs: int
+    outputs: int
+    summary: list | None
+    initial_capability: bool
+    attrs: dict
+
+    def operator_logic(self) -> OperatorLogic: ...
 
 
 class ContractViolation(RuntimeError):
@@ -134,7 +156,7 @@ class OperatorContext:
     An operator declared with an initial capability starts holding one at the domain's minimum time.
     """
 
-    def __init__(self, host: OperatorHost, path: tuple, spec: OpSpec, domain: TimeDomain, scope: Subgraph):
+    def __init__(self, host: OperatorHost, path: tuple, spec: OperatorSpec, domain: TimeDomain, scope: Subgraph):
         self.host = host
         self.path = path
         self.spec = spec
@@ -277,9 +299,6 @@ class OperatorContext:
             self.host.notification_delivered(self, t)
             yield t, cap
             cap.end_notification()
-
-    def pending_notifications(self) -> list:
-        return sorted(t for t, _ in self._notify)
 
     # --- outputs -------------------------------------------------------------------------------------
 

@@ -17,14 +17,11 @@ import random
 import threading
 import time as _time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from ..broadcast import ProgressBatch
 from ..reachability import Target
 from ..subgraph import Subgraph
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .worker import Worker
 
 __all__ = ["Fabric", "ThreadFabric", "GlobalView", "Chaos"]
 
@@ -96,10 +93,11 @@ class GlobalView:
                         f"worker {worker}: notification at {time!r} for node {node} of scope {list(path)} fired while "
                         f"input {i} could still receive it (true frontier {tracker.frontier(Target(node, i))})")
 
-    def check_replica(self, worker: Worker) -> None:
-        """No port of any of the worker's replicas may be ahead of the truth (safety of the protocol)."""
+    def check_replica(self, worker: int, replica: Subgraph) -> None:
+        """No port of any of worker ``worker``'s replicas (``replica``, its root) may be ahead of the truth (safety
+        of the protocol)."""
         with self.lock:
-            for scope in worker.replica.scopes():
+            for scope in replica.scopes():
                 if scope.tracker is None or not scope.path or scope.path[:1] not in {p[:1] for p in self._installed}:
                     continue
                 truth = self.root.find(scope.path).tracker
@@ -111,7 +109,7 @@ class GlobalView:
                     for t in truth.frontier(loc):
                         if not any(le(m, t) for m in mine):
                             self.violations.append(
-                                f"worker {worker.index}: scope {list(scope.path)} {loc} frontier {mine} is ahead of "
+                                f"worker {worker}: scope {list(scope.path)} {loc} frontier {mine} is ahead of "
                                 f"the true frontier {truth.frontier(loc)}")
                             break
 

@@ -102,7 +102,6 @@ class ScopeBuilder:
         self.inputs = 0
         self.outputs = 0
         self._next = 1
-        self._entered: dict[Location, Stream] = {}
 
     @property
     def index(self) -> int:
@@ -254,11 +253,6 @@ class Stream:
         self._unary(name, Probe(handle))
         return handle
 
-    def probe_with(self, name: str = "probe") -> tuple[ProbeHandle, Stream]:
-        """A probe, and the stream passing through it."""
-        handle = ProbeHandle()
-        return handle, self._unary(name, Probe(handle))
-
     # --- generic operators -------------------------------------------------------------------------------
 
     def unary(self, name: str, logic: Callable[[OperatorContext], None], pact: Any = PIPELINE,
@@ -284,6 +278,3 @@ class Stream:
 
     def leave(self) -> Stream:
         return self.scope.leave(self)
-
-    def connect_loop(self, handle: LoopHandle) -> None:
-        handle.connect(self)

@@ -227,7 +227,7 @@ class Worker:
         self._idle = not received and not worked and not sent
         view = self.fabric.global_view
         if view is not None and view.check_replicas:
-            view.check_replica(self)
+            view.check_replica(self.index, self.replica)
         return self.tracking()
 
     def _receive(self, wait: float) -> bool:

@@ -1,6 +1,6 @@
 """/api/sessions/{sid}/blame: where the seconds of each completed time went (docs/blame.md).
 
-The session's :class:`~backend.spark.blame.BlameTracker` follows the ingest, so a live session's answer grows as times
+The session's :class:`~tracker.blame.BlameTracker` follows the ingest, so a live session's answer grows as times
 complete; reads run on the event loop between ingest slices (a consistent state).
 """
 

@@ -157,7 +157,7 @@ def explain_answer(session: Session, replay: Replay, path: tuple, loc: Location,
 
     # the replay (live, or restored from the history with the details of its time) knows what holders are made of,
     # and until when its state lasts (running tasks have run until then)
-    late = late_json(answer, scope, replay)
+    late = late_json(answer, scope, replay.details, replay.state_until)
     return {
         "scope": list(path), "port": loc.to_json(), "time": t, "frontier": frontier, "batch": batch,
         "holders": [holder(h) for h in answer.holders], "implied": [holder(h) for h in answer.implied],

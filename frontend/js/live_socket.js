@@ -1,6 +1,7 @@
-// The WebSocket client: one connection per watched scope. Keeps the live state of that scope (port rows by key)
-// from a snapshot plus deltas, and reconnects after a drop by *resuming*: it sends the last batch it has, and the
-// server answers with only the ports that changed since (backend/sessions/fanout.py).
+// The live socket: the page's WebSocket client (Structured Streaming is structured_streaming.js), one connection
+// per watched scope. Keeps the live state of that scope (port rows by key) from a snapshot plus deltas, and
+// reconnects after a drop by *resuming*: it sends the last batch it has, and the server answers with only the
+// ports that changed since (backend/sessions/fanout.py).
 
 import { bundle, bundleSnapshot } from "./api.js";
 
@@ -15,7 +16,7 @@ function takeFirstStream(sid, scope) {
   return null;
 }
 
-export class Stream {
+export class LiveSocket {
   constructor(sid, handlers) {
     this.sid = sid;
     this.h = handlers;

@@ -1,0 +1,82 @@
+"""``flowscope frontiers --json`` of every log as digests, to show a change to how the replay or the Spark model is
+computed changed no answer (a check, not a timing).
+
+The logs: every progress log under ``fixtures/`` and ``benchmarks/out/`` (the generated ones the benchmarks time),
+then every Spark event log of the fixtures and of the shared corpus (``blame_answers.logs``), and any ``--log``
+given. Each command runs as a user runs it (a subprocess of the venv's ``flowscope``), and its exit code, stdout and
+stderr are hashed together.
+
+``--save FILE`` writes the digests; ``--against FILE`` compares with saved ones and exits 1 on any difference.
+
+    .venv/bin/python benchmarks/frontiers_answers.py --save benchmarks/out/frontiers-before.json
+    .venv/bin/python benchmarks/frontiers_answers.py --against benchmarks/out/frontiers-before.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from blame_answers import logs as spark_logs  # noqa: E402
+from replay_vs_json import flowscope_command  # noqa: E402
+
+PROGRESS_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst")
+
+
+def progress_logs() -> list[Path]:
+    """The progress logs of the fixtures and the generated benchmark logs (whatever exists)."""
+    found = sorted(p for p in (REPO / "fixtures").rglob("*") if p.name.endswith(PROGRESS_SUFFIXES))
+    out = HERE / "out"
+    if out.exists():
+        found += sorted(p for p in out.iterdir() if p.name.endswith(PROGRESS_SUFFIXES) and p.is_file())
+    return found
+
+
+def digest(log: Path) -> str:
+    """sha256 (first 16 hex digits) of ``flowscope frontiers LOG --json``'s exit code, stdout and stderr."""
+    cmd = [*flowscope_command(sys.executable), "frontiers", str(log), "--json"]
+    proc = subprocess.run(cmd, capture_output=True, cwd=REPO)
+    h = hashlib.sha256(f"{proc.returncode}\n".encode())
+    h.update(proc.stdout)
+    h.update(b"\n--stderr--\n")
+    h.update(proc.stderr)
+    return h.hexdigest()[:16]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="flowscope frontiers --json of every log, as digests")
+    ap.add_argument("--save", help="write the digests to this file")
+    ap.add_argument("--against", help="compare with digests saved earlier; exit 1 on a difference")
+    ap.add_argument("--log", action="append", default=[], help="one more log (repeatable)")
+    args = ap.parse_args(argv)
+
+    logs = progress_logs() + spark_logs() + [Path(p) for p in args.log]
+    digests: dict[str, str] = {}
+    for log in logs:
+        name = os.path.relpath(log, REPO)
+        digests[name] = digest(log)
+        print(f"{digests[name]}  {name}", flush=True)
+    print(f"{len(digests)} logs")
+    if args.save:
+        Path(args.save).write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+    if args.against:
+        saved = json.loads(Path(args.against).read_text())
+        differ = sorted(k for k in saved.keys() | digests.keys() if saved.get(k) != digests.get(k))
+        for name in differ:
+            print(f"DIFFERS: {name}: {saved.get(name)} -> {digests.get(name)}")
+        print("identical" if not differ else f"{len(differ)} of {len(digests)} logs differ")
+        return 1 if differ else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
