@@ -93,8 +93,8 @@ class _Plan:
         durations: list[list[float]] = [[] for _ in range(n)]
         last_end = [-math.inf] * n
         end_of_data = schedule.last_at if schedule.last_at is not None else 0.0
-        launched, ended, stage_col, attempt_col = (timeline.launched, timeline.ended, timeline.stage,
-                                                   timeline.stage_attempt)
+        bars = timeline.index.bars
+        launched, ended, stage_col, attempt_col = bars.launched, bars.ended, bars.stage, bars.stage_attempt
         order = sorted(range(len(launched)), key=launched.__getitem__)
         index = self.index
         for row in order:

@@ -3,9 +3,10 @@
 Fed the same records as the session's replay (the Spark model's ``job J started`` / ``job J succeeded`` marks, its
 ``detail`` records of kind ``stage`` and their clears), it keeps per job its scope, submission and end, and per stage
 attempt its job, the stages it read (``parents``), its submission and completion. The task attempts themselves are
-the executor timeline's bars (:class:`~backend.spark.task_timeline.TaskTimeline`), read when a what-if is asked,
-not kept twice. Executor cores come from the ``executor_event`` marks; the application's wall time from the
-earliest and latest record times.
+the task index's bars (``backend/spark/task_index.py``, which the executor timeline draws), read when a what-if is
+asked, not kept twice. Executor cores come from the ``executor_event`` marks (the most alive at once, which the
+task index's ``ExecutorSlots``, pruned as blame's open times move on, does not keep); the application's wall time
+from the earliest and latest record times.
 
 A few numbers per job and per stage attempt: an application of 10,000 jobs costs a few MB. A long-running one
 keeps its latest ``KEEP_JOBS`` jobs (and their stage attempts); the older ones count as recorded, unsimulated

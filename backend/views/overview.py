@@ -123,7 +123,8 @@ def build_overview(name: str, times: list[Any], marks: Iterable[dict], contract_
     tasks = len(timeline)
     spark = bool(schedule.jobs or tasks)
     whatif = _whatif_line(schedule, timeline) if spark else None
-    task_s = sum(e - s for s, e in zip(timeline.launched, timeline.ended, strict=True) if e == e)
+    bars = timeline.index.bars
+    task_s = sum(e - s for s, e in zip(bars.launched, bars.ended, strict=True) if e == e)
     wall = schedule.wall_s
     cores = schedule.peak_cores or None
     queries = {tuple(t.scope[:1]) for t in times if t.batch_id is not None}

@@ -8,7 +8,7 @@
 
 import * as api from "./api.js";
 import { $, esc } from "./dom.js";
-import { parseHash } from "./routing.js";
+import { parseHash } from "./address.js";
 import { segmentLabel } from "./blame.js";
 import { loadPlotly } from "./drawer.js";
 
