@@ -72,6 +72,8 @@ def test_contract_findings_are_listed_with_their_batch(capsys):
     assert contract and all(set(f) >= FINDING_KEYS for f in contract)
     assert "frontier-regression" in {f["kind"] for f in contract}
     assert all(isinstance(f["batch"], int) and f["port"] for f in contract)
+    # the resubmitted stage caused them: said so, not taken for a producer's bug
+    assert all(f["attempt"] and f["recommendation"].startswith("Spark re-ran a stage") for f in contract)
 
 
 def test_a_progress_log_gets_what_applies_to_it(capsys):

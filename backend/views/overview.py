@@ -38,6 +38,12 @@ _RECOMMEND = {
             "spark.sql.adaptive.skewJoin.enabled=true lets adaptive execution split the large partitions.",
 }
 _CONTRACT_RECOMMEND = "The producer broke the progress contract here: check the records it wrote at this batch."
+# a Spark stage resubmitted after lost output takes back a passed frontier: Spark recomputing lineage, not a bug in
+# the log (docs/spark-model.md)
+_RESUBMITTED = ("Spark re-ran a stage whose output was lost (a resubmitted stage attempt): not a bug in the log; "
+                "blame's recompute segments say why (a lost executor, a fetch failure). If it recurs, look at the "
+                "executors' losses (memory, spark.executor.memoryOverhead) or keep shuffle output safe "
+                "(spark.shuffle.service.enabled=true).")
 
 
 def _straggler_figures(m: dict) -> tuple[dict, dict, float]:
@@ -78,9 +84,13 @@ def _finding_row(m: dict) -> tuple[float, dict]:
 def _contract_row(f: Any) -> dict:
     b = f.batch.to_json()
     index = b.get("index")
-    return {"kind": f.kind, "stage": None, "attempt": None, "scope": list(f.scope),
+    cause = b.get("cause") if isinstance(b.get("cause"), dict) else {}
+    resubmitted = cause.get("event") == "StageSubmitted" and bool(cause.get("attempt"))
+    return {"kind": f.kind, "stage": cause.get("stage") if resubmitted else None,
+            "attempt": cause.get("attempt") if resubmitted else None, "scope": list(f.scope),
             "batch": index + 1 if isinstance(index, int) else None, "text": f.message,
-            "recommendation": _CONTRACT_RECOMMEND, "metric": {"port": f.location.to_json(), "time": f.time},
+            "recommendation": _RESUBMITTED if resubmitted else _CONTRACT_RECOMMEND,
+            "metric": {"port": f.location.to_json(), "time": f.time},
             "threshold": {}, "contract": True, "port": f.location.to_json(), "time": f.time}
 
 
