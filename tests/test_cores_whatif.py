@@ -60,6 +60,7 @@ def test_the_json_keeps_its_shape_and_the_bounds_hold(capsys):
         est = [t["estimates_s"][k] for k in ("1", "2", "4", "16")]
         assert est == sorted(est, reverse=True), t  # more cores never slower
         assert est[-1] >= t["critical_path_s"] - 1e-6
+        assert all(t["perfect_parallelism_s"][k] <= t["estimates_s"][k] + 1e-6 for k in ("1", "2", "4", "16"))
     est = [app["estimates_s"][k] for k in ("1", "2", "4", "16")]
     assert est == sorted(est, reverse=True)
     for k in ("1", "2", "4", "16"):

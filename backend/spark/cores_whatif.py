@@ -173,6 +173,7 @@ class _Plan:
         self.group_tasks = [sum(len(durations[i]) for j in js for i in self.job_nodes.get(j, ())) for js in groups]
         self._unbounded: dict[int, dict[int, float]] = {}  # group -> its jobs' ends with unbounded slots
         self.jobs_s = sum(e - s for s, e in self.group_span)
+        self.job_task_s = {j: sum(sum(durations[i]) for i in nodes) for j, nodes in self.job_nodes.items()}
 
     def simulate(self, slots: int | None) -> dict[int, tuple[float, float]]:
         """Each job's (start, end) on the application's clock with ``slots`` task slots (None: unbounded). A group
@@ -302,6 +303,7 @@ def cores_whatif(schedule: RecordedSchedule, timeline: TaskTimeline, cores: list
         if rec is None:
             row["estimates_s"] = {c.label: None for c in cores}
             row["critical_path_s"] = None
+            row["perfect_parallelism_s"] = {c.label: None for c in cores}
         else:
             base = b.latency_s - rec
 
@@ -310,6 +312,8 @@ def cores_whatif(schedule: RecordedSchedule, timeline: TaskTimeline, cores: list
 
             row["estimates_s"] = {c.label: est(runs[c.label]) for c in cores}
             row["critical_path_s"] = est(unbounded)
+            work = sum(plan.job_task_s.get(j, 0.0) for j in jobs)
+            row["perfect_parallelism_s"] = {c.label: round(max(0.0, base) + work / c.slots, 6) for c in cores}
         out_times.append(row)
     application = {
         "wall_s": round(wall, 6),
