@@ -35,7 +35,7 @@ async def overview(session: Session = Depends(deps.session)):
 @router.get("/cores-whatif", responses={400: {"model": Problem}, 404: {"model": Problem}},
             summary="What if the application had more or fewer cores: the recorded tasks rescheduled on N slots",
             description="`{cores, times: [{scope, time, job_ids, batch_id, latency_s, estimates_s: {N: s}, "
-                        "critical_path_s}], application: {wall_s, estimates_s, critical_path_s, "
+                        "critical_path_s, perfect_parallelism_s}], application: {wall_s, estimates_s, critical_path_s, "
                         "perfect_parallelism_s, recorded_cores, ...}, assumptions: [...]}` (docs/cores-whatif.md)")
 async def cores(session: Session = Depends(deps.session),
                 cores: str = Query("", description="task slots: 2,4,8,16 or executors x cores such as 2x4 "
