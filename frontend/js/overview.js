@@ -3,14 +3,15 @@
 // the cores (and a chart of GET .../cores-whatif), the slowest times with the holder that held each longest, and the
 // findings with what to change. Each row opens its moment (a time's top blame segment, a finding where the Findings
 // tab opens it); "Show the graph" closes it, as does any moment opened elsewhere (the view at a batch in the past),
-// and the graph tools' "overview" brings it back. Nothing is computed
-// here: the server's answers, put into words.
+// and the graph tools' "overview" brings it back; while the session loads or runs live, it follows it. Nothing is
+// computed here: the server's answers, put into words.
 
 import * as api from "./api.js";
 import { $, esc } from "./dom.js";
 import { parseHash } from "./address.js";
 import { segmentLabel } from "./blame.js";
 import { loadPlotly } from "./drawer.js";
+import { S } from "./state.js";
 
 let handlers = null; // { openFinding(f), openSegment(t, seg), goto(scope, batch, port) } from page.js
 let shownFor = null; // the session whose Overview was shown on opening (once: closing it keeps it closed)
@@ -161,4 +162,10 @@ export function bindOverview(h) {
     moved.observe(el, { attributes: true, attributeFilter: ["data-mode", "data-batch"], attributeOldValue: true });
   }
   onRoute();
+  // a session still loading or live: the Overview on screen follows it (every 5 s)
+  setInterval(() => {
+    const el = $("#overview");
+    if (el.hidden || api.bundle || !S.info || S.info.status === "done") return;
+    showOverview(true);
+  }, 5000);
 }
