@@ -68,7 +68,7 @@ def whatif_lines(answer: dict, top: int = 10) -> list[str]:
     """The answer as a terminal shows it: the application, the slowest times, then the assumptions."""
     app = answer["application"]
     labels = list(app["estimates_s"])
-    head = "".join(f"{label + ' cores':>12}" for label in labels)
+    head = "".join(f"{label + (' core' if label == '1' else ' cores'):>12}" for label in labels)
     lines = [f"{'':<44}{'recorded':>10}{head}{'unbounded':>12}"]
     rec = f"({app['recorded_cores']} cores)" if app.get("recorded_cores") else "(cores unknown)"
     lines.append(f"{'application ' + rec:<44}{app['wall_s']:>9.2f}s"
