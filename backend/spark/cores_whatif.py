@@ -6,7 +6,8 @@ re-runs Spark's scheduling of the recorded tasks on another number of task slots
 * every recorded task attempt runs again for exactly the time it took (launch to end), failed and killed ones too;
 * a stage attempt may start once the stage attempts it reads have completed (its recorded parents' latest
   attempts, and its own previous attempt), plus the delay the driver took then (its submission after the later of
-  those completions and its job's start, as recorded);
+  those completions and its job's start, as recorded), plus the scheduler's (its first task's launch after its
+  submission, when a slot was free then);
 * free slots go first-in-first-out, as Spark's default FIFO pool does: the ready stage of the lowest job id, then
   the lowest stage id, takes the next slot, its tasks in the order they were launched;
 * the jobs that overlapped in the log (a *group*) start at the same offsets from the group's first as recorded;
@@ -22,6 +23,7 @@ perfect-parallelism bound is the time outside jobs plus the total task time spre
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass
 from heapq import heappop, heappush
 from typing import Any
@@ -36,9 +38,10 @@ ASSUMPTIONS = [
     "CPU, memory, disk or network is modelled); shuffle fetch, GC and spill costs are taken as recorded.",
     "Every recorded task attempt runs again for its recorded duration, failed and killed ones included: retries, "
     "speculation and executor losses happen as they did.",
-    "Slots are handed out first-in-first-out (lowest job id, then lowest stage id), any task on any free slot: "
-    "locality waits, spark.task.cpus, the FAIR scheduler, executor start-up and dynamic allocation are not modelled; "
-    "'cores' are task slots in all (E executors x C cores = E*C).",
+    "Slots are handed out first-in-first-out (lowest job id, then lowest stage id), any task on any free slot; a "
+    "stage's first task waits as long after its submission as it did in the log while a slot was free, later ones "
+    "not at all: locality waits, spark.task.cpus, the FAIR scheduler, executor start-up and dynamic allocation are "
+    "not modelled otherwise; 'cores' are task slots in all (E executors x C cores = E*C).",
     "The driver's time is kept as recorded: before, between and after jobs and between a job's stages; jobs that "
     "overlapped in the log start at the same offsets from each other.",
     "A stage waits for the stages whose shuffle output it reads, as the log lists them; a stage whose output was "
@@ -97,16 +100,24 @@ class _Plan:
         launched, ended, stage_col, attempt_col = bars.launched, bars.ended, bars.stage, bars.stage_attempt
         order = sorted(range(len(launched)), key=launched.__getitem__)
         index = self.index
+        first_launch = [math.inf] * n
+        launches: list[float] = []  # every attempt's launch and end, sorted: how many ran at a moment
+        ends: list[float] = []
         for row in order:
-            i = index.get((stage_col[row], attempt_col[row]))
-            if i is None:
-                continue
             end = ended[row]
             if end != end:  # still running: it has run at least until the last record
                 end = max(end_of_data, launched[row])
+            launches.append(launched[row])
+            ends.append(end)
+            i = index.get((stage_col[row], attempt_col[row]))
+            if i is None:
+                continue
             durations[i].append(max(0.0, end - launched[row]))
             if end > last_end[i]:
                 last_end[i] = end
+            if launched[row] < first_launch[i]:
+                first_launch[i] = launched[row]
+        ends.sort()
         self.durations = durations
         self.task_seconds = sum(map(sum, durations))
         self.tasks = sum(map(len, durations))
@@ -135,12 +146,22 @@ class _Plan:
             c if c is not None else (last_end[i] if last_end[i] > -math.inf else stages[k].submitted)
             for i, (k, c) in enumerate(zip(keys, completed, strict=True))]
         self.tail = [max(0.0, done_at[i] - last_end[i]) if last_end[i] > -math.inf else 0.0 for i in range(n)]
+        # the driver's delay before each attempt (its submission after what it waited for), and the scheduler's:
+        # from its submission to its first task's launch while a slot was free then (the recorded slots: the
+        # executors' cores, else the most attempts that ran at once)
+        slots = schedule.peak_cores or _most_at_once(launches, ends)
         delay = []
         for i, k in enumerate(keys):
             st = stages[k]
             job = jobs.get(st.job)
             after = max([done_at[d] for d in deps[i]] + ([job.submitted] if job is not None else []), default=None)
-            delay.append(max(0.0, st.submitted - after) if after is not None else 0.0)
+            wait = max(0.0, st.submitted - after) if after is not None else 0.0
+            first = first_launch[i]
+            if first < math.inf and first > st.submitted:
+                running = bisect_right(launches, st.submitted) - bisect_right(ends, st.submitted)
+                if running < slots:
+                    wait += first - st.submitted
+            delay.append(wait)
         self.delay = delay
         # jobs and their groups: jobs whose recorded spans overlap run together
         self.job_nodes: dict[int, list[int]] = {}
@@ -261,6 +282,19 @@ class _Plan:
             else:
                 ends[j] = job_start[j] + (e0 - s0)
         return ends
+
+
+def _most_at_once(launches: list[float], ends: list[float]) -> int:
+    """The most task attempts running at once, from their sorted launches and ends (an end frees its slot before
+    a launch at the same moment takes it)."""
+    most = running = j = 0
+    for t in launches:
+        while j < len(ends) and ends[j] <= t:
+            j += 1
+            running -= 1
+        running += 1
+        most = max(most, running)
+    return most
 
 
 def _span(jobs: list[int], placed: dict[int, tuple[float, float]]) -> float | None:
