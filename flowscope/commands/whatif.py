@@ -12,6 +12,8 @@ import json
 import sys
 from typing import Any
 
+from .arguments import positive_int
+
 __all__ = ["register", "cores_arg"]
 
 
@@ -36,7 +38,8 @@ def register(subparsers: Any) -> None:
                    help="task slots to simulate: 2,4,8,16 or executors x cores such as 2x4 (default: half, the "
                         "recorded count, twice and four times)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--top", type=int, default=10, metavar="N", help="times listed in the text, slowest first (10)")
+    p.add_argument("--top", type=positive_int, default=10, metavar="N",
+                   help="times listed in the text, slowest first (10)")
     p.add_argument("--pipeline-bytes", type=int, default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_whatif)
 
