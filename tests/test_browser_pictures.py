@@ -436,6 +436,7 @@ def test_root_shows_which_job_holds_the_findings(page, server, sids):
         found = [m for m in c.get(f"/api/sessions/{sid}/marks").json()["marks"] if m.get("finding")]
     (scope,) = {tuple(m["scope"]) for m in found}
     page.goto(f"{server.url}/#/s/{sid}")
+    page.click("#overview-close")  # a Spark application opens on its Overview; the graph is one click away
     badge = page.wait_for_selector(f'#graph g.finding-badge[data-finding-box="{scope[0]}"]')
     assert len(page.query_selector_all("#graph g.finding-badge")) == 1  # the warm-up job has none
     assert "straggler" in badge.text_content() and "skew" in badge.text_content()

@@ -369,6 +369,8 @@ async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,
                 await rec.get(f"{base}/batches", worker=w["worker"], limit=200)
         await rec.get(f"{base}/tasks")
         await rec.get(f"{base}/streaming")
+        await rec.get(f"{base}/overview")  # the Overview the page opens with, and its what-if chart
+        await rec.get(f"{base}/cores-whatif")
         head = session.head
         scopes = list(_scopes(tree))
         # a straggler finding opens just before its end: that moment, in its scope, is pointed at too

@@ -40,6 +40,7 @@ from backend.feeds.progress_feeds import Feed
 from backend.sessions.history import History
 from backend.sessions.series import SeriesRecorder
 from backend.spark.blame import spark_blame, task_index_for
+from backend.spark.recorded_schedule import RecordedSchedule
 from backend.spark.task_timeline import TaskTimeline
 from backend.views.graph_layout import layout_columns, layout_graph, scope_graph
 from tracker.contracts import BatchInfo
@@ -82,6 +83,7 @@ class Session:
         tasks = task_index_for(self.replay, bars=True)  # task attempts, filled by blame, read by both
         self.blame = spark_blame(self.replay, lazy=True, tasks=tasks)  # where completed times' seconds went
         self.task_timeline = TaskTimeline(tasks)  # every task attempt's bar, for the executor timeline
+        self.schedule = RecordedSchedule()  # jobs and stage attempts as scheduled, for the cores what-if
         self.series = SeriesRecorder()
         self.status = "loading"  # loading | live | done | failed | stopped
         self.error: str | None = None
@@ -190,6 +192,7 @@ class Session:
         self.history.record(record)
         if self.replay.apply(record, line):
             self.blame.record(record, line)  # and the task index the executor timeline reads
+            self.schedule.record(record)
 
     def _folding(self, scope: Subgraph) -> None:
         """``scope`` (and what it nests) leaves the live replay: forget what the session kept for it."""

@@ -339,9 +339,10 @@ def blame_log(records: Iterable, on_error: Callable | None = None, source: str =
 
 
 def blame_replay(records: Iterable, on_error: Callable | None = None, source: str = "<blame>",
-                 checked_records: bool = False) -> tuple[Replay, list[TimeBlame]]:
-    """:func:`blame_log` with the replay it ran (every scope kept), for a caller that checks what a query names."""
-    replay = Replay(source, on_error=on_error, checked_records=checked_records)
+                 checked_records: bool = False, check_contracts: bool = False) -> tuple[Replay, list[TimeBlame]]:
+    """:func:`blame_log` with the replay it ran (every scope kept), for a caller that checks what a query names
+    (``check_contracts``: and that lists the progress contract's findings, ``replay.findings``)."""
+    replay = Replay(source, on_error=on_error, checked_records=checked_records, check_contracts=check_contracts)
     tracker = spark_blame(replay)
     for item in records:
         line, rec = item if isinstance(item, tuple) else (None, item)

@@ -172,7 +172,7 @@ class EventHandlers(StagePlacement):
             cause["failure"] = job.failure  # a resubmission: Spark re-runs the work the failed attempt lost
         self._batch(region, updates, cause)
         self._out += self.tasks.stage_submitted(region.path, st.node, record_time(st.epoch), sid, attempt, n, st.job_id,
-                                                self._at, iteration=st.iteration)
+                                                self._at, iteration=st.iteration, parents=st.parents)
 
     def _on_task_start(self, e: dict) -> None:
         info = e.get("Task Info") or {}

@@ -23,6 +23,7 @@ from __future__ import annotations
 import heapq
 import re
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import sub
@@ -321,11 +322,13 @@ class TaskLedger:
                  "executor": ex, "executor_event": "removed", "reason": reason}]
 
     def stage_submitted(self, scope: list, node: int, time: Any, stage: int, attempt: int, tasks: int, job: Any,
-                        at: float, iteration: int | None = None) -> list[dict]:
-        """``iteration``: the loop iteration the stage runs (its time is ``[epoch, iteration]``), None outside one."""
+                        at: float, iteration: int | None = None, parents: Sequence[int] = ()) -> list[dict]:
+        """``iteration``: the loop iteration the stage runs (its time is ``[epoch, iteration]``), None outside one;
+        ``parents``: the stages whose shuffle output it reads (what the cores what-if waits for)."""
         a = _Attempt(scope, node, time, stage, attempt, job)
         self.attempts[(stage, attempt)] = a
-        value = {"kind": "stage", "stage": stage, "attempt": attempt, "job": job, "tasks": tasks, "submitted": at}
+        value = {"kind": "stage", "stage": stage, "attempt": attempt, "job": job, "tasks": tasks, "submitted": at,
+                 "parents": list(parents)}
         if iteration is not None:
             value["iteration"] = iteration
         return [self._detail(a, f"stage {stage}.{attempt}", value, at)]

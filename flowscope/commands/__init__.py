@@ -20,6 +20,8 @@ COMMANDS = {
     "blame": "flowscope.commands.blame",
     "fleet": "flowscope.commands.fleet",
     "bundle": "flowscope.commands.bundle",
+    "whatif": "flowscope.commands.whatif",
+    "report": "flowscope.commands.report",
 }
 
 __all__ = ["COMMANDS"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .arguments import json_time, positive_int, scope_path
@@ -94,60 +95,72 @@ def segment_text(seg: dict, latency: float) -> str:
 
 
 def cmd_blame(args: argparse.Namespace) -> int:
+    read = read_blamed(args.log, args.pipeline_bytes)
+    if isinstance(read, int):
+        return read
+    replay, blamed, errors = read
+    return _report(args, replay, blamed, errors)
+
+
+def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Callable[[dict], None]] = (),
+                check_contracts: bool = False) -> tuple[Any, list, list] | int:
+    """LOG replayed and blamed: ``(replay, blamed times, the log's problems)``, or the exit code after saying on
+    stderr why it could not be read. Each of ``also`` is handed every record too (the cores what-if's schedule, the
+    executor timeline); ``check_contracts``: the replay lists the progress contract's findings. A Spark event log
+    is converted as ``flowscope frontiers`` converts it (``event_log_conversion``: a large log in two more
+    processes), the records replayed and blamed here."""
+    from backend.eventlog import MissingCodecError
     from backend.feeds.progress_feeds import FeedError, default_registry
     from backend.spark.blame import blame_replay
+    from backend.spark.convert import EventLogError
+    from backend.spark.convert_process import event_log_conversion
     from backend.spark.follow_feed import SPARK_EVENT_LOG
     from backend.web.security import PathNotAllowed
 
+    consumers = list(also)
     registry = default_registry()
     try:
-        if registry.identify(args.log).name == SPARK_EVENT_LOG.name:
-            return _blame_spark_log(args)
-        feed = registry.open(args.log)
+        if registry.identify(log).name == SPARK_EVENT_LOG.name:
+            corrupt: list = []  # the log's corrupt lines and damaged events, reported before blame's own problems
+            conversion = event_log_conversion(log, on_error=corrupt.append, threshold=pipeline_bytes)
+        else:
+            feed = registry.open(log)
+            conversion = None
     except FileNotFoundError:
-        print(f"flowscope: {args.log}: no such file", file=sys.stderr)
+        print(f"flowscope: {log}: no such file", file=sys.stderr)
         return 2
-    except (FeedError, PathNotAllowed) as e:
+    except (FeedError, PathNotAllowed, EventLogError, MissingCodecError) as e:
         print(f"flowscope: {e}", file=sys.stderr)
         return 2
+
+    def handed(rec: dict) -> dict:
+        for consume in consumers:
+            consume(rec)
+        return rec
+
+    problems: list = []  # the log's rejected records and the fields blame left out, after the reader's own
+    if conversion is not None:
+        def spark_records():
+            for rec in conversion:
+                yield conversion.line, handed(rec)
+
+        try:
+            replay, blamed = blame_replay(spark_records(), problems.append, str(log), checked_records=True,
+                                          check_contracts=check_contracts)
+        finally:
+            conversion.close()
+        return replay, blamed, corrupt + problems
 
     def records():
         while True:
             chunk = feed.poll(4096)
             if not chunk:
                 return
-            yield from chunk
+            for line, rec in chunk:
+                yield line, handed(rec)
 
-    problems: list = []  # the log's rejected records and the fields blame left out, after the feed's own
-    replay, times = blame_replay(records(), problems.append, str(args.log))
-    return _report(args, replay, times, feed.errors + problems)
-
-
-def _blame_spark_log(args: argparse.Namespace) -> int:
-    """A Spark event log converted as ``flowscope frontiers`` converts it (``event_log_conversion``: a large log in
-    two more processes), the records replayed and blamed here."""
-    from backend.eventlog import MissingCodecError
-    from backend.spark.blame import blame_replay
-    from backend.spark.convert import EventLogError
-    from backend.spark.convert_process import event_log_conversion
-
-    corrupt: list = []  # the log's corrupt lines and damaged events, reported before blame's own problems
-    try:
-        conversion = event_log_conversion(args.log, on_error=corrupt.append, threshold=args.pipeline_bytes)
-    except (FileNotFoundError, EventLogError, MissingCodecError) as e:
-        print(f"flowscope: {e}", file=sys.stderr)
-        return 2
-
-    def records():
-        for rec in conversion:
-            yield conversion.line, rec
-
-    problems: list = []
-    try:
-        replay, blamed = blame_replay(records(), problems.append, str(args.log), checked_records=True)
-    finally:
-        conversion.close()
-    return _report(args, replay, blamed, corrupt + problems)
+    replay, blamed = blame_replay(records(), problems.append, str(log), check_contracts=check_contracts)
+    return replay, blamed, feed.errors + problems
 
 
 def _report(args: argparse.Namespace, replay: Any, blamed: list, errors: list) -> int:

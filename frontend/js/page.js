@@ -11,6 +11,7 @@
 //   selection.js        select, hover tooltip, explain highlight
 //   renderer_choice.js  SVG (graph.js) for small scopes, canvas (canvas.js) for large ones; camera.js frames both
 //   diff.js             the Diff tab: what changed between two moments
+//   overview.js         the Overview a Spark application opens with (the graph one click away)
 //   search.js, keys.js, toast.js, dom.js (the one `esc`)
 // Imports run one way (a test checks there is no circle): a module that needs a move made by a module above it
 // gets it as a handler from here, as the components do.
@@ -34,6 +35,7 @@ import { selectPort, selectBox, clearSelection, pinnedNodes, explain, hover, sho
 import { bindSearch } from "./search.js";
 import { bindControls } from "./keys.js";
 import { DiffView, diffMarks } from "./diff.js";
+import { bindOverview } from "./overview.js";
 
 function graphHandlers() {
   return {
@@ -93,6 +95,7 @@ export async function start() {
   bindLanding();
   bindSearch({ openScope: (path) => openScope(path), selectBox: (node) => selectBox(node) });
   bindControls({ seek: (batch) => seek(batch), openScope: (path) => openScope(path) });
+  bindOverview({ openFinding, openSegment: openBlameSegment, goto: gotoFinding });
   window.addEventListener("hashchange", route);
   setInterval(refreshInfo, 1000);
   if (!parseHash()) {
