@@ -20,6 +20,7 @@ COMMANDS = {
     "blame": "flowscope.commands.blame",
     "fleet": "flowscope.commands.fleet",
     "bundle": "flowscope.commands.bundle",
+    "plan": "flowscope.commands.plan",
 }
 
 __all__ = ["COMMANDS"]

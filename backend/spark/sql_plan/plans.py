@@ -1,0 +1,339 @@
+"""Every SQL execution of a Spark application: its latest plan graph and its operators' combined metrics.
+
+Fed the application's listener events in log order (:meth:`SqlPlans.feed`), it keeps per execution the plan from
+``SQLExecutionStart`` replaced by each ``SQLAdaptiveExecutionUpdate``, the metric types of every plan version and
+of ``SQLAdaptiveSQLMetricUpdates``, and the stage tables and driver updates ``metrics`` combines (the rules are
+listed there). :meth:`SqlPlans.execution_json` is the answer ``flowscope plan --json`` prints and the REST API
+serves. A plan that is not a tree is reported with its line and skipped; the rest of the log still counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from backend.spark.sql_plan.findings import plan_findings
+from backend.spark.sql_plan.graph import PlanGraph, PlanShapeError, build_graph
+from backend.spark.sql_plan.metrics import Combined, StageTable, combine
+from backend.spark.sql_plan.operator_time import operator_time
+
+__all__ = ["SqlPlans", "Execution", "SQL_EVENTS"]
+
+_UI = "org.apache.spark.sql.execution.ui."
+START = _UI + "SparkListenerSQLExecutionStart"
+END = _UI + "SparkListenerSQLExecutionEnd"
+ADAPTIVE = _UI + "SparkListenerSQLAdaptiveExecutionUpdate"
+ADAPTIVE_METRICS = _UI + "SparkListenerSQLAdaptiveSQLMetricUpdates"
+DRIVER = _UI + "SparkListenerDriverAccumUpdates"
+SQL_EVENTS = (START, END, ADAPTIVE, ADAPTIVE_METRICS, DRIVER)
+RETAINED_EXECUTIONS = 1000  # as spark.sql.ui.retainedExecutions: the oldest finished ones are forgotten
+
+
+@dataclass(slots=True)
+class Execution:
+    id: int
+    description: str = ""
+    submitted: int | None = None
+    completed: int | None = None
+    graph: PlanGraph | None = None
+    plan_updates: int = 0
+    types: dict[int, str] = field(default_factory=dict)  # every metric any version of its plan declared
+    jobs: dict[int, str] = field(default_factory=dict)  # job id -> RUNNING | SUCCEEDED | FAILED
+    stages: dict[int, None] = field(default_factory=dict)  # its jobs' stages, in the order they came
+    driver: dict[int, list[int]] = field(default_factory=dict)
+    ran_in: dict[int, dict[int, None]] = field(default_factory=dict)  # accumulator -> stages whose tasks set it
+    final: dict[int, Combined] | None = None  # combined at its end
+    problem: str | None = None
+
+
+def spark_set_order(stages: list[int]) -> list[int]:
+    """The order Spark's listener visits an execution's stages in (a Scala immutable ``Set[Int]``, which decides
+    which of two stages with the same maximum is named): insertion order up to 4 elements, beyond that the hash
+    trie's order (each level's 5 bits of Scala's improved hash, single entries before deeper branches)."""
+    if len(stages) <= 4:
+        return stages
+
+    def improved(x: int) -> int:  # scala.collection.Hashing.improve, in 32-bit arithmetic
+        m = 0xFFFFFFFF
+        h = (x + ~(x << 9)) & m
+        h ^= h >> 14
+        h = (h + (h << 4)) & m
+        return h ^ (h >> 10)
+
+    def order(xs: list[int], level: int) -> list[int]:
+        groups: dict[int, list[int]] = {}
+        for x in xs:
+            groups.setdefault((improved(x) >> (5 * level)) & 31, []).append(x)
+        single = [g[0] for _, g in sorted(groups.items()) if len(g) == 1]
+        deeper = [y for _, g in sorted(groups.items()) if len(g) > 1 for y in order(g, level + 1)]
+        return single + deeper
+
+    return order(stages, 0)
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+class SqlPlans:
+    """The SQL executions of one application, from its events (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.executions: dict[int, Execution] = {}
+        self.tables: dict[int, StageTable] = {}  # stage id -> its current attempt's metric table
+        self.running: dict[int, dict[int, int]] = {}  # stage id -> {task id: launch time (ms)}
+        self.problems: list[str] = []  # bad plans and values, each with its line
+        self.last_time: int | None = None
+
+    # --- events ----------------------------------------------------------------------------------------------------
+
+    def feed(self, event: dict, line: int | None = None) -> None:
+        kind = event.get("Event")
+        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
+        if handler is not None:
+            handler(self, event, line)
+
+    def feed_all(self, events: Iterable[tuple[dict, int | None]]) -> SqlPlans:
+        for event, line in events:
+            self.feed(event, line)
+        return self
+
+    def _problem(self, line: int | None, text: str) -> None:
+        self.problems.append((f"line {line}: " if line is not None else "") + text)
+
+    def _execution(self, event: dict, line: int | None, create: bool = True) -> Execution | None:
+        eid = _int(event.get("executionId"))
+        if eid is None:
+            self._problem(line, f"{str(event.get('Event')).rsplit('.', 1)[-1]} without an executionId")
+            return None
+        ex = self.executions.get(eid)
+        if ex is None and create:
+            ex = self.executions[eid] = Execution(eid)
+            self._forget_oldest()
+        return ex
+
+    def _forget_oldest(self) -> None:
+        if len(self.executions) <= RETAINED_EXECUTIONS:
+            return
+        for eid, ex in self.executions.items():
+            if ex.final is not None:
+                del self.executions[eid]
+                return
+
+    def _plan(self, ex: Execution, info: Any, line: int | None) -> None:
+        try:
+            graph = build_graph(info)
+        except PlanShapeError as e:
+            ex.problem = str(e)
+            self._problem(line, f"SQL execution {ex.id}: its plan is skipped: {e}")
+            return
+        ex.graph = graph
+        for acc, metric in graph.accumulators().items():
+            ex.types[acc] = metric.type
+
+    def _on_start(self, e: dict, line: int | None) -> None:
+        ex = self._execution(e, line)
+        if ex is None:
+            return
+        ex.description = str(e.get("description") or "")
+        ex.submitted = _int(e.get("time"))
+        self._plan(ex, e.get("sparkPlanInfo"), line)
+
+    def _on_adaptive(self, e: dict, line: int | None) -> None:
+        ex = self._execution(e, line)
+        if ex is None:
+            return
+        ex.plan_updates += 1
+        self._plan(ex, e.get("sparkPlanInfo"), line)
+
+    def _on_adaptive_metrics(self, e: dict, line: int | None) -> None:
+        ex = self._execution(e, line)
+        if ex is None:
+            return
+        for m in e.get("sqlPlanMetrics") or []:
+            acc = _int(m.get("accumulatorId")) if isinstance(m, dict) else None
+            if acc is not None:
+                ex.types[acc] = str(m.get("metricType") or "sum")
+
+    def _on_driver(self, e: dict, line: int | None) -> None:
+        ex = self._execution(e, line, create=False)
+        if ex is None or ex.final is not None:
+            return
+        updates = e.get("accumUpdates")
+        pairs = updates.items() if isinstance(updates, dict) else updates if isinstance(updates, list) else []
+        for pair in pairs:
+            if isinstance(pair, (list, tuple)) and len(pair) == 2:
+                acc, value = _int(pair[0]), _int(pair[1])
+                if acc is not None and value is not None:
+                    ex.driver.setdefault(acc, []).append(value)
+
+    def _on_end(self, e: dict, line: int | None) -> None:
+        ex = self._execution(e, line, create=False)
+        if ex is None or ex.final is not None:
+            return
+        ex.completed = _int(e.get("time"))
+        ex.final = self._combine(ex)
+
+    def _live_stage(self, stage: int) -> bool:
+        return any(stage in ex.stages for ex in self.executions.values() if ex.final is None)
+
+    def _on_job_start(self, e: dict, line: int | None) -> None:
+        props = e.get("Properties") or {}
+        eid = _int(props.get("spark.sql.execution.id")) if isinstance(props, dict) else None
+        job = _int(e.get("Job ID"))
+        if eid is None or job is None:
+            return
+        ex = self.executions.get(eid)
+        if ex is None:
+            ex = self.executions[eid] = Execution(eid)
+        if ex.types:
+            for info in e.get("Stage Infos") or []:
+                sid, n = _int(info.get("Stage ID")), _int(info.get("Number of Tasks"))
+                if sid is not None:
+                    self.tables[sid] = StageTable(sid, 0, max(n or 0, 0))
+        ex.jobs[job] = "RUNNING"
+        for sid in e.get("Stage IDs") or []:
+            if _int(sid) is not None:
+                ex.stages[int(sid)] = None
+
+    def _on_job_end(self, e: dict, line: int | None) -> None:
+        job = _int(e.get("Job ID"))
+        result = (e.get("Job Result") or {}).get("Result") if isinstance(e.get("Job Result"), dict) else None
+        for ex in self.executions.values():
+            if job in ex.jobs:
+                ex.jobs[job] = "SUCCEEDED" if result == "JobSucceeded" else "FAILED"
+
+    def _on_stage_submitted(self, e: dict, line: int | None) -> None:
+        info = e.get("Stage Info") or {}
+        sid, attempt = _int(info.get("Stage ID")), _int(info.get("Stage Attempt ID")) or 0
+        if sid is None or not self._live_stage(sid):
+            return
+        table = self.tables.get(sid)
+        if table is not None and table.attempt != attempt:
+            self.tables[sid] = StageTable(sid, attempt, table.tasks)
+
+    def _on_task_start(self, e: dict, line: int | None) -> None:
+        info = e.get("Task Info") or {}
+        sid, tid = _int(e.get("Stage ID")), _int(info.get("Task ID"))
+        if sid is not None and tid is not None:
+            self.running.setdefault(sid, {})[tid] = _int(info.get("Launch Time")) or 0
+
+    def _on_task_end(self, e: dict, line: int | None) -> None:
+        info = e.get("Task Info") or {}
+        sid, tid = _int(e.get("Stage ID")), _int(info.get("Task ID"))
+        if sid is None or tid is None:
+            return
+        finish = _int(info.get("Finish Time"))
+        if finish:
+            self.last_time = finish
+        running = self.running.get(sid)
+        if running is not None:
+            running.pop(tid, None)
+            if not running:
+                del self.running[sid]
+        if not self._live_stage(sid):
+            return
+        table = self.tables.get(sid)
+        if table is None or table.attempt != (_int(e.get("Stage Attempt ID")) or 0):
+            return
+        updates = []
+        for acc in info.get("Accumulables") or []:
+            if not isinstance(acc, dict) or "Update" not in acc:
+                continue
+            aid, value = _int(acc.get("ID")), _int(acc.get("Update"))
+            if aid is not None and value is not None:
+                updates.append((aid, value))
+        index = _int(info.get("Index"))
+        if index is None:
+            return
+        ok = not info.get("Failed") and not info.get("Killed") and bool(finish)
+        for ex in self.executions.values():
+            if ex.final is None and sid in ex.stages:
+                types = ex.types
+                table.update(tid, index, ok, updates, types)
+                for aid, _ in updates:
+                    if aid in types:
+                        ex.ran_in.setdefault(aid, {})[sid] = None
+                break
+
+    # --- answers ---------------------------------------------------------------------------------------------------
+
+    def _combine(self, ex: Execution) -> dict[int, Combined]:
+        tables = [self.tables[s] for s in spark_set_order(list(ex.stages)) if s in self.tables]
+        out = {}
+        for acc, kind in ex.types.items():
+            got = combine(kind, tables, acc, ex.driver.get(acc, []))
+            if got is not None:
+                out[acc] = got
+        return out
+
+    def values(self, ex: Execution) -> dict[int, Combined]:
+        """Its combined metrics: frozen at its end, else as they stand."""
+        return ex.final if ex.final is not None else self._combine(ex)
+
+    def execution_json(self, ex: Execution, thresholds: dict | None = None) -> dict:
+        """One execution as ``flowscope plan --json`` prints it (see README)."""
+        values = self.values(ex)
+        nodes = []
+        graph = ex.graph
+        if graph is not None:
+            for node in graph.nodes.values():
+                metrics = []
+                stages: dict[int, None] = {}
+                for m in node.metrics:
+                    for s in ex.ran_in.get(m.accumulator, {}):
+                        stages[s] = None
+                    got = values.get(m.accumulator)
+                    if got is not None:
+                        metrics.append({"name": m.name.strip(), "accumulator": m.accumulator, **got.to_json()})
+                if not stages and node.cluster is not None:
+                    for m in node.cluster.metrics:
+                        for s in ex.ran_in.get(m.accumulator, {}):
+                            stages[s] = None
+                out = {"id": node.id, "name": node.name.strip(), "desc": node.desc,
+                       "children": graph.children(node.id), "codegen_stage": node.codegen_stage,
+                       "stages": sorted(stages), "metrics": metrics,
+                       "time": operator_time(node.name, metrics)}
+                if node.is_codegen:
+                    out["members"] = list(node.members)
+                if node.metadata:
+                    out["metadata"] = node.metadata
+                running = [(t, launch) for s in stages for t, launch in self.running.get(s, {}).items()]
+                if running and ex.final is None:
+                    out["running"] = {"tasks": len(running), "oldest_launch": min(launch for _, launch in running)}
+                nodes.append(out)
+        body = {"execution": ex.id, "description": ex.description, "submitted": ex.submitted,
+                "completed": ex.completed, "plan_updates": ex.plan_updates,
+                "jobs": sorted(ex.jobs), "stages": sorted(ex.stages), "nodes": nodes}
+        if ex.problem:
+            body["problem"] = ex.problem
+        body["findings"] = plan_findings(body, thresholds)
+        return body
+
+    def to_json(self, execution: int | None = None, thresholds: dict | None = None) -> dict:
+        picked = [ex for eid, ex in sorted(self.executions.items()) if execution is None or eid == execution]
+        return {"executions": [self.execution_json(ex, thresholds) for ex in picked]}
+
+
+_HANDLERS = {
+    START: SqlPlans._on_start,
+    ADAPTIVE: SqlPlans._on_adaptive,
+    ADAPTIVE_METRICS: SqlPlans._on_adaptive_metrics,
+    DRIVER: SqlPlans._on_driver,
+    END: SqlPlans._on_end,
+    "SparkListenerJobStart": SqlPlans._on_job_start,
+    "SparkListenerJobEnd": SqlPlans._on_job_end,
+    "SparkListenerStageSubmitted": SqlPlans._on_stage_submitted,
+    "SparkListenerTaskStart": SqlPlans._on_task_start,
+    "SparkListenerTaskEnd": SqlPlans._on_task_end,
+}

@@ -1,0 +1,118 @@
+"""The SQL plan model: plans from every log version read cleanly, the command's JSON, the combining rules, and bad
+plans reported with their line (the History Server comparison is tests/test_sql_plan_history_server.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from backend.eventlog.eventlog_layout import find_logs
+from backend.spark.sql_plan.graph import build_graph
+from backend.spark.sql_plan.metrics import StageTable, bytes_to_string, combine, ms_to_string, spark_string
+from backend.spark.sql_plan.read import read_plans
+from flowscope.cli import main
+from tests.conftest import FIXTURES, SPARK_EVENTS
+
+BATCH = next((FIXTURES / "spark" / "batch_shuffle").glob("eventlog_v2_*"))
+START = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart"
+
+
+@pytest.mark.spark_events
+def test_every_corpus_log_reads_without_a_problem() -> None:
+    """Spark's own test logs (1.2 to 4.2, SQL plans from 2.4 and 3.1, broken attempts) and pyspark 4.3's."""
+    executions = 0
+    for log in find_logs(SPARK_EVENTS, recursive=True):
+        plans, problems = read_plans(log.path)
+        assert problems == [], log.path
+        for ex in plans.executions.values():
+            assert ex.graph is not None and ex.graph.nodes, (log.path, ex.id)
+        executions += len(plans.executions)
+    assert executions >= 9  # 1 + 2 + 3 in Spark's logs, 3 in pyspark 4.3's
+
+
+def test_plan_json_is_the_documented_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", str(BATCH), "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    (execution,) = answer["executions"]
+    assert {"execution", "description", "nodes", "findings"} <= set(execution)
+    names = [n["name"] for n in execution["nodes"]]
+    assert "Exchange" in names and "HashAggregate" in names and "ResultQueryStage" not in names
+    for node in execution["nodes"]:
+        assert {"id", "name", "desc", "children", "codegen_stage", "stages", "metrics"} <= set(node)
+        for m in node["metrics"]:
+            assert {"name", "type", "value", "min", "med", "max"} <= set(m)
+            assert m["type"] in ("sum", "size", "timing", "average", "nsTiming")
+    exchange = next(n for n in execution["nodes"] if n["name"] == "Exchange")
+    assert len(exchange["stages"]) == 2  # written by the map stage, read by the next one
+    rows = {m["name"]: m for m in exchange["metrics"]}["shuffle records written"]
+    assert rows["type"] == "sum" and rows["value"] > 0 and rows["min"] is None
+    inside = [n for n in execution["nodes"] if n["codegen_stage"] is not None and "members" not in n]
+    assert inside and all(n["stages"] for n in inside)
+    assert main(["plan", str(BATCH), "--execution", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["executions"][0]["execution"] == 0
+
+
+def test_plan_text_and_a_missing_execution(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", str(BATCH)]) == 0
+    out = capsys.readouterr().out
+    assert "SQL execution 0" in out and "Exchange #" in out and "not measured by Spark" in out
+    assert main(["plan", str(BATCH), "--execution", "7"]) == 2
+    assert "no SQL execution 7 (executions: 0)" in capsys.readouterr().err
+
+
+def test_spark_number_formats() -> None:
+    assert [bytes_to_string(n) for n in (0, 672, 2047, 2048, 33554432, 5 * 2**30)] == \
+        ["0.0 B", "672.0 B", "2047.0 B", "2.0 KiB", "32.0 MiB", "5.0 GiB"]
+    # Spark rounds half up on the float it divided: 1.25 s is 1.3 s, not Python's 1.2
+    assert [ms_to_string(n) for n in (999, 1250, 59_999, 60_000, 3_600_000)] == \
+        ["999 ms", "1.3 s", "60.0 s", "1.0 m", "1.00 h"]
+
+
+def test_combining_follows_sparks_listener() -> None:
+    types = {1: "size", 2: "sum", 3: "nsTiming"}
+    a = StageTable(4, 0, 3)
+    a.update(10, 0, False, [(1, 5), (2, 1)], types)  # a failed attempt of index 0 ...
+    a.update(11, 0, True, [(1, 7), (2, 2)], types)  # ... replaced by its success
+    a.update(12, 0, True, [(1, 100), (2, 50)], types)  # a late duplicate of a done index: ignored
+    a.update(13, 1, True, [(1, -1), (3, 2_500_000)], types)  # -1: "not set", dropped from size metrics
+    size = combine("size", [a], 1, [])
+    assert size is not None and (size.value, size.min, size.med, size.max) == (7, 0, 7, 7)  # index 2 stays 0
+    assert size.max_at == (4, 0, 11)
+    assert spark_string(size) == \
+        "total (min, med, max (stageId: taskId))\n7.0 B (0.0 B, 7.0 B, 7.0 B (stage 4.0: task 11))"
+    total = combine("sum", [a], 2, [3])
+    assert total is not None and total.value == 5 and spark_string(total) == "5"
+    driver = combine("size", [a], 1, [9])  # a driver value above every task's: the max is the driver's
+    assert driver is not None and driver.max_at is None and spark_string(driver).endswith("(driver))")
+    ns = combine("nsTiming", [a], 3, [])
+    assert ns is not None and ns.value == 2  # ms, truncated
+    assert combine("size", [a], 99, []) is None
+
+
+def test_codegen_clusters_and_reused_exchanges() -> None:
+    def node(name: str, *children: dict, acc: int | None = None) -> dict:
+        return {"nodeName": name, "simpleString": name, "children": list(children), "metadata": {},
+                "metrics": [] if acc is None else [{"name": "rows", "accumulatorId": acc, "metricType": "sum"}]}
+    exchange = node("Exchange", node("Range", acc=2), acc=1)
+    plan = node("SortMergeJoin", node("WholeStageCodegen (1)", node("Sort", node("InputAdapter", exchange))),
+                node("ReusedExchange", exchange))
+    g = build_graph(plan)
+    assert [(n.id, n.name) for n in g.nodes.values()] == \
+        [(0, "SortMergeJoin"), (1, "WholeStageCodegen (1)"), (2, "Sort"), (3, "Exchange"), (4, "Range")]
+    assert g.nodes[2].codegen_stage == 1 and g.nodes[3].codegen_stage is None
+    assert sorted(g.edges) == [(2, 0), (3, 0), (3, 2), (4, 3)]  # the reused exchange is an edge from the original
+
+
+def test_a_bad_plan_is_reported_with_its_line_and_skipped(tmp_path: Path) -> None:
+    good = {"nodeName": "Range", "simpleString": "Range", "children": [], "metadata": {}, "metrics": []}
+    lines = [{"Event": "SparkListenerLogStart", "Spark Version": "4.3.0"},
+             {"Event": START, "executionId": 0, "description": "bad", "time": 1, "sparkPlanInfo":
+              {"nodeName": "Filter", "simpleString": "Filter", "children": "oops", "metrics": []}},
+             {"Event": START, "executionId": 1, "description": "good", "time": 2, "sparkPlanInfo": good}]
+    log = tmp_path / "local-1"
+    log.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    plans, problems = read_plans(log)
+    assert len(problems) == 1 and "line 2" in problems[0] and "SQL execution 0" in problems[0]
+    assert plans.executions[0].graph is None and plans.executions[1].graph is not None
