@@ -8,6 +8,7 @@ import { clock, duration } from "./times.js";
 import { BlameView } from "./blame.js";
 import { ExecutorView } from "./executors.js";
 import { StreamingView } from "./streaming.js";
+import { PlanView } from "./plan.js";
 
 let plotlyPromise = null;
 
@@ -62,6 +63,7 @@ export class Drawer {
     this.blame = new BlameView(root.querySelector("#tab-blame"), handlers, loadPlotly);
     this.executors = new ExecutorView(root.querySelector("#tab-executors"), handlers, loadPlotly);
     this.streaming = new StreamingView(root.querySelector("#tab-streaming"), handlers, loadPlotly);
+    this.plan = new PlanView(root.querySelector("#tab-plan"), handlers);
   }
 
   open(sid, scope, info, at = null) {
@@ -111,6 +113,7 @@ export class Drawer {
       else if (this.tab === "blame") await this.blame.show(this.sid, this.scope);
       else if (this.tab === "executors") await this.executors.show(this.sid, this._cursor, this.blame.sid === this.sid ? this.blame.picked : null, this.scope, this._version());
       else if (this.tab === "streaming") await this.streaming.show(this.sid, this._cursor);
+      else if (this.tab === "plan") await this.plan.show(this.sid, this.scope);
     } catch (e) {
       if (this.h.toast) this.h.toast(e.message);
     }

@@ -9,6 +9,7 @@
 //   selection.js  select, hover tooltip, explain highlight
 //   views.js      SVG (graph.js) for small scopes, canvas (canvas.js) for large ones
 //   diff.js       the Diff tab: what changed between two moments
+//   plan.js       the Plan tab: a SQL execution's physical plan; its operators' stages are shown here
 //   search.js, keys.js, toast.js, dom.js (the one `esc`)
 // Progress is never recomputed here: the page shows what the server sends.
 
@@ -41,6 +42,18 @@ function graphHandlers() {
   };
 }
 
+// A plan operator's stages in the job graph: its SQL execution's region opened, the stages' boxes marked and the
+// first selected (plan.js calls it when an operator is selected).
+async function showPlanStages(scope, stages) {
+  if (scope && JSON.stringify(scope) !== JSON.stringify(S.scope)) await openScope(scope);
+  const boxes = new Set((S.layout ? S.layout.nodes : [])
+    .filter((n) => n.attrs && Array.isArray(n.attrs.stage_ids) && n.attrs.stage_ids.some((s) => stages.includes(s)))
+    .map((n) => n.box));
+  ui.graph.markMatches(boxes);
+  const first = boxes.values().next().value;
+  if (first !== undefined) ui.graph.selectBox(first);
+}
+
 function createComponents() {
   ui.svgGraph = new GraphView($("#graph"), graphHandlers());
   ui.canvasGraph = new CanvasGraphView($("#graph-canvas"), graphHandlers());
@@ -69,6 +82,7 @@ function createComponents() {
     opened: () => { S.drawerOpened = true; }, // from now on every frame refreshes the drawer (its cursor moves)
     pinned: () => pinnedNodes(),
     operators: () => (S.layout ? S.layout.nodes.filter((n) => n.kind === "operator" || n.kind === "scope").map((n) => n.id) : []),
+    planStages: (scope, stages) => showPlanStages(scope, stages),
     toast,
   });
   ui.diff = new DiffView($("#tab-diff"), {

@@ -1,0 +1,81 @@
+"""The Plan tab in headless chromium on a real Spark log (plan_sort_merge_join): the REST answer, then a plan
+opened, an operator selected and its stage highlighted in the job graph; search and collapse. Screenshots go to
+test-artifacts/."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.e2e.browser import shot
+from tests.e2e.view_fixtures import open_spark_fixture
+
+
+@pytest.fixture(scope="module")
+def server(spark_server):
+    return spark_server
+
+
+@pytest.fixture(scope="module")
+def smj_sid(server):
+    return open_spark_fixture(server, "plan_sort_merge_join")
+
+
+@pytest.fixture
+def viewport():
+    return {"width": 1440, "height": 1100}
+
+
+def test_rest_plan_names_each_executions_region(server, smj_sid):
+    with httpx.Client(base_url=server.url, timeout=30) as c:
+        answer = c.get(f"/api/sessions/{smj_sid}/plan", params={"layout": "true"}).json()
+        assert c.get(f"/api/sessions/{smj_sid}/plan", params={"execution": 9}).status_code == 404
+    assert [e["execution"] for e in answer["executions"]] == [0, 1] and answer["problems"] == []
+    scopes = [e["scope"] for e in answer["executions"]]
+    assert all(isinstance(s, list) and s for s in scopes) and scopes[0] != scopes[1]
+    for e in answer["executions"]:
+        assert set(e["layout"]["nodes"]) == {str(n["id"]) for n in e["nodes"] if "members" not in n}
+        assert any(f["finding"] == "broadcastable_sort_merge_join" for f in e["findings"])
+
+
+def test_selecting_an_operator_highlights_its_stage(page, server, smj_sid):
+    plan = httpx.get(f"{server.url}/api/sessions/{smj_sid}/plan", params={"execution": 1}, timeout=30).json()
+    (execution,) = plan["executions"]
+    smj = next(n for n in execution["nodes"] if n["name"] == "SortMergeJoin")
+    assert smj["stages"]
+    page.goto(f"{server.url}/#/s/{smj_sid}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="plan"]')
+    page.wait_for_selector("#tab-plan g.plan-node", timeout=15000)
+    page.select_option("#tab-plan .plan-pick", "1")
+    page.locator(f'#tab-plan g.plan-node[data-node="{smj["id"]}"]').click()
+    page.wait_for_selector("#tab-plan .plan-details h4:has-text('SortMergeJoin')")
+    assert page.inner_text("#tab-plan .plan-stages") == ", ".join(map(str, smj["stages"]))
+    # the job graph opened the execution's region and selected the box of the operator's stage
+    page.wait_for_function("(scope) => JSON.stringify(window.__flowscope.scope) === JSON.stringify(scope)",
+                           arg=execution["scope"], timeout=15000)
+    page.wait_for_selector("#graph .node.sel", timeout=15000)
+    selected = page.evaluate("""() => {
+        const box = document.querySelector('#graph .node.sel').dataset.box;
+        const n = window.__flowscope.layout.nodes.find((x) => x.box === box);
+        return n.attrs.stage_ids; }""")
+    assert set(selected) & set(smj["stages"])
+    assert page.query_selector_all("#graph .node.match")
+    shot(page, "plan-operator-stage")
+
+
+def test_search_and_collapse(page, server, smj_sid):
+    page.goto(f"{server.url}/#/s/{smj_sid}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="plan"]')
+    page.wait_for_selector("#tab-plan g.plan-node", timeout=15000)
+    before = len(page.query_selector_all("#tab-plan g.plan-node"))
+    page.fill("#tab-plan .plan-search", "exchange")
+    matches = page.query_selector_all("#tab-plan g.plan-node.match")
+    assert matches and all("Exchange" in (m.text_content() or "") for m in matches)
+    assert page.inner_text("#tab-plan .plan-count") == f"{len(matches)} match" + ("es" if len(matches) != 1 else "")
+    page.locator("#tab-plan text.plan-cluster-title").first.click()
+    page.wait_for_selector("#tab-plan g.plan-cluster.folded")
+    assert len(page.query_selector_all("#tab-plan g.plan-node")) < before
+    page.click("#tab-plan .plan-fit")
+    shot(page, "plan-search-collapse")
