@@ -9,6 +9,7 @@ against what), plus ``execution`` and ``operator`` (the plan node id).
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 __all__ = ["PLAN_THRESHOLDS", "plan_findings", "FINDING_KINDS"]
@@ -129,27 +130,32 @@ def plan_findings(execution: dict, thresholds: dict[str, dict[str, Any]] | None 
     return out
 
 
-def _upstream(nodes: dict[int, dict], start: int, want: Any) -> dict | None:
-    """The first node at or below ``start`` (following children) for which ``want`` holds."""
+def _upstream(nodes: dict[int, dict], start: int, want: Any, stop: Any) -> dict | None:
+    """The first node at or below ``start`` (following children, not below a node where ``stop`` holds) for which
+    ``want`` holds."""
     seen: set[int] = set()
-    todo = [start]
+    todo = deque([start])
     while todo:
-        nid = todo.pop(0)
+        nid = todo.popleft()
         if nid in seen or nid not in nodes:
             continue
         seen.add(nid)
         if want(nodes[nid]):
             return nodes[nid]
-        todo += nodes[nid].get("children", [])
+        if not stop(nodes[nid]):
+            todo.extend(nodes[nid].get("children", []))
     return None
 
 
 def _side_bytes(nodes: dict[int, dict], child: int) -> float | None:
-    """The bytes a join side brings: the data size of the shuffle (or AQE read) feeding it."""
-    ex = _upstream(nodes, child, lambda n: "Exchange" in n["name"] and _value(n, ("data size",)) is not None)
+    """The bytes a join side brings: the data size of the shuffle feeding it (None when another join's output,
+    not an exchange, feeds it)."""
+    ex = _upstream(nodes, child, lambda n: "Exchange" in n["name"] and _value(n, ("data size",)) is not None,
+                   lambda n: "Exchange" in n["name"] or "Join" in n["name"])
     return _value(ex, ("data size",)) if ex is not None else None
 
 
 def _rows_into(nodes: dict[int, dict], child: int) -> float | None:
-    found = _upstream(nodes, child, lambda n: _value(n, ("number of output rows",)) is not None)
+    found = _upstream(nodes, child, lambda n: _value(n, ("number of output rows",)) is not None,
+                      lambda n: "Exchange" in n["name"] or "Join" in n["name"])
     return _value(found, ("number of output rows",)) if found is not None else None

@@ -63,9 +63,14 @@ class PlanNode:
 class PlanGraph:
     nodes: dict[int, PlanNode]  # by id, in id order
     edges: list[tuple[int, int]]  # (from child, to parent)
+    _children: dict[int, list[int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for a, b in self.edges:
+            self._children.setdefault(b, []).append(a)
 
     def children(self, node_id: int) -> list[int]:
-        return [a for a, b in self.edges if b == node_id]
+        return list(self._children.get(node_id, ()))
 
     def accumulators(self) -> dict[int, PlanMetric]:
         return {m.accumulator: m for n in self.nodes.values() for m in n.metrics}
