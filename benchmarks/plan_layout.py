@@ -41,7 +41,7 @@ def _side(k: int) -> dict:
     scan = _node("Scan parquet", metrics=(("number of output rows", "sum"), ("scan time", "timing")))
     body = _node("Sort", _node("Project", _node("Filter", scan, metrics=(("number of output rows", "sum"),))),
                  metrics=(("sort time", "timing"), ("peak memory", "size"), ("spill size", "size")))
-    return _node("Exchange", _node("WholeStageCodegen (%d)" % k, body, metrics=(("duration", "timing"),)),
+    return _node("Exchange", _node(f"WholeStageCodegen ({k})", body, metrics=(("duration", "timing"),)),
                  metrics=(("data size", "size"), ("shuffle records written", "sum")))
 
 

@@ -116,3 +116,22 @@ def test_a_bad_plan_is_reported_with_its_line_and_skipped(tmp_path: Path) -> Non
     plans, problems = read_plans(log)
     assert len(problems) == 1 and "line 2" in problems[0] and "SQL execution 0" in problems[0]
     assert plans.executions[0].graph is None and plans.executions[1].graph is not None
+
+
+def test_blame_names_the_plan_operator_of_a_stage(capsys: pytest.CaptureFixture[str]) -> None:
+    (log,) = (FIXTURES / "spark" / "plan_sort_merge_join").glob("eventlog_v2_*")
+    plans, _ = read_plans(log)
+    assert main(["blame", str(log), "--json"]) == 0
+    holders = [s["holder"] for t in json.loads(capsys.readouterr().out)["times"] for s in t["blame"]
+               if s["kind"] == "task"]
+    named = [h for h in holders if "plan_operator" in h]
+    assert named and len(named) == len(holders)
+    for h in named:
+        op = h["plan_operator"]
+        nodes = {n["id"]: n for n in plans.to_json(op["execution"])["executions"][0]["nodes"]}
+        assert h["stage"] in nodes[op["id"]]["stages"] and op["name"] == nodes[op["id"]]["name"]
+        assert op["id"] in op["operators"] and all(h["stage"] in nodes[i]["stages"] for i in op["operators"])
+    assert main(["blame", str(log)]) == 0
+    first = named[0]
+    assert f"(stage {first['stage']}.{first['attempt']} · {first['plan_operator']['name']} " \
+           f"#{first['plan_operator']['id']}," in capsys.readouterr().out

@@ -59,7 +59,9 @@ def segment_text(seg: dict, latency: float) -> str:
                 f" after stage {failure.get('stage')}.{failure.get('attempt')} failed: {failure_line(failure)}")
     elif kind in ("task", "recompute") and "task" in h:
         partition = h.get("partition", h.get("index"))
-        text = (f"task {h['task']} (stage {h.get('stage')}.{h.get('attempt')}, partition {partition}) "
+        op = h.get("plan_operator")
+        named = f" · {op['name']} #{op['id']}" if op else ""
+        text = (f"task {h['task']} (stage {h.get('stage')}.{h.get('attempt')}{named}, partition {partition}) "
                 f"on executor {h.get('executor')}")
         med = h.get("median_task_s")
         if med:
@@ -147,6 +149,9 @@ def _blame_spark_log(args: argparse.Namespace) -> int:
         replay, blamed = blame_replay(records(), problems.append, str(args.log), checked_records=True)
     finally:
         conversion.close()
+    from backend.spark.sql_plan.stage_operators import name_plan_operators
+
+    name_plan_operators(args.log, blamed)  # a stage's SQL plan operator, where it ran one
     return _report(args, replay, blamed, corrupt + problems)
 
 
