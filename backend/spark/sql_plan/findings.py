@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from backend.spark.sql_plan.metrics import bytes_to_string
+
 __all__ = ["PLAN_THRESHOLDS", "plan_findings", "FINDING_KINDS"]
 
 MB = 1_000_000
@@ -48,7 +50,8 @@ def _value(node: dict, names: tuple[str, ...]) -> float | None:
 
 
 def _mb(n: float) -> str:
-    return f"{n / MB:,.1f} MB"
+    """Bytes as Spark writes them ("1200.0 B", "3.1 MiB")."""
+    return bytes_to_string(int(n))
 
 
 def plan_findings(execution: dict, thresholds: dict[str, dict[str, Any]] | None = None) -> list[dict]:
