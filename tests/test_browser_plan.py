@@ -36,6 +36,7 @@ def test_rest_plan_names_each_executions_region(server, smj_sid):
     for e in answer["executions"]:
         assert set(e["layout"]["nodes"]) == {str(n["id"]) for n in e["nodes"] if "members" not in n}
         assert any(f["finding"] == "broadcastable_sort_merge_join" for f in e["findings"])
+        assert all(f["scope"] == e["scope"] for f in e["findings"])
 
 
 def test_selecting_an_operator_highlights_its_stage(page, server, smj_sid):

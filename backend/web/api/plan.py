@@ -66,6 +66,8 @@ async def plan(session: Session = Depends(deps.session),
     regions = _execution_scopes(session)
     for ex in answer["executions"]:
         ex["scope"] = regions.get(ex["execution"])
+        for finding in ex["findings"]:
+            finding["scope"] = ex["scope"]  # a mark's scope, as the Spark model's findings carry it
         if layout:
             ex["layout"] = plan_layout(ex)
     answer["problems"] = problems
