@@ -135,3 +135,32 @@ def test_blame_names_the_plan_operator_of_a_stage(capsys: pytest.CaptureFixture[
     first = named[0]
     assert f"(stage {first['stage']}.{first['attempt']} · {first['plan_operator']['name']} " \
            f"#{first['plan_operator']['id']}," in capsys.readouterr().out
+
+
+def test_a_log_cut_mid_execution_shows_the_running_tasks() -> None:
+    """The plan's progress: an operator whose stage still has tasks running says how many and the longest (its
+    stages are known once one task of the stage has reported its metrics)."""
+    from backend.eventlog import EventLogReader
+    from backend.spark.sql_plan.plans import SqlPlans
+
+    events = [ev.event for ev in EventLogReader(BATCH)]
+    running: dict[int, set[int]] = {}
+    cut = stage = None
+    for i, e in enumerate(events):
+        if e["Event"] == "SparkListenerTaskStart":
+            running.setdefault(e["Stage ID"], set()).add(e["Task Info"]["Task ID"])
+        elif e["Event"] == "SparkListenerTaskEnd":
+            running[e["Stage ID"]].discard(e["Task Info"]["Task ID"])
+            if running[e["Stage ID"]] and any(a.get("Metadata") == "sql" for a in e["Task Info"]["Accumulables"]):
+                cut, stage = i + 1, e["Stage ID"]  # a task of a SQL stage ended, another still runs
+                break
+    assert cut is not None and stage is not None
+    plans = SqlPlans()
+    for i, e in enumerate(events[:cut]):
+        plans.feed(e, i + 1)
+    (execution,) = plans.to_json()["executions"]
+    assert execution["completed"] is None
+    running_nodes = [n for n in execution["nodes"] if "running" in n]
+    assert running_nodes and all(stage in n["stages"] for n in running_nodes)
+    assert all(n["running"] == {"tasks": len(running[stage]), "longest_s": n["running"]["longest_s"]}
+               and n["running"]["longest_s"] >= 0 for n in running_nodes)

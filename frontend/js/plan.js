@@ -108,7 +108,7 @@ export class PlanView {
       html += `<g class="plan-node${finding ? " has-finding" : ""}${this.selected === n.id ? " sel" : ""}" data-node="${id}" transform="translate(${b.x},${b.y})">
         <rect width="${b.w}" height="${b.h}" rx="4"></rect>
         <text x="8" y="18" class="plan-name">${esc(n.name)} #${n.id}</text>
-        <text x="8" y="36" class="plan-metric">${esc(headline(n))}</text>${n.running ? `<text x="${b.w - 8}" y="18" class="plan-running">${n.running.tasks} running</text>` : ""}</g>`;
+        <text x="8" y="36" class="plan-metric">${esc(headline(n))}</text>${n.running ? `<text x="${b.w - 8}" y="18" class="plan-running">${n.running.tasks} running, ${n.running.longest_s.toFixed(1)} s</text>` : ""}</g>`;
     }
     this.svg.innerHTML = html;
     for (const g of this.svg.querySelectorAll("g.plan-node")) g.addEventListener("click", () => this.select(Number(g.dataset.node)));
@@ -151,6 +151,7 @@ export class PlanView {
     const findings = ex.findings.filter((f) => f.operator === id).map((f) => `<li class="plan-finding"><b>${esc(f.finding)}</b>: ${esc(f.label)}<br>${esc(f.recommendation)} <span class="muted">(${esc(f.metric)})</span></li>`).join("");
     this.box.querySelector(".plan-details").innerHTML = `<h4>${esc(n.name)} #${n.id}</h4><div class="plan-desc">${esc(n.desc.slice(0, 400))}</div>
       <div>stages: <span class="plan-stages">${n.stages.join(", ") || "none recorded"}</span></div><div>time: ${time}</div>
+      ${n.running ? `<div class="plan-running-note">${n.running.tasks} task${n.running.tasks === 1 ? "" : "s"} still running, the longest for ${n.running.longest_s.toFixed(1)} s</div>` : ""}
       ${rows ? `<table class="plan-metrics"><thead><tr><th>metric</th><th>total</th><th>min / med / max</th></tr></thead><tbody>${rows}</tbody></table>` : "<p>No metrics.</p>"}
       ${findings ? `<ul>${findings}</ul>` : ""}`;
     if (this.h.planStages) this.h.planStages(ex.scope, n.stages);

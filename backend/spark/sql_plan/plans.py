@@ -93,7 +93,7 @@ class SqlPlans:
         self.tables: dict[int, StageTable] = {}  # stage id -> its current attempt's metric table
         self.running: dict[int, dict[int, int]] = {}  # stage id -> {task id: launch time (ms)}
         self.problems: list[str] = []  # bad plans and values, each with its line
-        self.last_time: int | None = None
+        self.last_time: int | None = None  # the latest task launch or finish seen (ms): "now" for a running log
 
     # --- events ----------------------------------------------------------------------------------------------------
 
@@ -226,7 +226,9 @@ class SqlPlans:
         info = e.get("Task Info") or {}
         sid, tid = _int(e.get("Stage ID")), _int(info.get("Task ID"))
         if sid is not None and tid is not None:
-            self.running.setdefault(sid, {})[tid] = _int(info.get("Launch Time")) or 0
+            launch = _int(info.get("Launch Time")) or 0
+            self.running.setdefault(sid, {})[tid] = launch
+            self.last_time = max(self.last_time or 0, launch)
 
     def _on_task_end(self, e: dict, line: int | None) -> None:
         info = e.get("Task Info") or {}
@@ -235,7 +237,7 @@ class SqlPlans:
             return
         finish = _int(info.get("Finish Time"))
         if finish:
-            self.last_time = finish
+            self.last_time = max(self.last_time or 0, finish)
         running = self.running.get(sid)
         if running is not None:
             running.pop(tid, None)
@@ -308,9 +310,10 @@ class SqlPlans:
                     out["members"] = list(node.members)
                 if node.metadata:
                     out["metadata"] = node.metadata
-                running = [(t, launch) for s in stages for t, launch in self.running.get(s, {}).items()]
-                if running and ex.final is None:
-                    out["running"] = {"tasks": len(running), "oldest_launch": min(launch for _, launch in running)}
+                launches = [launch for s in stages for launch in self.running.get(s, {}).values()]
+                if launches and ex.final is None:  # its stages' tasks still running, the longest so far
+                    longest = ((self.last_time or 0) - min(launches)) / 1000
+                    out["running"] = {"tasks": len(launches), "longest_s": round(max(longest, 0.0), 3)}
                 nodes.append(out)
         body = {"execution": ex.id, "description": ex.description, "submitted": ex.submitted,
                 "completed": ex.completed, "plan_updates": ex.plan_updates,
