@@ -164,3 +164,31 @@ def test_a_log_cut_mid_execution_shows_the_running_tasks() -> None:
     assert running_nodes and all(stage in n["stages"] for n in running_nodes)
     assert all(n["running"] == {"tasks": len(running[stage]), "longest_s": n["running"]["longest_s"]}
                and n["running"]["longest_s"] >= 0 for n in running_nodes)
+
+
+def test_hostile_fields_are_survived() -> None:
+    """Fields of the wrong type anywhere the plans read, and a plan nested deeper than Python's stack: no crash,
+    the deep plan reported, the rest still read."""
+    from backend.spark.sql_plan.plans import SqlPlans
+
+    deep: dict = {"nodeName": "Range", "simpleString": "Range", "children": [], "metrics": []}
+    for _ in range(5000):
+        deep = {"nodeName": "Filter", "simpleString": "Filter", "children": [deep], "metrics": []}
+    plans = SqlPlans()
+    odd: list = [None, 7, "x", [1], {"a": 1}]
+    for i, value in enumerate(odd):
+        plans.feed({"Event": START, "executionId": i, "sparkPlanInfo": value, "time": value}, i)
+        plans.feed({"Event": "SparkListenerJobStart", "Job ID": i, "Properties": {"spark.sql.execution.id": str(i)},
+                    "Stage Infos": [value], "Stage IDs": value}, i)
+        plans.feed({"Event": "SparkListenerTaskEnd", "Stage ID": 0, "Task Info": {"Task ID": 1, "Index": value,
+                                                                                  "Accumulables": [value]}}, i)
+        plans.feed({"Event": "SparkListenerTaskEnd", "Stage ID": value, "Task Info": value}, i)
+        plans.feed({"Event": "SparkListenerStageSubmitted", "Stage Info": value}, i)
+        plans.feed({"Event": "org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates",
+                    "executionId": i, "accumUpdates": value}, i)
+        plans.feed({"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLAdaptiveSQLMetricUpdates",
+                    "executionId": i, "sqlPlanMetrics": value}, i)
+    plans.feed({"Event": START, "executionId": 9, "sparkPlanInfo": deep}, 99)
+    answer = plans.to_json()
+    assert len(answer["executions"]) == len(odd) + 1
+    assert any("line 99" in p and "SQL execution 9" in p for p in plans.problems)

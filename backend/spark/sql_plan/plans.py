@@ -72,6 +72,15 @@ def spark_set_order(stages: list[int]) -> list[int]:
     return order(stages, 0)
 
 
+def _dict(value: Any) -> dict:
+    """A field that should be an object: itself, or empty when the log has something else there."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
 def _int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -133,6 +142,11 @@ class SqlPlans:
     def _plan(self, ex: Execution, info: Any, line: int | None) -> None:
         try:
             graph = build_graph(info)
+        except RecursionError:
+            e = PlanShapeError("the plan is nested too deeply to read")
+            ex.problem = str(e)
+            self._problem(line, f"SQL execution {ex.id}: its plan is skipped: {e}")
+            return
         except PlanShapeError as e:
             ex.problem = str(e)
             self._problem(line, f"SQL execution {ex.id}: its plan is skipped: {e}")
@@ -160,7 +174,7 @@ class SqlPlans:
         ex = self._execution(e, line)
         if ex is None:
             return
-        for m in e.get("sqlPlanMetrics") or []:
+        for m in _list(e.get("sqlPlanMetrics")):
             acc = _int(m.get("accumulatorId")) if isinstance(m, dict) else None
             if acc is not None:
                 ex.types[acc] = str(m.get("metricType") or "sum")
@@ -188,8 +202,7 @@ class SqlPlans:
         return any(stage in ex.stages for ex in self.executions.values() if ex.final is None)
 
     def _on_job_start(self, e: dict, line: int | None) -> None:
-        props = e.get("Properties") or {}
-        eid = _int(props.get("spark.sql.execution.id")) if isinstance(props, dict) else None
+        eid = _int(_dict(e.get("Properties")).get("spark.sql.execution.id"))
         job = _int(e.get("Job ID"))
         if eid is None or job is None:
             return
@@ -197,24 +210,24 @@ class SqlPlans:
         if ex is None:
             ex = self.executions[eid] = Execution(eid)
         if ex.types:
-            for info in e.get("Stage Infos") or []:
+            for info in map(_dict, _list(e.get("Stage Infos"))):
                 sid, n = _int(info.get("Stage ID")), _int(info.get("Number of Tasks"))
                 if sid is not None:
                     self.tables[sid] = StageTable(sid, 0, max(n or 0, 0))
         ex.jobs[job] = "RUNNING"
-        for sid in e.get("Stage IDs") or []:
+        for sid in _list(e.get("Stage IDs")):
             if _int(sid) is not None:
                 ex.stages[int(sid)] = None
 
     def _on_job_end(self, e: dict, line: int | None) -> None:
         job = _int(e.get("Job ID"))
-        result = (e.get("Job Result") or {}).get("Result") if isinstance(e.get("Job Result"), dict) else None
+        result = _dict(e.get("Job Result")).get("Result")
         for ex in self.executions.values():
             if job in ex.jobs:
                 ex.jobs[job] = "SUCCEEDED" if result == "JobSucceeded" else "FAILED"
 
     def _on_stage_submitted(self, e: dict, line: int | None) -> None:
-        info = e.get("Stage Info") or {}
+        info = _dict(e.get("Stage Info"))
         sid, attempt = _int(info.get("Stage ID")), _int(info.get("Stage Attempt ID")) or 0
         if sid is None or not self._live_stage(sid):
             return
@@ -223,7 +236,7 @@ class SqlPlans:
             self.tables[sid] = StageTable(sid, attempt, table.tasks)
 
     def _on_task_start(self, e: dict, line: int | None) -> None:
-        info = e.get("Task Info") or {}
+        info = _dict(e.get("Task Info"))
         sid, tid = _int(e.get("Stage ID")), _int(info.get("Task ID"))
         if sid is not None and tid is not None:
             launch = _int(info.get("Launch Time")) or 0
@@ -231,7 +244,7 @@ class SqlPlans:
             self.last_time = max(self.last_time or 0, launch)
 
     def _on_task_end(self, e: dict, line: int | None) -> None:
-        info = e.get("Task Info") or {}
+        info = _dict(e.get("Task Info"))
         sid, tid = _int(e.get("Stage ID")), _int(info.get("Task ID"))
         if sid is None or tid is None:
             return
@@ -249,7 +262,7 @@ class SqlPlans:
         if table is None or table.attempt != (_int(e.get("Stage Attempt ID")) or 0):
             return
         updates = []
-        for acc in info.get("Accumulables") or []:
+        for acc in _list(info.get("Accumulables")):
             if not isinstance(acc, dict) or "Update" not in acc:
                 continue
             aid, value = _int(acc.get("ID")), _int(acc.get("Update"))
