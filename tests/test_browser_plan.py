@@ -79,4 +79,13 @@ def test_search_and_collapse(page, server, smj_sid):
     page.wait_for_selector("#tab-plan g.plan-cluster.folded")
     assert len(page.query_selector_all("#tab-plan g.plan-node")) < before
     page.click("#tab-plan .plan-fit")
+    fitted = page.get_attribute("#tab-plan svg.plan-graph", "viewBox")
+    page.hover("#tab-plan svg.plan-graph")
+    page.mouse.wheel(0, -300)  # zoom in about the pointer: a smaller view box
+    page.wait_for_function("(v) => document.querySelector('#tab-plan svg.plan-graph').getAttribute('viewBox') !== v",
+                           arg=fitted)
+    zoomed = [float(x) for x in page.get_attribute("#tab-plan svg.plan-graph", "viewBox").split()]
+    assert zoomed[2] < float(fitted.split()[2])
+    page.click("#tab-plan .plan-fit")
+    assert page.get_attribute("#tab-plan svg.plan-graph", "viewBox") == fitted
     shot(page, "plan-search-collapse")

@@ -3,7 +3,7 @@
 // operators, exchanges and broadcasts as dashed edges between them. Selecting an operator lists its metrics (as
 // Spark combines them), its time where Spark measures it, its stages and findings, and highlights those stages in
 // the job graph. A codegen box collapses to one box when its title is clicked; search marks operators by name or
-// description; fit shows the whole plan.
+// description; fit shows the whole plan; the wheel zooms and dragging pans.
 
 import * as api from "./api.js";
 import { esc } from "./dom.js";
@@ -73,8 +73,43 @@ export class PlanView {
     this.box.querySelector(".plan-search").addEventListener("input", (ev) => this.search(ev.target.value));
     this.box.querySelector(".plan-fit").addEventListener("click", () => this.fit());
     this.svg = this.box.querySelector(".plan-graph");
+    this.bindZoom();
     if (ex) this.draw(ex);
-    this.fit();
+    this.natural();
+  }
+
+  // The plan at its own scale (a unit a pixel), its top in view, centred: readable however large it is.
+  natural() {
+    const r = this.svg.getBoundingClientRect();
+    if (!r.width || !r.height) { this.fit(); return; }
+    const x = Math.min(0, ((this.width || 0) - r.width) / 2);
+    this.svg.setAttribute("viewBox", `${(this.width || 0) > r.width ? 0 : x} 0 ${r.width} ${r.height}`);
+  }
+
+  // Wheel zooms about the pointer, dragging the background pans: the view box moves, the drawing stays.
+  bindZoom() {
+    const box = () => this.svg.viewBox.baseVal;
+    const toPlan = (ev) => {
+      const r = this.svg.getBoundingClientRect(), v = box();
+      return [v.x + (ev.clientX - r.left) * v.width / r.width, v.y + (ev.clientY - r.top) * v.height / r.height];
+    };
+    this.svg.addEventListener("wheel", (ev) => {
+      ev.preventDefault();
+      const [px, py] = toPlan(ev), v = box(), k = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
+      this.svg.setAttribute("viewBox", `${px - (px - v.x) * k} ${py - (py - v.y) * k} ${v.width * k} ${v.height * k}`);
+    }, { passive: false });
+    let drag = null;
+    this.svg.addEventListener("pointerdown", (ev) => {
+      if (ev.target.closest("g.plan-node, text.plan-cluster-title")) return;
+      drag = { x: ev.clientX, y: ev.clientY, v: { ...box() } };
+    });
+    this.svg.addEventListener("pointermove", (ev) => {
+      if (!drag) return;
+      const r = this.svg.getBoundingClientRect(), v = drag.v;
+      const dx = (ev.clientX - drag.x) * v.width / r.width, dy = (ev.clientY - drag.y) * v.height / r.height;
+      this.svg.setAttribute("viewBox", `${v.x - dx} ${v.y - dy} ${v.width} ${v.height}`);
+    });
+    for (const end of ["pointerup", "pointerleave"]) this.svg.addEventListener(end, () => { drag = null; });
   }
 
   draw(ex) {
