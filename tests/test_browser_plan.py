@@ -63,6 +63,15 @@ def test_selecting_an_operator_highlights_its_stage(page, server, smj_sid):
     assert set(selected) & set(smj["stages"])
     assert page.query_selector_all("#graph .node.match")
     shot(page, "plan-operator-stage")
+    # and its tasks in the Executors tab: the bars of its stages stay, the others fade
+    page.click('#tabs button[data-tab="executors"]')
+    page.wait_for_selector("#executor-chart .main-svg", timeout=15000)
+    page.wait_for_function("(s) => document.querySelector('#executor-chart').dataset.emphasized === s",
+                           arg=",".join(map(str, smj["stages"])), timeout=15000)
+    opacity = page.evaluate("""() => Object.fromEntries(document.querySelector('#executor-chart').data
+        .filter((t) => /^stage \\d+$/.test(t.name)).map((t) => [t.name, t.opacity]))""")
+    assert opacity and all(o == (1 if int(name.split()[1]) in smj["stages"] else 0.15) for name, o in opacity.items())
+    assert any(o == 1 for o in opacity.values())
 
 
 def test_search_and_collapse(page, server, smj_sid):

@@ -63,7 +63,13 @@ export class Drawer {
     this.blame = new BlameView(root.querySelector("#tab-blame"), handlers, loadPlotly);
     this.executors = new ExecutorView(root.querySelector("#tab-executors"), handlers, loadPlotly);
     this.streaming = new StreamingView(root.querySelector("#tab-streaming"), handlers, loadPlotly);
-    this.plan = new PlanView(root.querySelector("#tab-plan"), handlers);
+    this.plan = new PlanView(root.querySelector("#tab-plan"), {
+      ...handlers,
+      planStages: (scope, stages) => { // an operator's stages: selected in the job graph, its tasks in Executors
+        this.executors.emphasize(stages);
+        return handlers.planStages && handlers.planStages(scope, stages);
+      },
+    });
   }
 
   open(sid, scope, info, at = null) {
