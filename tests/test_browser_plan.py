@@ -37,6 +37,13 @@ def test_rest_plan_names_each_executions_region(server, smj_sid):
         assert set(e["layout"]["nodes"]) == {str(n["id"]) for n in e["nodes"] if "members" not in n}
         assert any(f["finding"] == "broadcastable_sort_merge_join" for f in e["findings"])
         assert all(f["scope"] == e["scope"] for f in e["findings"])
+    grown = httpx.get(f"{server.url}/api/sessions/{smj_sid}/plan", params={"series": "true", "execution": 1},
+                      timeout=30).json()["executions"][0]
+    for node in grown["nodes"]:
+        for m in node["metrics"]:
+            if m["type"] == "sum" and m["series"]:
+                times = [t for t, _ in m["series"]]
+                assert times == sorted(times) and m["series"][-1][1] == m["value"], (node["name"], m["name"])
 
 
 def test_selecting_an_operator_highlights_its_stage(page, server, smj_sid):
@@ -52,6 +59,7 @@ def test_selecting_an_operator_highlights_its_stage(page, server, smj_sid):
     page.locator(f'#tab-plan g.plan-node[data-node="{smj["id"]}"]').click()
     page.wait_for_selector("#tab-plan .plan-details h4:has-text('SortMergeJoin')")
     assert page.inner_text("#tab-plan .plan-stages") == ", ".join(map(str, smj["stages"]))
+    assert page.query_selector_all("#tab-plan .plan-details svg.plan-spark polyline")  # rows growing over time
     # the job graph opened the execution's region and selected the box of the operator's stage
     page.wait_for_function("(scope) => JSON.stringify(window.__flowscope.scope) === JSON.stringify(scope)",
                            arg=execution["scope"], timeout=15000)

@@ -22,6 +22,15 @@ function fmt(m, v) {
   return Number(v).toLocaleString("en-US");
 }
 
+// A metric's running total over time as a small line (its tasks finishing), or "" with fewer than two points.
+function spark(series) {
+  if (!series || series.length < 2) return "";
+  const t0 = series[0][0], t1 = series[series.length - 1][0], top = series[series.length - 1][1] || 1;
+  const w = 90, h = 16, dt = Math.max(1, t1 - t0);
+  const pts = series.map(([t, v]) => `${(((t - t0) / dt) * w).toFixed(1)},${(h - (v / top) * h).toFixed(1)}`).join(" ");
+  return `<svg class="plan-spark" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}"><title>${series.length} updates over ${((t1 - t0) / 1000).toFixed(2)} s</title><polyline points="0,${h} ${pts}"></polyline></svg>`;
+}
+
 function headline(node) {
   const rows = node.metrics.find((m) => m.name === "number of output rows");
   if (rows) return `${fmt(rows, rows.value)} rows`;
@@ -42,7 +51,7 @@ export class PlanView {
 
   // scope: the job graph's scope; a SQL execution's region picks its plan.
   async show(sid, scope) {
-    const data = await api.get(`/api/sessions/${sid}/plan`, { layout: "true" });
+    const data = await api.get(`/api/sessions/${sid}/plan`, { layout: "true", series: "true" });
     const here = JSON.stringify(scope || []);
     const key = JSON.stringify(data.executions.map((e) => [e.execution, e.nodes.length, e.completed]));
     const inScope = data.executions.find((e) => e.scope && here.startsWith(JSON.stringify(e.scope).slice(0, -1)));
@@ -181,13 +190,13 @@ export class PlanView {
     const n = ex.nodes.find((x) => x.id === id);
     this.selected = id;
     for (const g of this.svg.querySelectorAll("g.plan-node")) g.classList.toggle("sel", Number(g.dataset.node) === id);
-    const rows = n.metrics.map((m) => `<tr><td>${esc(m.name)}</td><td>${esc(fmt(m, m.value))}</td><td>${m.min === null ? "" : esc(`${fmt(m, m.min)} / ${fmt(m, m.med)} / ${fmt(m, m.max)}`)}</td></tr>`).join("");
+    const rows = n.metrics.map((m) => `<tr><td>${esc(m.name)}</td><td>${esc(fmt(m, m.value))}</td><td>${m.min === null ? "" : esc(`${fmt(m, m.min)} / ${fmt(m, m.med)} / ${fmt(m, m.max)}`)}</td><td>${spark(m.series)}</td></tr>`).join("");
     const time = n.time.measured ? `${esc(fmt({ type: "timing" }, n.time.ms))} (${esc(n.time.by.join(", "))}${n.time.of === "pipeline" ? ", the whole codegen stage" : ""})` : esc(n.time.note);
     const findings = ex.findings.filter((f) => f.operator === id).map((f) => `<li class="plan-finding"><b>${esc(f.finding)}</b>: ${esc(f.label)}<br>${esc(f.recommendation)} <span class="muted">(${esc(f.metric)})</span></li>`).join("");
     this.box.querySelector(".plan-details").innerHTML = `<h4>${esc(n.name)} #${n.id}</h4><div class="plan-desc">${esc(n.desc.slice(0, 400))}</div>
       <div>stages: <span class="plan-stages">${n.stages.join(", ") || "none recorded"}</span></div><div>time: ${time}</div>
       ${n.running ? `<div class="plan-running-note">${n.running.tasks} task${n.running.tasks === 1 ? "" : "s"} still running, the longest for ${n.running.longest_s.toFixed(1)} s</div>` : ""}
-      ${rows ? `<table class="plan-metrics"><thead><tr><th>metric</th><th>total</th><th>min / med / max</th></tr></thead><tbody>${rows}</tbody></table>` : "<p>No metrics.</p>"}
+      ${rows ? `<table class="plan-metrics"><thead><tr><th>metric</th><th>total</th><th>min / med / max</th><th>as tasks finished</th></tr></thead><tbody>${rows}</tbody></table>` : "<p>No metrics.</p>"}
       ${findings ? `<ul>${findings}</ul>` : ""}`;
     if (this.h.planStages) this.h.planStages(ex.scope, n.stages);
   }

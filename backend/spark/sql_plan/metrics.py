@@ -47,9 +47,10 @@ class StageTable:
     done: set[int] = field(default_factory=set)  # indexes a task completed successfully
 
     def update(self, task: int, index: int, succeeded: bool, updates: list[tuple[int, int]],
-               types: dict[int, str]) -> None:
+               types: dict[int, str]) -> bool:
+        """Take a task's updates; False when its index already succeeded (the updates are ignored)."""
         if index in self.done:
-            return
+            return False
         for acc, value in updates:
             kind = types.get(acc)
             if kind is None:
@@ -63,6 +64,7 @@ class StageTable:
                     top[0], top[1] = value, task
         if succeeded:
             self.done.add(index)
+        return True
 
     def column(self, acc: int) -> list[int] | None:
         """Every index's value of one accumulator (0 where no task reported), or None if none did."""

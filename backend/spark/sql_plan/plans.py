@@ -28,6 +28,7 @@ ADAPTIVE_METRICS = _UI + "SparkListenerSQLAdaptiveSQLMetricUpdates"
 DRIVER = _UI + "SparkListenerDriverAccumUpdates"
 SQL_EVENTS = (START, END, ADAPTIVE, ADAPTIVE_METRICS, DRIVER)
 RETAINED_EXECUTIONS = 1000  # as spark.sql.ui.retainedExecutions: the oldest finished ones are forgotten
+SERIES_POINTS = 512  # a metric's updates over time kept at most this many points (neighbours merged beyond)
 
 
 @dataclass(slots=True)
@@ -43,6 +44,7 @@ class Execution:
     stages: dict[int, None] = field(default_factory=dict)  # its jobs' stages, in the order they came
     driver: dict[int, list[int]] = field(default_factory=dict)
     ran_in: dict[int, dict[int, None]] = field(default_factory=dict)  # accumulator -> stages whose tasks set it
+    series: dict[int, list[list[int]]] = field(default_factory=dict)  # accumulator -> [[time ms, update], ...]
     final: dict[int, Combined] | None = None  # combined at its end
     problem: str | None = None
 
@@ -70,6 +72,15 @@ def spark_set_order(stages: list[int]) -> list[int]:
         return single + deeper
 
     return order(stages, 0)
+
+
+def _append_point(points: list[list[int]], at: int, value: int) -> None:
+    """One update of a metric at a time; past :data:`SERIES_POINTS`, neighbouring points merge (their updates
+    added, the later time kept), so a long execution's series stays small and its totals stay exact."""
+    points.append([at, value])
+    if len(points) > SERIES_POINTS:
+        points[:] = [[b[0], a[1] + b[1]] for a, b in zip(points[::2], points[1::2], strict=False)] + \
+            ([points[-1]] if len(points) % 2 else [])
 
 
 def _dict(value: Any) -> dict:
@@ -190,6 +201,8 @@ class SqlPlans:
                 acc, value = _int(pair[0]), _int(pair[1])
                 if acc is not None and value is not None:
                     ex.driver.setdefault(acc, []).append(value)
+                    if acc in ex.types:
+                        _append_point(ex.series.setdefault(acc, []), self.last_time or 0, value)
 
     def _on_end(self, e: dict, line: int | None) -> None:
         ex = self._execution(e, line, create=False)
@@ -275,10 +288,12 @@ class SqlPlans:
         for ex in self.executions.values():
             if ex.final is None and sid in ex.stages:
                 types = ex.types
-                table.update(tid, index, ok, updates, types)
-                for aid, _ in updates:
+                taken = table.update(tid, index, ok, updates, types)
+                for aid, value in updates:
                     if aid in types:
                         ex.ran_in.setdefault(aid, {})[sid] = None
+                        if ok and taken:
+                            _append_point(ex.series.setdefault(aid, []), finish or 0, value)
                 break
 
     # --- answers ---------------------------------------------------------------------------------------------------
@@ -296,8 +311,10 @@ class SqlPlans:
         """Its combined metrics: frozen at its end, else as they stand."""
         return ex.final if ex.final is not None else self._combine(ex)
 
-    def execution_json(self, ex: Execution, thresholds: dict | None = None) -> dict:
-        """One execution as ``flowscope plan --json`` prints it (see README)."""
+    def execution_json(self, ex: Execution, thresholds: dict | None = None, series: bool = False) -> dict:
+        """One execution as ``flowscope plan --json`` prints it (see README); with ``series``, each metric of a
+        summed kind (sum, size, timing, nsTiming) also has ``series``: ``[[time ms, running total], ...]`` as its
+        tasks (and the driver) reported it, for the Plan tab's picture of it growing."""
         values = self.values(ex)
         nodes = []
         graph = ex.graph
@@ -311,6 +328,8 @@ class SqlPlans:
                     got = values.get(m.accumulator)
                     if got is not None:
                         metrics.append({"name": m.name.strip(), "accumulator": m.accumulator, **got.to_json()})
+                        if series and got.type != "average":
+                            metrics[-1]["series"] = _running_total(ex.series.get(m.accumulator, []), got.type)
                 if not stages and node.cluster is not None:
                     for m in node.cluster.metrics:
                         for s in ex.ran_in.get(m.accumulator, {}):
@@ -336,9 +355,21 @@ class SqlPlans:
         body["findings"] = plan_findings(body, thresholds)
         return body
 
-    def to_json(self, execution: int | None = None, thresholds: dict | None = None) -> dict:
+    def to_json(self, execution: int | None = None, thresholds: dict | None = None, series: bool = False) -> dict:
         picked = [ex for eid, ex in sorted(self.executions.items()) if execution is None or eid == execution]
-        return {"executions": [self.execution_json(ex, thresholds) for ex in picked]}
+        return {"executions": [self.execution_json(ex, thresholds, series) for ex in picked]}
+
+
+def _running_total(points: list[list[int]], kind: str) -> list[list[float]]:
+    """A metric's updates in time order as a running total (-1, Spark's "not set", left out; ns shown as ms)."""
+    total = 0
+    out: list[list[float]] = []
+    for at, value in sorted(points, key=lambda p: p[0]):
+        if kind != "sum" and value < 0:
+            continue
+        total += value
+        out.append([at, total // 1_000_000 if kind == "nsTiming" else total])
+    return out
 
 
 _HANDLERS = {

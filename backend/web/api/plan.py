@@ -55,14 +55,16 @@ def _plans_of(path: Path) -> tuple[SqlPlans, list[str]]:
                         "to draw.")
 async def plan(session: Session = Depends(deps.session),
                execution: int | None = Query(None, ge=0, description="only this SQL execution"),
-               layout: bool = Query(False, description="also where the Plan tab draws each operator")):
+               layout: bool = Query(False, description="also where the Plan tab draws each operator"),
+               series: bool = Query(False, description="also each summed metric's running total over time "
+                                                        "(series: [[time ms, total], ...])")):
     path = getattr(session.feed, "path", None)
     if not isinstance(path, Path) or not path.exists():
         raise HTTPException(404, "this session has no Spark event log to read plans from")
     plans, problems = await run_in_threadpool(_plans_of, path)
     if execution is not None and execution not in plans.executions:
         raise HTTPException(404, f"no SQL execution {execution} in this log")
-    answer = await run_in_threadpool(plans.to_json, execution)
+    answer = await run_in_threadpool(plans.to_json, execution, None, series)
     regions = _execution_scopes(session)
     for ex in answer["executions"]:
         ex["scope"] = regions.get(ex["execution"])
