@@ -46,6 +46,28 @@ def test_rest_plan_names_each_executions_region(server, smj_sid):
                 assert times == sorted(times) and m["series"][-1][1] == m["value"], (node["name"], m["name"])
 
 
+def test_blame_names_the_plan_operator_on_the_page(page, server, smj_sid):
+    """The REST blame answer carries each SQL stage's plan operator, and the Blame tab's waterfall says it."""
+    times = httpx.get(f"{server.url}/api/sessions/{smj_sid}/blame", timeout=30).json()["times"]
+    tasks = [s["holder"] for t in times for s in t["blame"] if s["kind"] == "task"]
+    assert tasks and all("plan_operator" in h for h in tasks)
+    page.goto(f"{server.url}/#/s/{smj_sid}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="blame"]')
+    page.wait_for_selector("#tab-blame .blame-time", timeout=15000)
+    names = {f"· {h['plan_operator']['name']} #{h['plan_operator']['id']} ·" for h in tasks}
+    seen: list[str] = []
+    for k in range(len(page.query_selector_all("#tab-blame .blame-time"))):  # a time whose path has a task
+        page.locator("#tab-blame .blame-time").nth(k).click()
+        page.wait_for_selector("#blame-waterfall .main-svg", timeout=15000)
+        page.wait_for_timeout(300)
+        seen = [t.text_content() or "" for t in page.query_selector_all("#blame-waterfall .ytick text")]
+        if any(n in label for n in names for label in seen):
+            break
+    assert any(n in label for n in names for label in seen), seen
+    shot(page, "plan-blame-operator")
+
+
 def test_selecting_an_operator_highlights_its_stage(page, server, smj_sid):
     plan = httpx.get(f"{server.url}/api/sessions/{smj_sid}/plan", params={"execution": 1}, timeout=30).json()
     (execution,) = plan["executions"]

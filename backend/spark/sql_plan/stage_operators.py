@@ -14,7 +14,7 @@ from typing import Any
 from backend.spark.sql_plan.plans import SqlPlans
 from backend.spark.sql_plan.read import read_plans
 
-__all__ = ["stage_operators", "name_plan_operators", "NAMING_ORDER"]
+__all__ = ["stage_operators", "name_plan_operators", "name_segments", "NAMING_ORDER"]
 
 NAMING_ORDER = ("Join", "Aggregate", "Sort", "Window", "Scan", "Exchange")
 _PASSING = {"Project", "Filter", "InputAdapter", "ColumnarToRow", "AQEShuffleRead", "AdaptiveSparkPlan",
@@ -50,7 +50,12 @@ def name_plan_operators(log: str | os.PathLike[str], blamed: list[Any]) -> None:
     entry for its stage); the plans are read in a second pass over ``log``."""
     named = stage_operators(read_plans(log)[0])
     for b in blamed:
-        for seg in b.blame:
-            holder = seg.get("holder") if isinstance(seg, dict) else None
-            if isinstance(holder, dict) and holder.get("stage") in named:
-                holder["plan_operator"] = named[holder["stage"]]
+        name_segments(b.blame, named)
+
+
+def name_segments(segments: list[Any], named: dict[int, dict]) -> None:
+    """Blame segments (``{kind, ..., holder}``) held by a stage ``named`` knows get its ``plan_operator``."""
+    for seg in segments:
+        holder = seg.get("holder") if isinstance(seg, dict) else None
+        if isinstance(holder, dict) and holder.get("stage") in named:
+            holder["plan_operator"] = named[holder["stage"]]

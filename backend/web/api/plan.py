@@ -2,12 +2,14 @@
 Plan tab; the same JSON as ``flowscope plan --json``.
 
 The plans are read from the session's event log when asked (in a worker thread), and kept until the log changes
-(its size or modification time): the live Spark model does not carry the tasks' SQL accumulators.
+(its size or modification time; a growing log is read again at most every ``REREAD_AFTER_S``): the live Spark
+model does not carry the tasks' SQL accumulators. The blame route names the plan operator of a stage from them.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from fastapi import APIRouter, Depends, HTTPException, Query
@@ -22,8 +24,9 @@ from backend.web.api.models import Problem
 
 router = APIRouter(prefix="/api/sessions/{sid}", tags=["plan"])
 
-_READ: dict[str, tuple[tuple, SqlPlans, list[str]]] = {}  # log path -> (its stamp, plans, problems)
+_READ: dict[str, tuple[tuple, float, SqlPlans, list[str]]] = {}  # log path -> (stamp, read at, plans, problems)
 _KEEP = 8
+REREAD_AFTER_S = 5.0  # a log that grows (a followed application) is read again at most this often
 
 
 def _stamp(path: Path) -> tuple:
@@ -37,13 +40,21 @@ def _plans_of(path: Path) -> tuple[SqlPlans, list[str]]:
     key = os.fspath(path)
     stamp = _stamp(path)
     got = _READ.get(key)
-    if got is None or got[0] != stamp:
+    if got is None or (got[0] != stamp and time.monotonic() - got[1] >= REREAD_AFTER_S):
         plans, problems = read_plans(path)
-        _READ[key] = (stamp, plans, problems)
+        _READ[key] = (stamp, time.monotonic(), plans, problems)
         while len(_READ) > _KEEP:
             del _READ[next(iter(_READ))]
         return plans, problems
-    return got[1], got[2]
+    return got[2], got[3]
+
+
+async def session_plans(session: Session) -> tuple[SqlPlans, list[str]] | None:
+    """The SQL plans of a session's Spark event log (read in a worker thread, kept), or None without one."""
+    path = getattr(session.feed, "path", None)
+    if not isinstance(path, Path) or not path.exists():
+        return None
+    return await run_in_threadpool(_plans_of, path)
 
 
 @router.get("/plan", responses={404: {"model": Problem}},
@@ -58,10 +69,10 @@ async def plan(session: Session = Depends(deps.session),
                layout: bool = Query(False, description="also where the Plan tab draws each operator"),
                series: bool = Query(False, description="also each summed metric's running total over time "
                                                         "(series: [[time ms, total], ...])")):
-    path = getattr(session.feed, "path", None)
-    if not isinstance(path, Path) or not path.exists():
+    got = await session_plans(session)
+    if got is None:
         raise HTTPException(404, "this session has no Spark event log to read plans from")
-    plans, problems = await run_in_threadpool(_plans_of, path)
+    plans, problems = got
     if execution is not None and execution not in plans.executions:
         raise HTTPException(404, f"no SQL execution {execution} in this log")
     answer = await run_in_threadpool(plans.to_json, execution, None, series)
