@@ -128,3 +128,23 @@ def test_search_and_collapse(page, server, smj_sid):
     page.click("#tab-plan .plan-fit")
     assert page.get_attribute("#tab-plan svg.plan-graph", "viewBox") == fitted
     shot(page, "plan-search-collapse")
+
+
+def test_a_plan_finding_in_the_findings_tab_opens_its_operator(page, server):
+    sid = open_spark_fixture(server, "plan_small_files")
+    plan = httpx.get(f"{server.url}/api/sessions/{sid}/plan", timeout=30).json()
+    findings = [f for e in plan["executions"] for f in e["findings"]]
+    assert [f["finding"] for f in findings] == ["small_files", "small_files"]
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="findings"]')
+    rows = page.wait_for_selector("#tab-findings .plan-finding-row", timeout=15000)
+    assert "small_files" in rows.inner_text()
+    page.locator("#tab-findings .plan-finding-row").nth(1).click()
+    read = findings[1]
+    name = next(n["name"] for e in plan["executions"] for n in e["nodes"]
+                if e["execution"] == read["execution"] and n["id"] == read["operator"])
+    page.wait_for_selector(f"#tab-plan .plan-details h4:has-text('{name} #{read['operator']}')", timeout=15000)
+    assert "small_files" in page.inner_text("#tab-plan .plan-details")
+    assert page.query_selector(f'#tab-plan g.plan-node.sel[data-node="{read["operator"]}"]')
+    shot(page, "plan-finding-opened")

@@ -49,16 +49,25 @@ export class PlanView {
     this.selected = null;
   }
 
+  // Open an execution's plan with one of its operators selected at the next show (a finding's row asks it).
+  open(execution, operator) {
+    this.pending = { execution, operator };
+  }
+
   // scope: the job graph's scope; a SQL execution's region picks its plan.
   async show(sid, scope) {
     const data = await api.get(`/api/sessions/${sid}/plan`, { layout: "true", series: "true" });
     const here = JSON.stringify(scope || []);
     const key = JSON.stringify(data.executions.map((e) => [e.execution, e.nodes.length, e.completed]));
     const inScope = data.executions.find((e) => e.scope && here.startsWith(JSON.stringify(e.scope).slice(0, -1)));
-    const wanted = inScope ? inScope.execution : (this.execution ?? (data.executions[0] || {}).execution);
-    if (sid === this.sid && key === this.key && wanted === this.execution) return;
+    const pending = this.pending;
+    this.pending = null;
+    const wanted = pending ? pending.execution
+      : inScope ? inScope.execution : (this.execution ?? (data.executions[0] || {}).execution);
+    if (!pending && sid === this.sid && key === this.key && wanted === this.execution) return;
     this.sid = sid; this.key = key; this.data = data; this.execution = wanted;
     this.render();
+    if (pending && this.current() && this.current().nodes.some((n) => n.id === pending.operator)) this.select(pending.operator);
   }
 
   current() {
