@@ -111,6 +111,8 @@ class SqlPlans:
     def __init__(self) -> None:
         self.executions: dict[int, Execution] = {}
         self.tables: dict[int, StageTable] = {}  # stage id -> its current attempt's metric table
+        self.stage_exec: dict[int, Execution] = {}  # stage id -> the running execution whose job listed it
+        self.job_exec: dict[int, Execution] = {}  # running job id -> its execution
         self.running: dict[int, dict[int, int]] = {}  # stage id -> {task id: launch time (ms)}
         self.problems: list[str] = []  # bad plans and values, each with its line
         self.last_time: int | None = None  # the latest task launch or finish seen (ms): "now" for a running log
@@ -210,9 +212,14 @@ class SqlPlans:
             return
         ex.completed = _int(e.get("time"))
         ex.final = self._combine(ex)
+        for sid in ex.stages:  # as Spark's listener drops the stage tables of an execution that ended
+            if self.stage_exec.get(sid) is ex:
+                del self.stage_exec[sid]
+                self.tables.pop(sid, None)
 
     def _live_stage(self, stage: int) -> bool:
-        return any(stage in ex.stages for ex in self.executions.values() if ex.final is None)
+        ex = self.stage_exec.get(stage)
+        return ex is not None and ex.final is None
 
     def _on_job_start(self, e: dict, line: int | None) -> None:
         eid = _int(_dict(e.get("Properties")).get("spark.sql.execution.id"))
@@ -228,16 +235,19 @@ class SqlPlans:
                 if sid is not None:
                     self.tables[sid] = StageTable(sid, 0, max(n or 0, 0))
         ex.jobs[job] = "RUNNING"
+        self.job_exec[job] = ex
         for sid in _list(e.get("Stage IDs")):
             if _int(sid) is not None:
                 ex.stages[int(sid)] = None
+                if ex.final is None:
+                    self.stage_exec[int(sid)] = ex
 
     def _on_job_end(self, e: dict, line: int | None) -> None:
         job = _int(e.get("Job ID"))
         result = _dict(e.get("Job Result")).get("Result")
-        for ex in self.executions.values():
-            if job in ex.jobs:
-                ex.jobs[job] = "SUCCEEDED" if result == "JobSucceeded" else "FAILED"
+        ex = self.job_exec.pop(job, None) if job is not None else None
+        if ex is not None and job in ex.jobs:
+            ex.jobs[job] = "SUCCEEDED" if result == "JobSucceeded" else "FAILED"
 
     def _on_stage_submitted(self, e: dict, line: int | None) -> None:
         info = _dict(e.get("Stage Info"))
@@ -285,16 +295,14 @@ class SqlPlans:
         if index is None:
             return
         ok = not info.get("Failed") and not info.get("Killed") and bool(finish)
-        for ex in self.executions.values():
-            if ex.final is None and sid in ex.stages:
-                types = ex.types
-                taken = table.update(tid, index, ok, updates, types)
-                for aid, value in updates:
-                    if aid in types:
-                        ex.ran_in.setdefault(aid, {})[sid] = None
-                        if ok and taken:
-                            _append_point(ex.series.setdefault(aid, []), finish or 0, value)
-                break
+        ex = self.stage_exec[sid]
+        types = ex.types
+        taken = table.update(tid, index, ok, updates, types)
+        for aid, value in updates:
+            if aid in types:
+                ex.ran_in.setdefault(aid, {})[sid] = None
+                if ok and taken:
+                    _append_point(ex.series.setdefault(aid, []), finish or 0, value)
 
     # --- answers ---------------------------------------------------------------------------------------------------
 
