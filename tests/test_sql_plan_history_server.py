@@ -4,8 +4,9 @@ One History Server (started from the installed pyspark, as benchmarks/replay_vs_
 every Spark fixture with a SQL execution and the corpus logs that have one (Spark's own test logs from 3.1 and
 2.4, pyspark 4.3's); for each application and SQL execution, ``/api/v1/applications/{app}/sql/{execution}
 ?details=true`` gives the plan's nodes (Spark's graph ids and names) and each node's metrics as Spark prints them.
-flowscope's plan of the same log must have the same nodes, and each metric, printed as Spark prints it
-(``metrics.spark_string``), must be the same text: total, min, median, max and the task holding the max.
+flowscope's plan of the same log must have the same nodes, edges and codegen stages, and each metric, printed as
+Spark prints it (``metrics.spark_string``), must be the same text: total, min, median, max and the task holding
+the max.
 """
 
 from __future__ import annotations
@@ -104,15 +105,21 @@ def test_every_execution_matches_the_history_server(history: tuple[str, dict[str
     for app, log in sorted(apps.items()):
         plans = _plans(log)
         assert not plans.problems, plans.problems
-        theirs = hs_bench.get_json(f"{base}/{app}/sql?details=true&planDescription=false&length=100000", 60)
-        assert sorted(e["id"] for e in theirs) == sorted(plans.executions), app
-        for execution in theirs:
+        listed = hs_bench.get_json(f"{base}/{app}/sql?details=false&planDescription=false&length=100000", 60)
+        assert sorted(e["id"] for e in listed) == sorted(plans.executions), app
+        for eid in sorted(e["id"] for e in listed):
+            execution = hs_bench.get_json(f"{base}/{app}/sql/{eid}?details=true&planDescription=false", 60)
             ours = plans.execution_json(plans.executions[execution["id"]])
             by_id = {n["id"]: n for n in ours["nodes"]}
             assert sorted(by_id) == sorted(n["nodeId"] for n in execution["nodes"]), (app, execution["id"])
+            # the same edges (child -> parent), and the same codegen stage for each operator inside one
+            assert sorted((c, n["id"]) for n in ours["nodes"] for c in n["children"]) == \
+                sorted((e["fromId"], e["toId"]) for e in execution["edges"]), (app, execution["id"])
             for node in execution["nodes"]:
                 mine = by_id[node["nodeId"]]
                 assert mine["name"] == node["nodeName"], (app, execution["id"], node["nodeId"])
+                inside = None if "members" in mine else mine["codegen_stage"]
+                assert inside == node.get("wholeStageCodegenId"), (app, execution["id"], node["nodeId"])
                 ex = plans.executions[execution["id"]]
                 values = plans.values(ex)
                 graph_node = ex.graph.nodes[node["nodeId"]] if ex.graph else None
