@@ -24,6 +24,7 @@ import pytest
 from backend.eventlog import EventLogReader
 from backend.spark.sql_plan.metrics import spark_string
 from backend.spark.sql_plan.plans import SqlPlans
+from backend.spark.sql_plan.read import read_plans
 from tests.conftest import FIXTURES, REPO, SPARK_EVENTS, spark_events_missing
 
 _spec = importlib.util.spec_from_file_location("hs_bench", REPO / "benchmarks" / "replay_vs_history_server.py")
@@ -92,9 +93,9 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dic
 
 
 def _plans(log: Path) -> SqlPlans:
-    plans = SqlPlans()
-    for ev in EventLogReader(log):
-        plans.feed(ev.event, ev.line)
+    """The plans as ``flowscope plan`` reads them (its narrowed decoder included)."""
+    plans, problems = read_plans(log)
+    assert problems == [], problems
     return plans
 
 
@@ -104,7 +105,6 @@ def test_every_execution_matches_the_history_server(history: tuple[str, dict[str
     mismatches: list[str] = []
     for app, log in sorted(apps.items()):
         plans = _plans(log)
-        assert not plans.problems, plans.problems
         listed = hs_bench.get_json(f"{base}/{app}/sql?details=false&planDescription=false&length=100000", 60)
         assert sorted(e["id"] for e in listed) == sorted(plans.executions), app
         for eid in sorted(e["id"] for e in listed):
