@@ -1,6 +1,6 @@
 """Plan findings: what a finished SQL plan's operators and metrics say a user should change, each citing its metric.
 
-The rules and their default thresholds are DataFlint's (``/work``'s design notes, diagnosis.md): a starting point,
+The rules and their default thresholds are DataFlint's (as the design note on diagnosis lists them): a starting point,
 kept in :data:`PLAN_THRESHOLDS`, one row per finding, so that a caller (or a shared findings table later) can
 override them. Each finding is a mark shaped like the Spark model's straggler and skew findings (``finding`` is
 its kind; ``label`` its text; ``stage``; ``recommendation``; ``metric`` and ``threshold`` say what fired and
@@ -49,7 +49,7 @@ def _value(node: dict, names: tuple[str, ...]) -> float | None:
     return m.get("value") if m is not None else None
 
 
-def _mb(n: float) -> str:
+def _size(n: float) -> str:
     """Bytes as Spark writes them ("1200.0 B", "3.1 MiB")."""
     return bytes_to_string(int(n))
 
@@ -75,9 +75,9 @@ def plan_findings(execution: dict, thresholds: dict[str, dict[str, Any]] | None 
             files, size = _value(node, files_names), _value(node, bytes_names)
             t = limits["small_files"]
             if files and size is not None and files > t["min_files"] and size / files < t["max_average_bytes"]:
-                mark("small_files", node, f"{int(files):,} files {verb}, {_mb(size / files)} on average",
+                mark("small_files", node, f"{int(files):,} files {verb}, {_size(size / files)} on average",
                      "fewer, larger files: coalesce or repartition before writing, or compact the table "
-                     f"(files of at least {_mb(t['max_average_bytes'])})",
+                     f"(files of at least {_size(t['max_average_bytes'])})",
                      f"{files_names[0]} / {bytes_names[0]}", {"files": files, "bytes": size},
                      {"files_over": t["min_files"], "average_bytes_under": t["max_average_bytes"]})
         if name == "SortMergeJoin":
@@ -89,7 +89,7 @@ def plan_findings(execution: dict, thresholds: dict[str, dict[str, Any]] | None 
                 if small < t["small_side_bytes"] or (small < t["medium_side_bytes"]
                                                      and large > t["large_side_bytes"]):
                     mark("broadcastable_sort_merge_join", node,
-                         f"one side is {_mb(small)} (the other {_mb(large)}): small enough to broadcast",
+                         f"one side is {_size(small)} (the other {_size(large)}): small enough to broadcast",
                          "broadcast the small side: a broadcast() hint, or raise spark.sql.autoBroadcastJoinThreshold "
                          "above its size", "data size of the exchanges feeding the join",
                          {"small_side": small, "large_side": large},
@@ -98,7 +98,7 @@ def plan_findings(execution: dict, thresholds: dict[str, dict[str, Any]] | None 
             size = _value(node, ("data size",))
             t = limits["large_broadcast"]
             if size is not None and size > t["bytes"]:
-                mark("large_broadcast", node, f"broadcasts {_mb(size)}",
+                mark("large_broadcast", node, f"broadcasts {_size(size)}",
                      "do not broadcast this side (drop the hint, or lower spark.sql.autoBroadcastJoinThreshold); "
                      "filter or project it first", "data size", size, t["bytes"])
         if "NestedLoopJoin" in name or name == "CartesianProduct":

@@ -9,7 +9,6 @@ serves. A plan that is not a tree is reported with its line and skipped; the res
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,11 +123,6 @@ class SqlPlans:
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is not None:
             handler(self, event, line)
-
-    def feed_all(self, events: Iterable[tuple[dict, int | None]]) -> SqlPlans:
-        for event, line in events:
-            self.feed(event, line)
-        return self
 
     def _problem(self, line: int | None, text: str) -> None:
         self.problems.append((f"line {line}: " if line is not None else "") + text)
