@@ -192,3 +192,30 @@ def test_hostile_fields_are_survived() -> None:
     answer = plans.to_json()
     assert len(answer["executions"]) == len(odd) + 1
     assert any("line 99" in p and "SQL execution 9" in p for p in plans.problems)
+
+
+def test_a_stage_that_just_started_shows_its_operators_running() -> None:
+    """Before any task of a stage has ended, its codegen stages (its RDDs' scopes) already name its operators."""
+    from backend.eventlog import EventLogReader
+    from backend.spark.sql_plan.plans import SqlPlans
+
+    events = [ev.event for ev in EventLogReader(BATCH)]
+    ended: set[int] = set()
+    sql_stages: set[int] = set()
+    cut = stage = None
+    for i, e in enumerate(events):
+        if e["Event"] == "SparkListenerJobStart" and "spark.sql.execution.id" in e.get("Properties", {}):
+            sql_stages.update(e["Stage IDs"])
+        elif e["Event"] == "SparkListenerTaskEnd":
+            ended.add(e["Stage ID"])
+        elif e["Event"] == "SparkListenerTaskStart" and e["Stage ID"] in sql_stages - ended:
+            cut, stage = i + 1, e["Stage ID"]  # a SQL stage's first task started, none of its tasks ended
+            break
+    assert cut is not None
+    plans = SqlPlans()
+    for i, e in enumerate(events[:cut]):
+        plans.feed(e, i + 1)
+    (execution,) = plans.to_json()["executions"]
+    running = [n for n in execution["nodes"] if "running" in n]
+    assert running and all(stage in n["stages"] for n in running)
+    assert any(n["codegen_stage"] is not None and "members" not in n for n in running)

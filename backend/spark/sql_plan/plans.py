@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from backend.spark.sql_plan.findings import plan_findings
 from backend.spark.sql_plan.graph import PlanGraph, PlanShapeError, build_graph
 from backend.spark.sql_plan.metrics import Combined, StageTable, combine
@@ -43,6 +45,7 @@ class Execution:
     stages: dict[int, None] = field(default_factory=dict)  # its jobs' stages, in the order they came
     driver: dict[int, list[int]] = field(default_factory=dict)
     ran_in: dict[int, dict[int, None]] = field(default_factory=dict)  # accumulator -> stages whose tasks set it
+    codegen_in: dict[str, dict[int, None]] = field(default_factory=dict)  # "WholeStageCodegen (n)" -> stages run
     series: dict[int, list[list[int]]] = field(default_factory=dict)  # accumulator -> [[time ms, update], ...]
     final: dict[int, Combined] | None = None  # combined at its end
     problem: str | None = None
@@ -82,6 +85,19 @@ def _append_point(points: list[list[int]], at: int, value: int) -> None:
             ([points[-1]] if len(points) % 2 else [])
 
 
+def _scope_name(rdd: dict) -> str | None:
+    """The operation scope's name of an RDD (``Scope`` is a JSON string such as ``{"id":"12","name":"Exchange"}``)."""
+    text = rdd.get("Scope")
+    if not isinstance(text, str) or '"name"' not in text:
+        return None
+    try:
+        scope = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    name = scope.get("name") if isinstance(scope, dict) else None
+    return name if isinstance(name, str) else None
+
+
 def _dict(value: Any) -> dict:
     """A field that should be an object: itself, or empty when the log has something else there."""
     return value if isinstance(value, dict) else {}
@@ -112,6 +128,7 @@ class SqlPlans:
         self.tables: dict[int, StageTable] = {}  # stage id -> its current attempt's metric table
         self.stage_exec: dict[int, Execution] = {}  # stage id -> the running execution whose job listed it
         self.job_exec: dict[int, Execution] = {}  # running job id -> its execution
+        self.stage_codegen: dict[int, list[str]] = {}  # stage id -> the codegen stages its RDDs' scopes name
         self.running: dict[int, dict[int, int]] = {}  # stage id -> {task id: launch time (ms)}
         self.problems: list[str] = []  # bad plans and values, each with its line
         self.last_time: int | None = None  # the latest task launch or finish seen (ms): "now" for a running log
@@ -230,6 +247,11 @@ class SqlPlans:
                     self.tables[sid] = StageTable(sid, 0, max(n or 0, 0))
         ex.jobs[job] = "RUNNING"
         self.job_exec[job] = ex
+        for info in map(_dict, _list(e.get("Stage Infos"))):
+            sid = _int(info.get("Stage ID"))
+            names = {_scope_name(r) for r in map(_dict, _list(info.get("RDD Info")))}
+            if sid is not None:
+                self.stage_codegen[sid] = sorted(n for n in names if n and n.startswith("WholeStageCodegen"))
         for sid in _list(e.get("Stage IDs")):
             if _int(sid) is not None:
                 ex.stages[int(sid)] = None
@@ -248,6 +270,9 @@ class SqlPlans:
         sid, attempt = _int(info.get("Stage ID")), _int(info.get("Stage Attempt ID")) or 0
         if sid is None or not self._live_stage(sid):
             return
+        ex = self.stage_exec[sid]
+        for name in self.stage_codegen.get(sid, ()):  # the stage runs these codegen stages (its RDDs' scopes)
+            ex.codegen_in.setdefault(name, {})[sid] = None
         table = self.tables.get(sid)
         if table is not None and table.attempt != attempt:
             self.tables[sid] = StageTable(sid, attempt, table.tasks)
@@ -332,10 +357,14 @@ class SqlPlans:
                         metrics.append({"name": m.name.strip(), "accumulator": m.accumulator, **got.to_json()})
                         if series and got.type != "average":
                             metrics[-1]["series"] = _running_total(ex.series.get(m.accumulator, []), got.type)
-                if not stages and node.cluster is not None:
-                    for m in node.cluster.metrics:
-                        for s in ex.ran_in.get(m.accumulator, {}):
-                            stages[s] = None
+                cluster = node if node.is_codegen else node.cluster
+                if cluster is not None:  # its codegen stage's stages: known from submission, before any task ends
+                    for s in ex.codegen_in.get(cluster.name.strip(), {}):
+                        stages[s] = None
+                    if not stages:
+                        for m in cluster.metrics:
+                            for s in ex.ran_in.get(m.accumulator, {}):
+                                stages[s] = None
                 out = {"id": node.id, "name": node.name.strip(), "desc": node.desc,
                        "children": graph.children(node.id), "codegen_stage": node.codegen_stage,
                        "stages": sorted(stages), "metrics": metrics,

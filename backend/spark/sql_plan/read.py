@@ -28,8 +28,14 @@ _TaskEnd = TypedDict("_TaskEnd", {"Event": str, "Stage ID": Any, "Stage Attempt 
                                   "Task Info": _TaskEndInfo}, total=False)
 _TaskStartInfo = TypedDict("_TaskStartInfo", {"Task ID": Any, "Launch Time": Any}, total=False)
 _TaskStart = TypedDict("_TaskStart", {"Event": str, "Stage ID": Any, "Task Info": _TaskStartInfo}, total=False)
-_StageInfo = TypedDict("_StageInfo", {"Stage ID": Any, "Stage Attempt ID": Any, "Number of Tasks": Any},
-                       total=False)
+
+
+class _Rdd(TypedDict, total=False):
+    Scope: Any
+
+
+_StageInfo = TypedDict("_StageInfo", {"Stage ID": Any, "Stage Attempt ID": Any, "Number of Tasks": Any,
+                                      "RDD Info": list[_Rdd]}, total=False)
 _StageSubmitted = TypedDict("_StageSubmitted", {"Event": str, "Stage Info": _StageInfo}, total=False)
 _JobStart = TypedDict("_JobStart", {"Event": str, "Job ID": Any, "Properties": Any, "Stage IDs": Any,
                                     "Stage Infos": list[_StageInfo]}, total=False)
