@@ -35,6 +35,7 @@ Run::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -47,6 +48,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -309,13 +311,17 @@ def peak_rss_mb(pid: int) -> float | None:
     return None
 
 
-def run_history_server(log: Path, meta: dict, memory: str, timeout: float = 900.0) -> dict:
+@contextlib.contextmanager
+def history_server(log_dir: Path, memory: str = "2g") -> Iterator[tuple[str, subprocess.Popen, Path]]:
+    """Spark's History Server over ``log_dir``, started from the installed pyspark on a fresh loopback port (its
+    store keeps every job, stage, task and SQL execution); yields its ``/api/v1/applications`` URL, its process and
+    its output file, and stops it on the way out. Tests share it (tests/test_sql_plan_history_server.py)."""
     home = spark_home()
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="flowscope-hs-") as tmp:
         conf = Path(tmp) / "history.conf"
         conf.write_text("\n".join([
-            f"spark.history.fs.logDirectory {log.parent.resolve().as_uri()}",
+            f"spark.history.fs.logDirectory {log_dir.resolve().as_uri()}",
             f"spark.history.ui.port {port}",
             "spark.history.fs.update.interval 1s",
             "spark.history.fs.cleaner.enabled false",
@@ -331,47 +337,52 @@ def run_history_server(log: Path, meta: dict, memory: str, timeout: float = 900.
         ]) + "\n")
         env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
                "SPARK_DAEMON_MEMORY": memory, "SPARK_LOG_DIR": tmp, "SPARK_PID_DIR": tmp}
-        base = f"http://127.0.0.1:{port}/api/v1/applications"
-        log_file = open(Path(tmp) / "history-server.out", "wb")
-        started = time.perf_counter()
-        proc = subprocess.Popen([str(home / "bin" / "spark-class"), "org.apache.spark.deploy.history.HistoryServer",
-                                 "--properties-file", str(conf)], env=env, stdout=log_file, stderr=subprocess.STDOUT)
-        up = listed = None
-        jobs: list = []
-        try:
-            while time.perf_counter() - started < timeout:
-                if proc.poll() is not None:
-                    raise SystemExit(f"the History Server exited ({proc.returncode}); see its output:\n"
-                                     + (Path(tmp) / "history-server.out").read_text()[-3000:])
-                try:
-                    apps = get_json(base, 5)
-                except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                    time.sleep(0.05)
-                    continue
-                up = up or time.perf_counter() - started
-                if not any(a.get("id") == meta["app_id"] for a in apps):
-                    time.sleep(0.05)
-                    continue
-                listed = listed or time.perf_counter() - started
-                try:
-                    jobs = get_json(f"{base}/{meta['app_id']}/jobs", timeout)
-                except urllib.error.HTTPError:
-                    time.sleep(0.05)
-                    continue
-                if len(jobs) >= meta["jobs"]:
-                    break
-                time.sleep(0.05)
-            done = time.perf_counter() - started
-            stages = get_json(f"{base}/{meta['app_id']}/stages", timeout) if len(jobs) >= meta["jobs"] else []
-            rss = peak_rss_mb(proc.pid)  # spark-class execs the JVM: this pid is the History Server's
-        finally:
-            proc.terminate()
+        out = Path(tmp) / "history-server.out"
+        with open(out, "wb") as log_file:
+            proc = subprocess.Popen([str(home / "bin" / "spark-class"),
+                                     "org.apache.spark.deploy.history.HistoryServer", "--properties-file", str(conf)],
+                                    env=env, stdout=log_file, stderr=subprocess.STDOUT)
             try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            log_file.close()
+                yield f"http://127.0.0.1:{port}/api/v1/applications", proc, out
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+
+def run_history_server(log: Path, meta: dict, memory: str, timeout: float = 900.0) -> dict:
+    up = listed = None
+    jobs: list = []
+    with history_server(log.parent, memory) as (base, proc, out):
+        started = time.perf_counter()
+        while time.perf_counter() - started < timeout:
+            if proc.poll() is not None:
+                raise SystemExit(f"the History Server exited ({proc.returncode}); see its output:\n"
+                                 + out.read_text()[-3000:])
+            try:
+                apps = get_json(base, 5)
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                time.sleep(0.05)
+                continue
+            up = up or time.perf_counter() - started
+            if not any(a.get("id") == meta["app_id"] for a in apps):
+                time.sleep(0.05)
+                continue
+            listed = listed or time.perf_counter() - started
+            try:
+                jobs = get_json(f"{base}/{meta['app_id']}/jobs", timeout)
+            except urllib.error.HTTPError:
+                time.sleep(0.05)
+                continue
+            if len(jobs) >= meta["jobs"]:
+                break
+            time.sleep(0.05)
+        done = time.perf_counter() - started
+        stages = get_json(f"{base}/{meta['app_id']}/stages", timeout) if len(jobs) >= meta["jobs"] else []
+        rss = peak_rss_mb(proc.pid)  # spark-class execs the JVM: this pid is the History Server's
     if len(jobs) < meta["jobs"]:
         raise SystemExit(f"the History Server did not list the application's {meta['jobs']} jobs in {timeout} s")
     return {"wall": done, "up": up, "listed": listed, "jobs": len(jobs), "max_rss_mb": rss,

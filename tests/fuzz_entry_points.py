@@ -280,8 +280,22 @@ class IngestPort:
         return verdict(feed.events, feed.errors, expected_lines(data))
 
 
+def spark_plan(path: Path, data: bytes, rng: random.Random) -> str:
+    """``flowscope plan``: the SQL plans of whatever the log still holds, to the JSON answer."""
+    from backend.eventlog import EventLogReader
+    from backend.spark.sql_plan.plans import SqlPlans
+
+    plans = SqlPlans()
+    reader = EventLogReader(path)
+    for ev in reader:
+        plans.feed(ev.event, ev.line)
+    orjson.dumps(plans.to_json())
+    return verdict(reader.stats.events, reader.errors, expected_lines(data))
+
+
 SPARK_ENTRY_POINTS: dict[str, Callable[[Path, bytes, random.Random], str]] = {
     "record": spark_record,
+    "plan": spark_plan,
     "session": spark_session,
     "follow": spark_follow,
     "live": spark_live,

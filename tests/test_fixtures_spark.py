@@ -26,7 +26,9 @@ from .conftest import REPO, tracker_of
 
 FIXTURES = REPO / "fixtures" / "spark"
 NAMES = ["batch_shuffle", "streaming_stateful", "iterative_pagerank", "skewed_straggler", "task_retries",
-         "streaming_stall", "slot_starvation", "driver_stall", "executor_lost", "iterative_kmeans"]
+         "streaming_stall", "slot_starvation", "driver_stall", "executor_lost", "iterative_kmeans",
+         "plan_sort_merge_join", "plan_broadcast", "plan_small_files", "plan_spill", "plan_partitions",
+         "plan_cross_join", "plan_long_filter"]
 STREAMING = {"streaming_stateful": "rate_windows", "streaming_stall": "slow_udf"}
 # a foreachBatch sink runs its own jobs (a count) inside a batch: its plan shapes share stage operators
 FOREACH_BATCH = {"driver_stall": "driver_stall"}

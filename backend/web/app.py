@@ -30,6 +30,7 @@ from backend.web.api import (
     diff,
     live_stream,
     overview,
+    plan,
     scopes,
     sessions,
     structured_streaming,
@@ -148,7 +149,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.manager = manager
     for router in (sessions.router, scopes.router, timeline.router, live_stream.router, blame.router, diff.router,
-                   whatif.router, tasks.router, structured_streaming.router, overview.router):
+                   whatif.router, tasks.router, structured_streaming.router, overview.router,
+                   plan.router):
         app.include_router(router)
 
     @app.get("/api/health", tags=["server"], summary="Liveness, and where live Spark listeners connect")

@@ -23,7 +23,7 @@ from typing import Any
 __all__ = ["module_map", "inline_page", "script_json", "InlinePage", "MODULE_PREFIX"]
 
 MODULE_PREFIX = "flowscope/"  # the import map's name for frontend/js/NAME.js
-STYLESHEETS = ("app.css", "diagnosis.css", "overview.css")
+STYLESHEETS = ("app.css", "diagnosis.css", "overview.css", "plan.css")
 
 
 def script_json(value: Any) -> str:

@@ -22,6 +22,7 @@ COMMANDS = {
     "bundle": "flowscope.commands.bundle",
     "whatif": "flowscope.commands.whatif",
     "report": "flowscope.commands.report",
+    "plan": "flowscope.commands.plan",
 }
 
 __all__ = ["COMMANDS"]

@@ -60,7 +60,9 @@ def segment_text(seg: dict, latency: float) -> str:
                 f" after stage {failure.get('stage')}.{failure.get('attempt')} failed: {failure_line(failure)}")
     elif kind in ("task", "recompute") and "task" in h:
         partition = h.get("partition", h.get("index"))
-        text = (f"task {h['task']} (stage {h.get('stage')}.{h.get('attempt')}, partition {partition}) "
+        op = h.get("plan_operator")
+        named = f" · {op['name']} #{op['id']}" if op else ""
+        text = (f"task {h['task']} (stage {h.get('stage')}.{h.get('attempt')}{named}, partition {partition}) "
                 f"on executor {h.get('executor')}")
         med = h.get("median_task_s")
         if med:
@@ -95,7 +97,7 @@ def segment_text(seg: dict, latency: float) -> str:
 
 
 def cmd_blame(args: argparse.Namespace) -> int:
-    read = read_blamed(args.log, args.pipeline_bytes)
+    read = read_blamed(args.log, args.pipeline_bytes, name_plans=True)
     if isinstance(read, int):
         return read
     replay, blamed, errors = read
@@ -103,10 +105,11 @@ def cmd_blame(args: argparse.Namespace) -> int:
 
 
 def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Callable[[dict], None]] = (),
-                check_contracts: bool = False) -> tuple[Any, list, list] | int:
+                check_contracts: bool = False, name_plans: bool = False) -> tuple[Any, list, list] | int:
     """LOG replayed and blamed: ``(replay, blamed times, the log's problems)``, or the exit code after saying on
     stderr why it could not be read. Each of ``also`` is handed every record too (the cores what-if's schedule, the
-    executor timeline); ``check_contracts``: the replay lists the progress contract's findings. A Spark event log
+    executor timeline); ``check_contracts``: the replay lists the progress contract's findings; ``name_plans``: a
+    segment held by a SQL stage names its plan operator (a second pass over a Spark log). A Spark event log
     is converted as ``flowscope frontiers`` converts it (``event_log_conversion``: a large log in two more
     processes), the records replayed and blamed here."""
     from backend.eventlog import MissingCodecError
@@ -149,6 +152,10 @@ def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Call
                                           check_contracts=check_contracts)
         finally:
             conversion.close()
+        if name_plans:
+            from backend.spark.sql_plan.stage_operators import name_plan_operators
+
+            name_plan_operators(log, blamed)  # a stage's SQL plan operator, where it ran one
         return replay, blamed, corrupt + problems
 
     def records():

@@ -27,7 +27,8 @@ export function segmentLabel(s) {
   if (s.kind === "task" || (s.kind === "recompute" && h.task !== undefined)) {
     // the partition the task computed (a re-run's index in its task set is not it)
     const part = h.partition !== undefined && h.partition !== null ? h.partition : h.index;
-    return `task ${h.task} · stage ${h.stage} · partition ${part} · ${h.executor}`;
+    const op = h.plan_operator ? ` · ${h.plan_operator.name} #${h.plan_operator.id}` : ""; // the SQL operator it ran
+    return `task ${h.task} · stage ${h.stage}${op} · partition ${part} · ${h.executor}`;
   }
   if (s.kind === "waiting-for-slots") return `task ${h.task} waits for a slot (stage ${h.stage})`;
   // a task not launched yet while slots were free: the scheduler's own delay

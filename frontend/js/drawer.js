@@ -8,6 +8,7 @@ import { clock, duration } from "./times.js";
 import { BlameView } from "./blame.js";
 import { ExecutorView } from "./executors.js";
 import { StreamingView } from "./structured_streaming.js";
+import { PlanView } from "./plan.js";
 
 let plotlyPromise = null;
 
@@ -43,6 +44,13 @@ function blamedTime(m) {
   return Array.isArray(m.scope) && m.completes !== undefined && m.completes !== null ? m.completes : null;
 }
 
+// The SQL plan findings (plan.js draws the plans) as rows of the Findings tab; a click opens the operator's plan.
+function planFindingRows(findings) {
+  if (!findings.length) return "";
+  return `<div class="muted">SQL plan findings (${findings.length})</div>` + findings.map((f, i) =>
+    `<div class="list-row plan-finding-row" data-p="${i}"><span class="b">SQL ${f.execution}</span><span class="kind">${esc(f.finding)}</span><span>${esc(f.label)}; ${esc(f.recommendation)}</span><span class="muted">${esc(f.metric)}</span></div>`).join("");
+}
+
 export class Drawer {
   constructor(root, handlers) {
     this.root = root;
@@ -62,6 +70,13 @@ export class Drawer {
     this.blame = new BlameView(root.querySelector("#tab-blame"), handlers, loadPlotly);
     this.executors = new ExecutorView(root.querySelector("#tab-executors"), handlers, loadPlotly);
     this.streaming = new StreamingView(root.querySelector("#tab-streaming"), handlers, loadPlotly);
+    this.plan = new PlanView(root.querySelector("#tab-plan"), {
+      ...handlers,
+      planStages: (scope, stages) => { // an operator's stages: selected in the job graph, its tasks in Executors
+        this.executors.emphasize(stages);
+        return handlers.planStages && handlers.planStages(scope, stages);
+      },
+    });
   }
 
   open(sid, scope, info, at = null) {
@@ -111,6 +126,7 @@ export class Drawer {
       else if (this.tab === "blame") await this.blame.show(this.sid, this.scope);
       else if (this.tab === "executors") await this.executors.show(this.sid, this._cursor, this.blame.sid === this.sid ? this.blame.picked : null, this.scope, this._version());
       else if (this.tab === "streaming") await this.streaming.show(this.sid, this._cursor);
+      else if (this.tab === "plan") await this.plan.show(this.sid, this.scope);
     } catch (e) {
       if (this.h.toast) this.h.toast(e.message);
     }
@@ -205,12 +221,14 @@ export class Drawer {
   // Two kinds of finding: the Spark model's (stragglers, skewed stages: marks with a `finding`, also badges on the
   // graph) and the progress contract's (batches that broke it). Each row goes to its scope at its batch.
   async findings() {
-    const [data, spark] = await Promise.all([
+    const [data, spark, plan] = await Promise.all([
       api.get(`/api/sessions/${this.sid}/findings`, { limit: 500 }),
       api.get(`/api/sessions/${this.sid}/marks`, { finding: true, limit: 500 }),
+      api.get(`/api/sessions/${this.sid}/plan`).catch(() => ({ executions: [] })), // no Spark log: no plans
     ]);
     const box = this.root.querySelector("#tab-findings");
-    let html = "";
+    const planned = plan.executions.flatMap((e) => e.findings);
+    let html = planFindingRows(planned);
     if (spark.total) {
       html += `<div class="muted">Stragglers and skewed stages (${spark.total})</div>`;
       spark.marks.forEach((m, i) => {
@@ -236,6 +254,13 @@ export class Drawer {
     for (const r of box.querySelectorAll(".spark-finding")) {
       r.addEventListener("click", () => {
         this.h.openFinding(spark.marks[+r.dataset.s]);
+      });
+    }
+    for (const r of box.querySelectorAll(".plan-finding-row")) {
+      r.addEventListener("click", () => {
+        const f = planned[+r.dataset.p];
+        this.plan.open(f.execution, f.operator);
+        this.select("plan");
       });
     }
   }

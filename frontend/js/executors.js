@@ -100,6 +100,26 @@ export class ExecutorView {
     await this._draw(d, t, cursorAt);
   }
 
+  // The stages of an operator selected in the Plan tab: their tasks' bars stay, the others fade (null: none).
+  emphasize(stages) {
+    this.emphasized = stages && stages.length ? new Set(stages) : null;
+    this._emphasis();
+  }
+
+  _emphasis() {
+    const el = this.box.querySelector("#executor-chart");
+    if (!el || !el.data || !window.Plotly) return;
+    const idx = [], opacity = [];
+    el.data.forEach((tr, i) => {
+      const m = /^stage (\d+)$/.exec(tr.name || "");
+      if (!m) return;
+      idx.push(i);
+      opacity.push(!this.emphasized || this.emphasized.has(Number(m[1])) ? 1 : 0.15);
+    });
+    if (idx.length) window.Plotly.restyle(el, { opacity }, idx);
+    el.dataset.emphasized = this.emphasized ? [...this.emphasized].join(",") : "";
+  }
+
   // The timeline cursor moved: only the line moves (no request, no redraw of the bars).
   moveCursor(at) {
     this.cursorAt = at;
@@ -259,6 +279,7 @@ export class ExecutorView {
     const Plotly = await this.loadPlotly();
     this.timing.traces = performance.now() - t0;
     await Plotly.react(el, traces, layout, { displayModeBar: false, responsive: true });
+    this._emphasis();
     this.timing.plot = performance.now() - t0 - this.timing.traces;
     // zooming redraws the bars of the visible range at its resolution (the other traces stay)
     this.model = m;

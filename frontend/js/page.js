@@ -12,6 +12,7 @@
 //   renderer_choice.js  SVG (graph.js) for small scopes, canvas (canvas.js) for large ones; camera.js frames both
 //   diff.js             the Diff tab: what changed between two moments
 //   overview.js         the Overview a Spark application opens with (the graph one click away)
+//   plan.js             the Plan tab: a SQL execution's physical plan; its operators' stages are shown here
 //   search.js, keys.js, toast.js, dom.js (the one `esc`)
 // Imports run one way (a test checks there is no circle): a module that needs a move made by a module above it
 // gets it as a handler from here, as the components do.
@@ -48,6 +49,18 @@ function graphHandlers() {
   };
 }
 
+// A plan operator's stages in the job graph: its SQL execution's region opened, the stages' boxes marked and the
+// first selected (plan.js calls it when an operator is selected).
+async function showPlanStages(scope, stages) {
+  if (scope && JSON.stringify(scope) !== JSON.stringify(S.scope)) await openScope(scope);
+  const boxes = new Set((S.layout ? S.layout.nodes : [])
+    .filter((n) => n.attrs && Array.isArray(n.attrs.stage_ids) && n.attrs.stage_ids.some((s) => stages.includes(s)))
+    .map((n) => n.box));
+  ui.graph.markMatches(boxes);
+  const first = boxes.values().next().value;
+  if (first !== undefined) ui.graph.selectBox(first);
+}
+
 function createComponents() {
   ui.svgGraph = new GraphView($("#graph"), graphHandlers());
   ui.canvasGraph = new CanvasGraphView($("#graph-canvas"), graphHandlers());
@@ -76,6 +89,7 @@ function createComponents() {
     opened: () => { S.drawerOpened = true; }, // from now on every frame refreshes the drawer (its cursor moves)
     pinned: () => pinnedNodes(),
     operators: () => (S.layout ? S.layout.nodes.filter((n) => n.kind === "operator" || n.kind === "scope").map((n) => n.id) : []),
+    planStages: (scope, stages) => showPlanStages(scope, stages),
     toast,
   });
   ui.diff = new DiffView($("#tab-diff"), {

@@ -11,9 +11,11 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 
 from backend.sessions.session import Session
 from backend.spark.blame import select
+from backend.spark.sql_plan.stage_operators import name_segments, stage_operators
 from backend.views.projections import parse_scope
 from backend.web.api import deps
 from backend.web.api.models import Problem
+from backend.web.api.plan import session_plans
 
 router = APIRouter(prefix="/api/sessions/{sid}", tags=["blame"])
 
@@ -26,7 +28,8 @@ router = APIRouter(prefix="/api/sessions/{sid}", tags=["blame"])
                         "`[epoch, iteration]`'s iteration, else null. A time whose job failed has "
                         "`\"status\": \"failed\"` and `failure` (what Spark says failed it); a succeeded one has "
                         "neither. A recompute holder's `failure`: why the work is redone (reason, executor, host, "
-                        "message, executor_removed).")
+                        "message, executor_removed). A holder of a stage that ran SQL plan operators has "
+                        "`plan_operator` (execution, id, name, operators), as `flowscope blame --json`.")
 async def blame(
     session: Session = Depends(deps.session),
     scope: str | None = Query(None, description="only this scope, e.g. 2"),
@@ -40,5 +43,12 @@ async def blame(
         t = orjson.loads(time) if time else None
     except (ValueError, orjson.JSONDecodeError) as e:
         raise HTTPException(400, f"scope/time: {e}") from None
-    times = select(session.blame.times(), path, t, top, nested)
-    return deps.JSON({"times": [b.to_json() for b in times]})
+    times = [b.to_json() for b in select(session.blame.times(), path, t, top, nested)]
+    got = await session_plans(session)
+    if got is not None:
+        named = stage_operators(got[0])
+        for b in times:  # copies: the session's blame state is not the answer's to change
+            b["blame"] = [{**seg, "holder": dict(seg["holder"])} if isinstance(seg.get("holder"), dict) else seg
+                          for seg in b["blame"]]
+            name_segments(b["blame"], named)
+    return deps.JSON({"times": times})
