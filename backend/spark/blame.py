@@ -1064,6 +1064,9 @@ class BlameTracker:
                 "host": span[4] if span else None, "launched": launched,
                 "duration_s": round(h.end_at - launched, 6) if isinstance(launched, (int, float)) else None,
                 "median_task_s": round(med, 6) if med is not None else None}
+        metrics = cause.get("metrics")  # the task's time split as Spark measured it (task_metrics.breakdown)
+        if type(metrics) is dict:
+            info["breakdown"] = metrics
         if med is not None and isinstance(launched, (int, float)):
             info["what_if"] = self._what_if(scope, h, task, launched, med, frm, to, rival)
         kind = "recompute" if attempt else "task"

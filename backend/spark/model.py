@@ -690,7 +690,8 @@ class SparkModel:
             cause["failure"] = job.failure  # a resubmission: Spark re-runs the work the failed attempt lost
         self._batch(region, updates, cause)
         self._out += self.tasks.stage_submitted(region.path, st.node, _jt(st.epoch), sid, attempt, n, st.job_id,
-                                                self._at, iteration=st.iteration)
+                                                self._at, iteration=st.iteration,
+                                                batch=st.epoch if region.kind == "streaming query" else None)
 
     def _on_task_start(self, e: dict) -> None:
         info = e.get("Task Info") or {}
@@ -713,7 +714,7 @@ class SparkModel:
         ok = not ((reason and reason.get("Reason", "Success") != "Success") or get("Killed") or get("Failed"))
         batch = self._task_end_batch(info, st, sid, attempt) if ok else None
         # the task's detail, cleared once its batch is applied
-        clear = self.tasks.task_ended(e, info, sid, attempt, ok, self._at, batch)
+        clear = self.tasks.task_ended(e, info, sid, attempt, ok, self._at, batch, self._out)
         if clear is not None:
             self._out.append(clear)
 
@@ -963,6 +964,7 @@ class SparkModel:
         for region in regions:
             self._release_region(region, "ApplicationEnd")
         self._mark("application ended")
+        self._out += self.tasks.application_ended(self._at)  # findings over the whole application
         for region in regions:
             self._retire_region(region, "ApplicationEnd")
 
@@ -973,6 +975,9 @@ class SparkModel:
     def _on_executor_removed(self, e: dict) -> None:
         self._time(e.get("Timestamp"))
         self._out += self.tasks.executor_removed(e, self._at)
+
+    def _on_stage_executor_metrics(self, e: dict) -> None:
+        self.tasks.executor_metrics(e)  # peak memory per executor and stage (findings.py)
 
     def _on_log_start(self, e: dict) -> None:
         self.spark_version = e.get("Spark Version")
@@ -1049,6 +1054,7 @@ _HANDLERS = {
     "SparkListenerLogStart": SparkModel._on_log_start,
     "SparkListenerExecutorAdded": SparkModel._on_executor_added,
     "SparkListenerExecutorRemoved": SparkModel._on_executor_removed,
+    "SparkListenerStageExecutorMetrics": SparkModel._on_stage_executor_metrics,
     "QueryStartedEvent": SparkModel._on_query_started,
     "QueryProgressEvent": SparkModel._on_query_progress,
     "QueryTerminatedEvent": SparkModel._on_query_terminated,

@@ -11,6 +11,12 @@ than success (the Spark model writes the task end's reason for failed and killed
 (``TaskKilled``: a speculative copy that lost, a task of a cancelled stage) or failed, the reason kept beside it.
 Executors come from the ``executor_event`` marks. Bars are kept in typed arrays (about 40 bytes a task: a
 100,000-task application costs ~4 MB) and served columnar, so the browser draws them without per-task objects.
+
+A bar is split into the phases of Spark's event timeline (``task_metrics.PHASES``: scheduler delay,
+deserialization, shuffle fetch wait, computing, GC, shuffle write, result serialization, getting the result), in
+milliseconds, from the task's time split that rides on its end (``metrics`` on the batch's cause or on the clear);
+a phase the log does not measure is null, and so is every phase of a task without one (another engine's log).
+Computing is the run time less fetch wait, shuffle write and GC (never below 0).
 """
 
 from __future__ import annotations
@@ -18,10 +24,30 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
+from backend.spark.task_metrics import PHASES
+
 __all__ = ["TaskTimeline"]
 
 _OK, _FAILED, _RUNNING, _KILLED = 0, 1, 2, 3
 _OUTCOMES = ("ok", "failed", "running", "killed")
+_NAN = float("nan")
+_NO_PHASES = (_NAN,) * len(PHASES)
+
+
+def _phases(m: Any) -> tuple:
+    """A task's time split (``task_metrics.breakdown``) as its bar's phases, ``PHASES`` in order (NaN: absent)."""
+    if type(m) is not dict:
+        return _NO_PHASES
+    out = []
+    run = m.get("run_ms")
+    for name in PHASES:
+        if name == "compute_ms":
+            v = None if run is None else max(0.0, run - sum(m.get(f) or 0 for f in ("fetch_wait_ms", "gc_ms",
+                                                                                     "shuffle_write_ms")))
+        else:
+            v = m.get(name)
+        out.append(float(v) if isinstance(v, (int, float)) else _NAN)
+    return tuple(out)
 
 
 def _int(v: Any) -> int:
@@ -41,6 +67,7 @@ class TaskTimeline:
         self.task = array("q")
         self.outcome = array("b")
         self.speculative = array("b")
+        self.phases = array("d")  # len(PHASES) per bar, in ms (NaN: not measured)
         self.executors: list[str] = []
         self.cores: dict[str, int] = {}
         self._executor_ids: dict[str, int] = {}
@@ -58,13 +85,15 @@ class TaskTimeline:
             if type(value) is dict and value.get("kind") == "task" and type(key) is str:
                 self._start(key, value)
             elif value is None and key in self._open:
-                self._end(key, rec.get("at"), rec.get("end"))
+                self._end(key, rec.get("at"), rec.get("end"), rec.get("metrics"))
         elif kind == "progress":
             clears = rec.get("clears")
             if clears:
+                cause = rec.get("cause")
+                metrics = cause.get("metrics") if type(cause) is dict else None
                 for key in clears:
                     if key in self._open:
-                        self._end(key, rec.get("at"), None)
+                        self._end(key, rec.get("at"), None, metrics)
         elif kind == "mark" and rec.get("executor_event") == "added":
             ex = str(rec.get("executor"))
             self._executor(ex)
@@ -92,9 +121,13 @@ class TaskTimeline:
         self.task.append(_int(v.get("task")))
         self.outcome.append(_RUNNING)
         self.speculative.append(1 if v.get("speculative") else 0)
+        self.phases.extend(_NO_PHASES)
 
-    def _end(self, key: str, at: Any, reason: Any) -> None:
+    def _end(self, key: str, at: Any, reason: Any, metrics: Any = None) -> None:
         row = self._open.pop(key)
+        if metrics is not None:
+            k = len(PHASES)
+            self.phases[row * k:(row + 1) * k] = array("d", _phases(metrics))
         if isinstance(at, (int, float)):
             self.ended[row] = float(at)
         if reason in (None, "Success"):
@@ -140,6 +173,14 @@ class TaskTimeline:
             "outcome": [_OUTCOMES[o] for o in col(self.outcome)],
             "reasons": reasons,
             "speculative": [o == 1 for o in col(self.speculative)],
+            "phases": self._phases_json(rows),
             "total": len(self.launched),
             "truncated": truncated,
         }
+
+    def _phases_json(self, rows: list[int]) -> dict:
+        """Each phase's milliseconds per bar (null: not measured), by phase name."""
+        k = len(PHASES)
+        flat = self.phases
+        return {name.removesuffix("_ms"): [None if (v := flat[i * k + j]) != v else v for i in rows]
+                for j, name in enumerate(PHASES)}

@@ -28,6 +28,9 @@ from itertools import repeat
 from operator import sub
 from typing import Any
 
+from backend.spark.findings import Diagnosis
+from backend.spark.task_metrics import RunningSums, breakdown
+from backend.spark.thresholds import Thresholds, configured
 from tracker.log_records import detail
 
 __all__ = ["TaskLedger", "StageAggregate", "partition_of", "skew_score", "stragglers", "straggler_median",
@@ -129,13 +132,14 @@ class StageAggregate:
     records_skew: float
     bytes_skew: float
     stragglers: list[dict]
+    metrics: dict | None = None  # task_metrics.summarize's sums and quantiles, with peak JVM heap per executor
 
     def to_json(self) -> dict:
         return {"stage": self.stage, "attempt": self.attempt, "scope": self.scope, "node": self.node,
                 "time": self.time, "tasks": self.tasks, "failed_tasks": self.failed_tasks,
                 "duration_s": self.duration_s, "input_records": self.input_records, "input_bytes": self.input_bytes,
                 "skew": round(self.skew, 4), "records_skew": round(self.records_skew, 4),
-                "bytes_skew": round(self.bytes_skew, 4), "stragglers": self.stragglers}
+                "bytes_skew": round(self.bytes_skew, 4), "stragglers": self.stragglers, "metrics": self.metrics}
 
 
 class _Attempt:
@@ -144,7 +148,7 @@ class _Attempt:
     only those can be stragglers), so a task's end costs two appends, not a record kept per task."""
 
     __slots__ = ("scope", "node", "time", "stage", "attempt", "job", "running", "durations", "records", "bytes",
-                 "longest", "port", "failed", "failure")
+                 "longest", "port", "failed", "failure", "value", "finished", "updated_at", "sums")
 
     def __init__(self, scope: list, node: int, time: Any, stage: int, attempt: int, job: Any) -> None:
         self.scope, self.node, self.time, self.stage, self.attempt, self.job = scope, node, time, stage, attempt, job
@@ -158,6 +162,10 @@ class _Attempt:
         self.port = _port(node)
         self.failed = 0
         self.failure: dict | None = None  # the latest of its tasks' failures (task_failure)
+        self.value: dict = {}  # its stage detail's value (set again with what its finished tasks spent)
+        self.finished = 0  # successful tasks so far
+        self.updated_at = 0.0  # when its detail last said so
+        self.sums = RunningSums()
 
     def succeeded(self, tid: Any, info: dict, launched: int, finished: int, size: tuple[int, int]) -> None:
         """A successful task: its duration and input size (records, bytes); its details too while it is among the
@@ -286,7 +294,9 @@ def _input_size(metrics: dict | None) -> tuple[int, int]:
 class TaskLedger:
     """Running tasks and stage attempts of one application, as ``detail`` records (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, thresholds: Thresholds | None = None) -> None:
+        """``thresholds``: the findings' (default: ``thresholds.configured()``, what ``--thresholds`` named)."""
+        self.diagnosis = Diagnosis(thresholds or configured())  # findings that say what to do (findings.py)
         self.attempts: dict[tuple[int, int], _Attempt] = {}
         self.completed: dict[tuple[int, int], StageAggregate] = {}  # the latest KEEP_COMPLETED, oldest first
         self.executors: dict[str, dict] = {}
@@ -305,12 +315,14 @@ class TaskLedger:
         ex = str(e.get("Executor ID"))
         cores = info.get("Total Cores")
         self.executors[ex] = {"executor": ex, "host": info.get("Host"), "cores": cores}
+        self.diagnosis.executor_added(ex, cores, at)
         return [{"type": "mark", "at": at, "label": f"executor {ex} added ({cores} cores)", "executor": ex,
                  "host": info.get("Host"), "cores": cores, "executor_event": "added"}]
 
     def executor_removed(self, e: dict, at: float) -> list[dict]:
         ex = str(e.get("Executor ID"))
         self.executors.pop(ex, None)
+        self.diagnosis.executor_removed(ex, at)
         reason = e.get("Removed Reason") or ""
         if reason:
             self.removed.pop(ex, None)
@@ -321,13 +333,16 @@ class TaskLedger:
                  "executor": ex, "executor_event": "removed", "reason": reason}]
 
     def stage_submitted(self, scope: list, node: int, time: Any, stage: int, attempt: int, tasks: int, job: Any,
-                        at: float, iteration: int | None = None) -> list[dict]:
-        """``iteration``: the loop iteration the stage runs (its time is ``[epoch, iteration]``), None outside one."""
+                        at: float, iteration: int | None = None, batch: Any = None) -> list[dict]:
+        """``iteration``: the loop iteration the stage runs (its time is ``[epoch, iteration]``), None outside one;
+        ``batch``: the micro-batch it runs for, None outside a streaming query."""
         a = _Attempt(scope, node, time, stage, attempt, job)
         self.attempts[(stage, attempt)] = a
         value = {"kind": "stage", "stage": stage, "attempt": attempt, "job": job, "tasks": tasks, "submitted": at}
         if iteration is not None:
             value["iteration"] = iteration
+        a.value = value
+        self.diagnosis.stage_submitted(scope, node, time, stage, attempt, tasks, batch, at)
         return [self._detail(a, f"stage {stage}.{attempt}", value, at)]
 
     def task_started(self, e: dict, info: dict, at: float, out: list[dict]) -> None:
@@ -340,6 +355,7 @@ class TaskLedger:
         tid = get("Task ID")
         launched = get("Launch Time")
         a.running.add(tid)
+        self.diagnosis.task_started(at)
         out.append(detail(a.scope, a.port, a.time, f"task {tid}", at, {
             "kind": "task", "task": tid, "index": get("Index"), "partition": partition_of(info),
             "attempt": get("Attempt"), "executor": get("Executor ID"), "host": get("Host"),
@@ -347,11 +363,14 @@ class TaskLedger:
             "speculative": bool(get("Speculative", False)), "stage": a.stage, "stage_attempt": a.attempt}))
 
     def task_ended(self, e: dict, info: dict, stage: int, attempt: int, ok: bool, at: float,
-                   batch: dict | None = None) -> dict | None:
+                   batch: dict | None = None, out: list[dict] | None = None) -> dict | None:
         """The record clearing the task's detail, if it was running (``info``: its ``Task Info``; ``ok``: it
         succeeded): it follows the event's progress batch, since the task held until that batch was applied. Given
         the ``batch`` that released the task's capability, the clear rides on it instead (``clears``: a task's end
-        is one record, not two) and None is returned."""
+        is one record, not two) and None is returned. The task's time split (``task_metrics.breakdown``) rides on
+        that batch's cause as ``metrics`` (else on the clear); given ``out``, a detail record saying what the
+        attempt's finished tasks spent their time on is appended to it now and then (at 1, 2, 4, ... tasks and at
+        most once a second), so explain on a running stage says it."""
         a = self.attempts.get((stage, attempt))
         if a is None:
             return None
@@ -360,7 +379,19 @@ class TaskLedger:
         running = tid in a.running
         if running:
             a.running.remove(tid)
+        b = breakdown(info, e.get("Task Metrics"), e.get("Task Executor Metrics"))
+        failure = None if ok else task_failure(e, self.removed)
+        self.diagnosis.task_ended(stage, attempt, get("Executor ID"), b, failure, at, running)
         if ok:
+            if batch is not None:
+                batch["cause"]["metrics"] = b
+            a.finished = n = a.finished + 1
+            if out is not None and (not n & (n - 1) or at - a.updated_at >= 1.0):
+                a.updated_at = at
+                run = self.diagnosis.runs.get((stage, attempt))
+                if run is not None:
+                    out.append(self._detail(a, f"stage {stage}.{attempt}",
+                                            {**a.value, "finished": a.sums.add(run.breakdowns)}, at))
             launched = get("Launch Time")
             finished = get("Finish Time")
             if type(launched) is int and type(finished) is int and finished >= launched:
@@ -371,12 +402,15 @@ class TaskLedger:
             if batch is not None:
                 batch["clears"] = [f"task {tid}"]
                 return None
-            return detail(a.scope, a.port, a.time, f"task {tid}", at, None)
+            clear = detail(a.scope, a.port, a.time, f"task {tid}", at, None)
+            clear["metrics"] = b
+            return clear
         a.failed += 1
-        a.failure = task_failure(e, self.removed)
+        a.failure = failure
         if not running:
             return None
         clear = detail(a.scope, a.port, a.time, f"task {tid}", at, None)
+        clear["metrics"] = b
         # why the attempt ended, when not a success (the executor timeline marks it)
         reason = e.get("Task End Reason")
         clear["end"] = "TaskKilled" if get("Killed") else (reason or {}).get("Reason", "failed")
@@ -387,13 +421,28 @@ class TaskLedger:
         a = self.attempts.get((stage, attempt))
         return a.failure if a is not None else None
 
+    def executor_metrics(self, e: dict) -> None:
+        """A ``SparkListenerStageExecutorMetrics``: an executor's peak memory over a stage attempt."""
+        self.diagnosis.executor_metrics(e.get("Stage ID", -1), e.get("Stage Attempt ID", 0), e.get("Executor ID"),
+                                        e.get("Executor Metrics") or {})
+
+    def application_ended(self, at: float) -> list[dict]:
+        """The application's findings (idle cores, driver-bound time), as marks."""
+        return self.diagnosis.application_ended(at)
+
     def stage_completed(self, stage: int, attempt: int, at: float) -> list[dict]:
-        """The attempt is over: clear its details, keep its aggregate, report stragglers and skew."""
+        """The attempt is over: clear its details, keep its aggregate, report stragglers, skew and the findings.
+        The clear of its stage detail carries the attempt's ``metrics`` (the sums and quantiles of its tasks' time
+        split, peak JVM heap per executor)."""
         a = self.attempts.pop((stage, attempt), None)
         if a is None:
             return []
+        summary = self.diagnosis.stage_summary(stage, attempt)
         out = self._clear(a, at)
+        if summary is not None:
+            out[-1]["metrics"] = summary  # the stage detail's clear (_clear's last record)
         agg = self._aggregate(a)
+        agg.metrics = summary
         self.completed[(stage, attempt)] = agg
         if len(self.completed) > KEEP_COMPLETED:  # a long application's ledger stays bounded
             del self.completed[next(iter(self.completed))]
@@ -417,6 +466,7 @@ class TaskLedger:
                                  f"(median {med:.2f} s, max {(agg.duration_s or {}).get('max', 0.0):.2f} s)",
                         "node": a.node, "time": a.time, "stage": stage, "attempt": attempt,
                         "summary": agg.to_json()})
+        out += self.diagnosis.stage_completed(stage, attempt, at, agg.stragglers, summary)
         return out
 
     def release_stage(self, stage: int, at: float) -> list[dict]:

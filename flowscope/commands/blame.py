@@ -90,7 +90,13 @@ def segment_text(seg: dict, latency: float) -> str:
         text = f"{h.get('operator')}: {h.get('doing', 'driver')}"
     else:
         text = f"{h.get('operator')} {h.get('port')} at {json.dumps(h.get('time'))}"
-    return f"    {seg['seconds']:8.3f} s {share}  {kind:<17} {text}"
+    line = f"    {seg['seconds']:8.3f} s {share}  {kind:<17} {text}"
+    split = h.get("breakdown") if kind in ("task", "recompute") else None
+    if isinstance(split, dict):  # the task's time as Spark measured it, on a line of its own
+        from backend.spark.task_metrics import describe
+
+        line += f"\n{'':31}{describe(split)}"
+    return line
 
 
 def cmd_blame(args: argparse.Namespace) -> int:
