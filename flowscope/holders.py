@@ -30,7 +30,8 @@ def _iteration(h: dict) -> str:
 
 def late_lines(late: list[dict]) -> list[str]:
     """One line per late pointstamp that has running or pending work (how many pending, since when: the latest
-    stage attempt's submission), then its running tasks (longest first)."""
+    stage attempt's submission), then what its finished tasks spent their time on (when the Spark model said so),
+    then its running tasks (longest first)."""
     out: list[str] = []
     for h in late:
         running, pending = h.get("running") or [], h.get("pending")
@@ -43,6 +44,13 @@ def late_lines(late: list[dict]) -> list[str]:
         out.append(f"  late: {kind}({node},{port}) ({h['operator']}) at {_t(h['time'])}{_iteration(h)}: "
                    f"{len(running)} running"
                    f"{waiting}{why}")
+        done = next((st["finished"] for st in reversed(h.get("stages") or []) if isinstance(st.get("finished"), dict)),
+                    None)
+        if done and done.get("tasks"):  # what the stage's finished tasks spent their time on (task_metrics)
+            from backend.spark.task_metrics import describe
+
+            n = done["tasks"]
+            out.append(f"    its {n} finished task{'s' if n > 1 else ''} spent: {describe(done)}")
         for t in sorted(running, key=lambda t: -(t.get("running_s") or 0))[:MAX_TASKS]:
             spec = ", speculative" if t.get("speculative") else ""
             secs = f" for {t['running_s']:.2f} s" if t.get("running_s") is not None else ""

@@ -43,7 +43,7 @@ class StageRun:
     slots: int | None  # cores of the executors alive at its submission
     tasks: int  # Spark's task count for the attempt
     breakdowns: list[dict] = field(default_factory=list)  # of each successful task
-    executors: list[str] = field(default_factory=list)  # beside each breakdown
+    executors: list[Any] = field(default_factory=list)  # beside each breakdown, as the log names it
     failures: list[dict] = field(default_factory=list)  # tasks.task_failure of each failed attempt
     peak_heap: dict[str, int] = field(default_factory=dict)  # executor -> peak JVM heap seen in this attempt
 
@@ -125,12 +125,11 @@ class Diagnosis:
         if run is None:
             return
         heap = b["peak_jvm_heap"]
-        ex = str(executor)
-        if heap and heap > run.peak_heap.get(ex, 0):
-            run.peak_heap[ex] = heap
+        if heap and heap > run.peak_heap.get(str(executor), 0):
+            run.peak_heap[str(executor)] = heap
         if failure is None:
             run.breakdowns.append(b)
-            run.executors.append(ex)
+            run.executors.append(executor)
         elif failure.get("reason") != "TaskKilled":  # a lost speculative race or a cancelled stage: no failure
             run.failures.append(failure)
 
@@ -256,9 +255,9 @@ class Diagnosis:
             if ex in slow_named:
                 continue
             mine = [b["duration_ms"] for b, e in zip(run.breakdowns, run.executors, strict=True)
-                    if e == ex and b["duration_ms"] is not None]
+                    if str(e) == ex and b["duration_ms"] is not None]
             theirs = [b["duration_ms"] for b, e in zip(run.breakdowns, run.executors, strict=True)
-                      if e != ex and b["duration_ms"] is not None]
+                      if str(e) != ex and b["duration_ms"] is not None]
             if len(mine) < 2 or not theirs:  # the straggler alone on its executor, or one executor: not telling
                 continue
             mine_without = sorted(mine)

@@ -33,57 +33,55 @@ PHASES = ("scheduler_delay_ms", "deserialize_ms", "fetch_wait_ms", "compute_ms",
 _NS = 1e-6  # nanoseconds to milliseconds
 
 
-def _num(v: Any) -> Any:
-    return v if type(v) is int or type(v) is float else None
-
-
 def breakdown(info: dict, metrics: dict | None, executor_metrics: dict | None = None) -> dict:
     """One task's breakdown (see the module docstring) from its ``Task Info``, ``Task Metrics`` and ``Task Executor
-    Metrics``; every field of :data:`FIELDS` is there, None where the log does not say."""
+    Metrics``; every field of :data:`FIELDS` is there, None where the log does not say. The fields' types were
+    checked where the event was read (``event_shape``, or the typed decode): numbers or null."""
     get = info.get
     launched, finished = get("Launch Time"), get("Finish Time")
-    duration = finished - launched if type(launched) is int and type(finished) is int else None
+    duration = finished - launched if launched is not None and finished is not None else None
     getting = get("Getting Result Time")
-    getting_ms = None
-    if type(getting) is int and type(finished) is int and duration is not None:
-        getting_ms = finished - getting if getting else 0
-    m = metrics or {}
+    getting_ms = None if getting is None or duration is None else (finished - getting if getting else 0)
+    m = metrics or _EMPTY
     mget = m.get
-    run, deser, ser = _num(mget("Executor Run Time")), _num(mget("Executor Deserialize Time")), _num(
-        mget("Result Serialization Time"))
-    cpu, deser_cpu = _num(mget("Executor CPU Time")), _num(mget("Executor Deserialize CPU Time"))
+    run, deser, ser = mget("Executor Run Time"), mget("Executor Deserialize Time"), mget("Result Serialization Time")
+    cpu, deser_cpu = mget("Executor CPU Time"), mget("Executor Deserialize CPU Time")
     delay = None
     if duration is not None and run is not None and deser is not None:
-        delay = max(0, duration - run - deser - (ser or 0) - (getting_ms or 0))
-    sr = mget("Shuffle Read Metrics") or {}
-    sw = mget("Shuffle Write Metrics") or {}
-    inp = mget("Input Metrics") or {}
-    outp = mget("Output Metrics") or {}
-    write_ns = _num(sw.get("Shuffle Write Time"))
-    heap = _num((executor_metrics or {}).get("JVMHeapMemory"))
+        delay = duration - run - deser - (ser or 0) - (getting_ms or 0)
+        if delay < 0:
+            delay = 0
+    sr = mget("Shuffle Read Metrics") or _EMPTY
+    sw = mget("Shuffle Write Metrics") or _EMPTY
+    inp = mget("Input Metrics") or _EMPTY
+    outp = mget("Output Metrics") or _EMPTY
+    write_ns = sw.get("Shuffle Write Time")
+    heap = (executor_metrics or _EMPTY).get("JVMHeapMemory")
     return {
         "duration_ms": duration, "scheduler_delay_ms": delay, "deserialize_ms": deser,
         "deserialize_cpu_ms": None if deser_cpu is None else round(deser_cpu * _NS, 3),
         "run_ms": run, "cpu_ms": None if cpu is None else round(cpu * _NS, 3),
-        "gc_ms": _num(mget("JVM GC Time")), "fetch_wait_ms": _num(sr.get("Fetch Wait Time")),
+        "gc_ms": mget("JVM GC Time"), "fetch_wait_ms": sr.get("Fetch Wait Time"),
         "shuffle_write_ms": None if write_ns is None else round(write_ns * _NS, 3),
         "result_serialization_ms": ser, "getting_result_ms": getting_ms,
-        "input_records": _num(inp.get("Records Read")), "input_bytes": _num(inp.get("Bytes Read")),
-        "shuffle_records_read": _num(sr.get("Total Records Read")),
-        "shuffle_local_bytes": _num(sr.get("Local Bytes Read")),
-        "shuffle_remote_bytes": _num(sr.get("Remote Bytes Read")),
-        "output_records": _num(outp.get("Records Written")), "output_bytes": _num(outp.get("Bytes Written")),
-        "shuffle_write_records": _num(sw.get("Shuffle Records Written")),
-        "shuffle_write_bytes": _num(sw.get("Shuffle Bytes Written")),
-        "memory_spilled": _num(mget("Memory Bytes Spilled")), "disk_spilled": _num(mget("Disk Bytes Spilled")),
-        "peak_execution_memory": _num(mget("Peak Execution Memory")), "result_size": _num(mget("Result Size")),
-        "peak_jvm_heap": heap if heap else None,  # 0: the executor did not poll its metrics (local mode)
+        "input_records": inp.get("Records Read"), "input_bytes": inp.get("Bytes Read"),
+        "shuffle_records_read": sr.get("Total Records Read"), "shuffle_local_bytes": sr.get("Local Bytes Read"),
+        "shuffle_remote_bytes": sr.get("Remote Bytes Read"),
+        "output_records": outp.get("Records Written"), "output_bytes": outp.get("Bytes Written"),
+        "shuffle_write_records": sw.get("Shuffle Records Written"),
+        "shuffle_write_bytes": sw.get("Shuffle Bytes Written"),
+        "memory_spilled": mget("Memory Bytes Spilled"), "disk_spilled": mget("Disk Bytes Spilled"),
+        "peak_execution_memory": mget("Peak Execution Memory"), "result_size": mget("Result Size"),
+        "peak_jvm_heap": heap or None,  # 0: the executor did not poll its metrics
     }
 
 
-def _quantiles(values: list) -> dict:
-    """The History Server's five quantiles of a stage's task metric (min, 25th, median, 75th, max)."""
-    s = sorted(values)
+_EMPTY: dict = {}
+
+
+def _quantiles(s: list) -> dict:
+    """The History Server's five quantiles of a stage's task metric (min, 25th, median, 75th, max), of values
+    sorted."""
     n = len(s)
     return {"min": s[0], "p25": s[n // 4], "median": s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2,
             "p75": s[(3 * n) // 4], "max": s[-1]}
@@ -96,14 +94,15 @@ def summarize(tasks: list[dict]) -> dict:
     quantiles: dict[str, dict] = {}
     absent = []
     for f in FIELDS:
-        values = [v for t in tasks if (v := t.get(f)) is not None]
+        values = [v for t in tasks if (v := t[f]) is not None]
         if not values:
             absent.append(f)
             continue
+        values.sort()
         total = sum(values)
         sums[f] = round(total, 3) if type(total) is float else total
         quantiles[f] = _quantiles(values)
-    spilled = sum(1 for t in tasks if (t.get("memory_spilled") or 0) > 0 or (t.get("disk_spilled") or 0) > 0)
+    spilled = sum(1 for t in tasks if t["memory_spilled"] or t["disk_spilled"])
     return {"tasks": len(tasks), "sums": sums, "quantiles": quantiles, "absent": absent,
             "tasks_spilled": spilled if "memory_spilled" in sums else None}
 

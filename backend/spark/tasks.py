@@ -42,6 +42,7 @@ SKEW_FINDING = 0.5  # a stage whose duration skew score reaches this (with at le
 MAX_STRAGGLERS = 5
 KEEP_COMPLETED = 1000  # completed stage attempts whose aggregates the ledger keeps (the latest ones)
 KEEP_REMOVED = 1000  # removed executors whose reasons the ledger keeps (the latest ones)
+EVERY_FINISHED = 16  # a stage's detail says what each of its first 16 finished tasks spent, then now and then
 FAILURE_CHARS = 300  # the longest failure message kept (a stack trace's first line is what a person reads)
 _PY_TRACEBACK = "Traceback (most recent call last)"
 _EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.$]*(:|$)")  # a traceback's last line: "RuntimeError: boom"
@@ -369,8 +370,9 @@ class TaskLedger:
         the ``batch`` that released the task's capability, the clear rides on it instead (``clears``: a task's end
         is one record, not two) and None is returned. The task's time split (``task_metrics.breakdown``) rides on
         that batch's cause as ``metrics`` (else on the clear); given ``out``, a detail record saying what the
-        attempt's finished tasks spent their time on is appended to it now and then (at 1, 2, 4, ... tasks and at
-        most once a second), so explain on a running stage says it."""
+        attempt's finished tasks spent their time on is appended to it (after each of the first
+        ``EVERY_FINISHED`` tasks, then at 32, 64, 128, ... tasks and whenever a second has passed since the last
+        one), so explain on a running stage says it."""
         a = self.attempts.get((stage, attempt))
         if a is None:
             return None
@@ -386,7 +388,7 @@ class TaskLedger:
             if batch is not None:
                 batch["cause"]["metrics"] = b
             a.finished = n = a.finished + 1
-            if out is not None and (not n & (n - 1) or at - a.updated_at >= 1.0):
+            if out is not None and (n <= EVERY_FINISHED or not n & (n - 1) or at - a.updated_at >= 1.0):
                 a.updated_at = at
                 run = self.diagnosis.runs.get((stage, attempt))
                 if run is not None:

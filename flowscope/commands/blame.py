@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from .arguments import json_time, positive_int, scope_path
+from .arguments import add_thresholds_option, json_time, positive_int, scope_path
 from .offline import no_scope
 
 __all__ = ["register", "segment_text", "failure_line"]
@@ -23,6 +23,7 @@ def register(subparsers: Any) -> None:
                                           "micro-batch), split its latency along the critical path of holders: "
                                           "tasks, waiting for slots, scheduler, recompute, driver.")
     p.add_argument("log", help="a Spark event log or a flowscope progress log")
+    add_thresholds_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object (the blame contract)")
     p.add_argument("--scope", type=scope_path, help="only this scope: 2, 2,1 or JSON [2,1] ([] is the root)")
     p.add_argument("--time", type=json_time, help="only this time, as JSON (a job's epoch, a micro-batch id)")
