@@ -12,7 +12,7 @@ import pytest
 from backend.eventlog import find_logs
 from backend.spark.blame import blame_log
 from backend.spark.convert import SparkLogConversion
-from backend.spark.task_metrics import FIELDS, PHASES
+from backend.spark.task_metrics import FIELDS, PHASES, as_dict
 from backend.spark.task_timeline import TaskTimeline
 from flowscope.cli import main as cli
 from tests.conftest import SPARK_EVENTS, spark_event_cases
@@ -31,13 +31,15 @@ def converted(path) -> list[dict]:
 
 
 def task_splits(records: list[dict]) -> dict:
-    """Task id -> its breakdown, from the TaskEnd batches' causes and the clears that carry one."""
+    """Task id -> its split with its fields named, from the TaskEnd batches' causes and the clears that carry one
+    (an array in FIELDS order)."""
     out = {}
     for r in records:
         if r["type"] == "progress" and r.get("cause", {}).get("event") == "TaskEnd" and "metrics" in r["cause"]:
-            out[r["cause"]["task"]] = r["cause"]["metrics"]
+            assert len(r["cause"]["metrics"]) == len(FIELDS)
+            out[r["cause"]["task"]] = as_dict(r["cause"]["metrics"])
         elif r["type"] == "detail" and r["value"] is None and r["key"].startswith("task ") and "metrics" in r:
-            out[int(r["key"].split()[1])] = r["metrics"]
+            out[int(r["key"].split()[1])] = as_dict(r["metrics"])
     return out
 
 
@@ -63,9 +65,9 @@ def test_the_split_is_the_history_servers():
         assert b["getting_result_ms"] == t["gettingResultTime"]
         assert b["run_ms"] == m["executorRunTime"] and b["deserialize_ms"] == m["executorDeserializeTime"]
         assert b["gc_ms"] == m["jvmGcTime"] and b["result_serialization_ms"] == m["resultSerializationTime"]
-        assert b["shuffle_write_ms"] == pytest.approx(m["shuffleWriteMetrics"]["writeTime"] / 1e6, abs=1e-3)
+        assert b["shuffle_write_ns"] == m["shuffleWriteMetrics"]["writeTime"]
         assert b["input_records"] == m["inputMetrics"]["recordsRead"]
-        assert m["executorCpuTime"] == 0 and b["cpu_ms"] is None  # absent, not 0
+        assert m["executorCpuTime"] == 0 and b["cpu_ns"] is None  # absent, not 0
 
 
 @pytest.mark.spark_events
@@ -93,10 +95,10 @@ def test_every_real_log_gives_every_task_its_split(log):
 def test_an_old_log_says_what_it_lacks():
     """Spark 1.2 wrote no CPU times and no record counts: absent, never 0; a 4.x log has them."""
     old = stage_summaries(converted(SPARK_EVENTS / "local-1422981759269"))
-    assert old and all({"cpu_ms", "deserialize_cpu_ms", "input_records", "peak_execution_memory"} <= set(s["absent"])
+    assert old and all({"cpu_ns", "deserialize_cpu_ns", "input_records", "peak_execution_memory"} <= set(s["absent"])
                        for s in old.values())
     new = stage_summaries(converted(fixture_log("spill").path))
-    assert all("cpu_ms" not in s["absent"] for s in new.values())
+    assert all("cpu_ns" not in s["absent"] for s in new.values())
     spill = new["stage 3.0"]
     assert spill["sums"]["memory_spilled"] > 0 and spill["tasks_spilled"] == spill["tasks"] == 2
     assert set(spill["quantiles"]["run_ms"]) == {"min", "p25", "median", "p75", "max"}

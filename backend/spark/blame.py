@@ -43,6 +43,7 @@ from functools import partial
 from heapq import heapify, heappop, heappush
 from typing import Any
 
+from backend.spark.task_metrics import as_dict
 from tracker.jsonl import IGNORED_FIELD
 from tracker.log_records import short_repr
 from tracker.reachability import IN, OUT, Location
@@ -1064,9 +1065,9 @@ class BlameTracker:
                 "host": span[4] if span else None, "launched": launched,
                 "duration_s": round(h.end_at - launched, 6) if isinstance(launched, (int, float)) else None,
                 "median_task_s": round(med, 6) if med is not None else None}
-        metrics = cause.get("metrics")  # the task's time split as Spark measured it (task_metrics.breakdown)
-        if type(metrics) is dict:
-            info["breakdown"] = metrics
+        metrics = cause.get("metrics")  # the task's time split as Spark measured it (an array: task_metrics)
+        if type(metrics) is list or type(metrics) is tuple:
+            info["breakdown"] = as_dict(metrics)
         if med is not None and isinstance(launched, (int, float)):
             info["what_if"] = self._what_if(scope, h, task, launched, med, frm, to, rival)
         kind = "recompute" if attempt else "task"

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend.spark.task_metrics import summarize
+from backend.spark.task_metrics import AT, summarize
 from backend.spark.thresholds import Thresholds
 
 __all__ = ["Diagnosis", "StageRun", "STAGE_RULES"]
@@ -42,10 +42,13 @@ class StageRun:
     submitted: float
     slots: int | None  # cores of the executors alive at its submission
     tasks: int  # Spark's task count for the attempt
-    breakdowns: list[dict] = field(default_factory=list)  # of each successful task
+    breakdowns: list[list] = field(default_factory=list)  # the split of each successful task (task_metrics)
     executors: list[Any] = field(default_factory=list)  # beside each breakdown, as the log names it
     failures: list[dict] = field(default_factory=list)  # tasks.task_failure of each failed attempt
     peak_heap: dict[str, int] = field(default_factory=dict)  # executor -> peak JVM heap seen in this attempt
+
+
+_DURATION, _HEAP = AT["duration_ms"], AT["peak_jvm_heap"]
 
 
 def _pct(x: float) -> str:
@@ -110,10 +113,11 @@ class Diagnosis:
             self.busy_since = at
         self.running += 1
 
-    def task_ended(self, stage: int, attempt: int, executor: Any, b: dict, failure: dict | None, at: float,
+    def task_ended(self, stage: int, attempt: int, executor: Any, b: list, failure: dict | None, at: float,
                    was_running: bool) -> None:
-        """A task attempt ended (``b``: its breakdown; ``failure``: why, if it did not succeed)."""
-        duration = b["duration_ms"]
+        """A task attempt ended (``b``: its split, ``task_metrics.split``; ``failure``: why, if it did not
+        succeed)."""
+        duration = b[_DURATION]
         if duration is not None:
             self.used_core_s += duration / 1000.0
         if was_running and self.running:
@@ -124,7 +128,7 @@ class Diagnosis:
         run = self.runs.get((stage, attempt))
         if run is None:
             return
-        heap = b["peak_jvm_heap"]
+        heap = b[_HEAP]
         if heap and heap > run.peak_heap.get(str(executor), 0):
             run.peak_heap[str(executor)] = heap
         if failure is None:
@@ -226,9 +230,9 @@ class Diagnosis:
         if not stragglers or not run.breakdowns:
             return out
         factor = self.t["data_skew.read_factor"]
-        records = [(b["input_records"] or 0) + (b["shuffle_records_read"] or 0) for b in run.breakdowns]
-        nbytes = [(b["input_bytes"] or 0) + (b["shuffle_local_bytes"] or 0) + (b["shuffle_remote_bytes"] or 0)
-                  for b in run.breakdowns]
+        records = [(b[AT["input_records"]] or 0) + (b[AT["shuffle_records_read"]] or 0) for b in run.breakdowns]
+        nbytes = [(b[AT["input_bytes"]] or 0) + (b[AT["shuffle_local_bytes"]] or 0)
+                  + (b[AT["shuffle_remote_bytes"]] or 0) for b in run.breakdowns]
         med_records, med_bytes = _median(records), _median(nbytes)
         slow_named: set[str] = set()  # one slow-executor finding per executor and attempt (its slowest straggler)
         for s in stragglers:
@@ -254,10 +258,10 @@ class Diagnosis:
             ex = str(s["executor"])
             if ex in slow_named:
                 continue
-            mine = [b["duration_ms"] for b, e in zip(run.breakdowns, run.executors, strict=True)
-                    if str(e) == ex and b["duration_ms"] is not None]
-            theirs = [b["duration_ms"] for b, e in zip(run.breakdowns, run.executors, strict=True)
-                      if str(e) != ex and b["duration_ms"] is not None]
+            mine = [b[_DURATION] for b, e in zip(run.breakdowns, run.executors, strict=True)
+                    if str(e) == ex and b[_DURATION] is not None]
+            theirs = [b[_DURATION] for b, e in zip(run.breakdowns, run.executors, strict=True)
+                      if str(e) != ex and b[_DURATION] is not None]
             if len(mine) < 2 or not theirs:  # the straggler alone on its executor, or one executor: not telling
                 continue
             mine_without = sorted(mine)

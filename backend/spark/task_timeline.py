@@ -24,7 +24,7 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
-from backend.spark.task_metrics import PHASES
+from backend.spark.task_metrics import AT, PHASES
 
 __all__ = ["TaskTimeline"]
 
@@ -34,19 +34,29 @@ _NAN = float("nan")
 _NO_PHASES = (_NAN,) * len(PHASES)
 
 
+_RUN, _WRITE_NS = AT["run_ms"], AT["shuffle_write_ns"]
+_FETCH, _GC = AT["fetch_wait_ms"], AT["gc_ms"]
+_PHASE_AT = [AT.get(name, -1) for name in PHASES]  # -1: computing, or shuffle write (in ns in the split)
+_COMPUTE = PHASES.index("compute_ms")
+
+
 def _phases(m: Any) -> tuple:
-    """A task's time split (``task_metrics.breakdown``) as its bar's phases, ``PHASES`` in order (NaN: absent)."""
-    if type(m) is not dict:
+    """A task's time split (``task_metrics.split``: the array its end carries) as its bar's phases, ``PHASES`` in
+    order (NaN: absent)."""
+    if type(m) is not list and type(m) is not tuple or len(m) <= _RUN:
         return _NO_PHASES
+    write_ns = m[_WRITE_NS]
+    write = write_ns * 1e-6 if isinstance(write_ns, (int, float)) else None
     out = []
-    run = m.get("run_ms")
-    for name in PHASES:
-        if name == "compute_ms":
-            v = None if run is None else max(0.0, run - sum(m.get(f) or 0 for f in ("fetch_wait_ms", "gc_ms",
-                                                                                     "shuffle_write_ms")))
+    for k, i in enumerate(_PHASE_AT):
+        if i >= 0:
+            v = m[i]
+        elif k == _COMPUTE:
+            run = m[_RUN]
+            v = None if run is None else max(0.0, run - (m[_FETCH] or 0) - (m[_GC] or 0) - (write or 0))
         else:
-            v = m.get(name)
-        out.append(float(v) if isinstance(v, (int, float)) else _NAN)
+            v = write
+        out.append(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else _NAN)
     return tuple(out)
 
 

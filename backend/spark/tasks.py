@@ -29,7 +29,7 @@ from operator import sub
 from typing import Any
 
 from backend.spark.findings import Diagnosis
-from backend.spark.task_metrics import RunningSums, breakdown
+from backend.spark.task_metrics import RunningSums, split
 from backend.spark.thresholds import Thresholds, configured
 from tracker.log_records import detail
 
@@ -368,7 +368,7 @@ class TaskLedger:
         """The record clearing the task's detail, if it was running (``info``: its ``Task Info``; ``ok``: it
         succeeded): it follows the event's progress batch, since the task held until that batch was applied. Given
         the ``batch`` that released the task's capability, the clear rides on it instead (``clears``: a task's end
-        is one record, not two) and None is returned. The task's time split (``task_metrics.breakdown``) rides on
+        is one record, not two) and None is returned. The task's time split (``task_metrics.split``) rides on
         that batch's cause as ``metrics`` (else on the clear); given ``out``, a detail record saying what the
         attempt's finished tasks spent their time on is appended to it (after each of the first
         ``EVERY_FINISHED`` tasks, then at 32, 64, 128, ... tasks and whenever a second has passed since the last
@@ -381,7 +381,7 @@ class TaskLedger:
         running = tid in a.running
         if running:
             a.running.remove(tid)
-        b = breakdown(info, e.get("Task Metrics"), e.get("Task Executor Metrics"))
+        b = split(info, e.get("Task Metrics"), e.get("Task Executor Metrics"))
         failure = None if ok else task_failure(e, self.removed)
         self.diagnosis.task_ended(stage, attempt, get("Executor ID"), b, failure, at, running)
         if ok:

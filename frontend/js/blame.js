@@ -72,10 +72,11 @@ function bytes(n) {
   return i ? `${n.toFixed(1)} ${units[i]}` : `${n} B`;
 }
 export function breakdownLines(b) {
-  const time = [["run_ms", "run"], ["cpu_ms", "CPU"], ["gc_ms", "GC"], ["fetch_wait_ms", "fetch wait"],
-    ["shuffle_write_ms", "shuffle write"], ["scheduler_delay_ms", "scheduler delay"], ["deserialize_ms", "deserialize"],
+  const time = [["run_ms", "run"], ["cpu_ns", "CPU"], ["gc_ms", "GC"], ["fetch_wait_ms", "fetch wait"],
+    ["shuffle_write_ns", "shuffle write"], ["scheduler_delay_ms", "scheduler delay"], ["deserialize_ms", "deserialize"],
     ["result_serialization_ms", "result serialization"], ["getting_result_ms", "getting result"]];
-  const said = time.filter(([k]) => typeof b[k] === "number" && (b[k] > 0 || k === "run_ms" || k === "gc_ms")).map(([k, n]) => `${n} ${ms(b[k])}`);
+  const said = time.filter(([k]) => typeof b[k] === "number" && (b[k] > 0 || k === "run_ms" || k === "gc_ms"))
+    .map(([k, n]) => `${n} ${ms(k.endsWith("_ns") ? b[k] / 1e6 : b[k])}`); // CPU and shuffle write: Spark's ns
   const missing = time.filter(([k]) => b[k] === null || b[k] === undefined).map(([, n]) => n);
   const out = [`time: ${said.join(", ") || "none measured"}`];
   if (missing.length) out.push(`not in the log: ${missing.join(", ")}`);
