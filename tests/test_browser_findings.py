@@ -78,3 +78,19 @@ def test_the_blame_hover_says_where_a_tasks_time_went(page, server, gc_sid):
     page.wait_for_selector("#blame-waterfall .main-svg", timeout=15000)
     hovers = page.evaluate("() => document.querySelector('#blame-waterfall').data[0].hovertext")
     assert any("time: run " in h and "GC " in h for h in hovers), hovers
+
+
+def test_why_is_this_stuck_says_what_the_finished_tasks_spent(page, server):
+    """skewed_straggler's straggler finding opens its stage just before the straggler's end: the panel names the
+    running straggler and says what its three finished siblings spent their time on."""
+    sid = open_spark_fixture(server, "skewed_straggler")
+    found = httpx.get(f"{server.url}/api/sessions/{sid}/marks", params={"finding": "true"}).json()["marks"]
+    (slow,) = [m for m in found if m["finding"] == "straggler"]
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="findings"]')
+    page.click("#tab-findings .spark-finding.straggler")
+    page.wait_for_selector(f'#why .late-holder tr[data-task="{slow["task"]}"]', timeout=15000)
+    done = page.wait_for_selector("#why .late-holder .finished")
+    assert done.inner_text().startswith("its 3 finished tasks spent: run ")
+    shot(page, "why-finished-tasks")

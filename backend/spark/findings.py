@@ -28,6 +28,8 @@ from backend.spark.thresholds import Thresholds
 
 __all__ = ["Diagnosis", "StageRun", "STAGE_RULES"]
 
+_DURATION, _HEAP = AT["duration_ms"], AT["peak_jvm_heap"]
+
 
 @dataclass
 class StageRun:
@@ -45,10 +47,24 @@ class StageRun:
     breakdowns: list[list] = field(default_factory=list)  # the split of each successful task (task_metrics)
     executors: list[Any] = field(default_factory=list)  # beside each breakdown, as the log names it
     failures: list[dict] = field(default_factory=list)  # tasks.task_failure of each failed attempt
-    peak_heap: dict[str, int] = field(default_factory=dict)  # executor -> peak JVM heap seen in this attempt
+    failed_ms: float = 0.0  # the failed and killed attempts' run, launch to finish
+    peak_heap: dict[Any, int] = field(default_factory=dict)  # executor -> peak JVM heap seen in this attempt
 
+    def succeeded(self, executor: Any, b: list) -> None:
+        """A successful task's split (``task_metrics.split``): what the rules read when the attempt completes."""
+        self.breakdowns.append(b)
+        self.executors.append(executor)
+        heap = b[_HEAP]
+        if heap is not None and heap > self.peak_heap.get(executor, 0):
+            self.peak_heap[executor] = heap
 
-_DURATION, _HEAP = AT["duration_ms"], AT["peak_jvm_heap"]
+    def failed(self, b: list, failure: dict) -> None:
+        """A failed or killed task attempt: its run counts as used cores; a killed one (a lost speculative race, a
+        cancelled stage) is no failure."""
+        if b[_DURATION] is not None:
+            self.failed_ms += b[_DURATION]
+        if failure.get("reason") != "TaskKilled":
+            self.failures.append(failure)
 
 
 def _pct(x: float) -> str:
@@ -104,45 +120,33 @@ class Diagnosis:
         return sum(c for c, _ in self.cores.values()) or None
 
     def stage_submitted(self, scope: list, node: int, time: Any, stage: int, attempt: int, tasks: int, batch: Any,
-                        at: float) -> None:
+                        at: float) -> StageRun:
+        """The attempt's record, which its tasks' ends fill (``StageRun.succeeded``, ``failed``)."""
         self.seen(at)
-        self.runs[(stage, attempt)] = StageRun(scope, node, time, stage, attempt, batch, at, self.slots(), tasks)
+        run = self.runs[(stage, attempt)] = StageRun(scope, node, time, stage, attempt, batch, at, self.slots(),
+                                                     tasks)
+        return run
 
     def task_started(self, at: float) -> None:
+        """A task began running: the application is busy from here while any task runs."""
         if not self.running:
             self.busy_since = at
         self.running += 1
 
-    def task_ended(self, stage: int, attempt: int, executor: Any, b: list, failure: dict | None, at: float,
-                   was_running: bool) -> None:
-        """A task attempt ended (``b``: its split, ``task_metrics.split``; ``failure``: why, if it did not
-        succeed)."""
-        duration = b[_DURATION]
-        if duration is not None:
-            self.used_core_s += duration / 1000.0
-        if was_running and self.running:
+    def task_stopped(self, at: float) -> None:
+        """A running task ended (whatever its outcome)."""
+        if self.running:
             self.running -= 1
             if not self.running and self.busy_since is not None:
                 self.busy_s += max(0.0, at - self.busy_since)
                 self.busy_since = None
-        run = self.runs.get((stage, attempt))
-        if run is None:
-            return
-        heap = b[_HEAP]
-        if heap and heap > run.peak_heap.get(str(executor), 0):
-            run.peak_heap[str(executor)] = heap
-        if failure is None:
-            run.breakdowns.append(b)
-            run.executors.append(executor)
-        elif failure.get("reason") != "TaskKilled":  # a lost speculative race or a cancelled stage: no failure
-            run.failures.append(failure)
 
     def executor_metrics(self, stage: int, attempt: int, executor: Any, metrics: dict) -> None:
         """A ``SparkListenerStageExecutorMetrics``: the executor's peaks over the stage attempt."""
         run = self.runs.get((stage, attempt))
         heap = metrics.get("JVMHeapMemory")
-        if run is not None and type(heap) is int and heap > run.peak_heap.get(str(executor), 0):
-            run.peak_heap[str(executor)] = heap
+        if run is not None and type(heap) is int and heap > run.peak_heap.get(executor, 0):
+            run.peak_heap[executor] = heap
 
     def stage_summary(self, stage: int, attempt: int) -> dict | None:
         """The attempt's finished tasks' sums and quantiles (``task_metrics.summarize``) and peak JVM heap per
@@ -151,7 +155,7 @@ class Diagnosis:
         if run is None:
             return None
         out = summarize(run.breakdowns)
-        out["peak_jvm_heap"] = dict(run.peak_heap) or None
+        out["peak_jvm_heap"] = {str(ex): heap for ex, heap in run.peak_heap.items()} or None
         return out
 
     def stage_completed(self, stage: int, attempt: int, at: float, stragglers: list[dict],
@@ -162,6 +166,7 @@ class Diagnosis:
             return []
         if summary is None:
             summary = summarize(run.breakdowns)
+        self.used_core_s += (summary["sums"].get("duration_ms", 0) + run.failed_ms) / 1000.0
         out: list[dict] = []
         for rule in STAGE_RULES:
             out += rule(self, run, summary, at)

@@ -28,8 +28,8 @@ from itertools import repeat
 from operator import sub
 from typing import Any
 
-from backend.spark.findings import Diagnosis
-from backend.spark.task_metrics import RunningSums, split
+from backend.spark.findings import Diagnosis, StageRun
+from backend.spark.task_metrics import AT, RunningSums, split
 from backend.spark.thresholds import Thresholds, configured
 from tracker.log_records import detail
 
@@ -149,7 +149,7 @@ class _Attempt:
     only those can be stragglers), so a task's end costs two appends, not a record kept per task."""
 
     __slots__ = ("scope", "node", "time", "stage", "attempt", "job", "running", "durations", "records", "bytes",
-                 "longest", "port", "failed", "failure", "value", "finished", "updated_at", "sums")
+                 "longest", "port", "failed", "failure", "value", "finished", "updated_at", "sums", "run")
 
     def __init__(self, scope: list, node: int, time: Any, stage: int, attempt: int, job: Any) -> None:
         self.scope, self.node, self.time, self.stage, self.attempt, self.job = scope, node, time, stage, attempt, job
@@ -167,6 +167,7 @@ class _Attempt:
         self.finished = 0  # successful tasks so far
         self.updated_at = 0.0  # when its detail last said so
         self.sums = RunningSums()
+        self.run: StageRun | None = None  # what the findings read (findings.py), once the attempt is submitted
 
     def succeeded(self, tid: Any, info: dict, launched: int, finished: int, size: tuple[int, int]) -> None:
         """A successful task: its duration and input size (records, bytes); its details too while it is among the
@@ -276,20 +277,15 @@ def _port(node: int) -> list:
     return ["out", node, 0]
 
 
-def _input_size(metrics: dict | None) -> tuple[int, int]:
-    """Records and bytes a task read: from its input (storage) and from shuffles (fetched locally or remotely)."""
-    if not metrics:
-        return 0, 0
-    records = nbytes = 0
-    inp = metrics.get("Input Metrics")
-    if inp:
-        records += inp.get("Records Read") or 0
-        nbytes += inp.get("Bytes Read") or 0
-    sh = metrics.get("Shuffle Read Metrics")
-    if sh:
-        records += sh.get("Total Records Read") or 0
-        nbytes += (sh.get("Remote Bytes Read") or 0) + (sh.get("Local Bytes Read") or 0)
-    return records, nbytes
+_IN_RECORDS, _IN_BYTES = AT["input_records"], AT["input_bytes"]
+_SH_RECORDS, _SH_LOCAL, _SH_REMOTE = AT["shuffle_records_read"], AT["shuffle_local_bytes"], AT["shuffle_remote_bytes"]
+
+
+def _input_size(b: list) -> tuple[int, int]:
+    """Records and bytes a task read (``b``: its split): from its input (storage) and from shuffles (fetched
+    locally or remotely)."""
+    return ((b[_IN_RECORDS] or 0) + (b[_SH_RECORDS] or 0),
+            (b[_IN_BYTES] or 0) + (b[_SH_LOCAL] or 0) + (b[_SH_REMOTE] or 0))
 
 
 class TaskLedger:
@@ -343,7 +339,7 @@ class TaskLedger:
         if iteration is not None:
             value["iteration"] = iteration
         a.value = value
-        self.diagnosis.stage_submitted(scope, node, time, stage, attempt, tasks, batch, at)
+        a.run = self.diagnosis.stage_submitted(scope, node, time, stage, attempt, tasks, batch, at)
         return [self._detail(a, f"stage {stage}.{attempt}", value, at)]
 
     def task_started(self, e: dict, info: dict, at: float, out: list[dict]) -> None:
@@ -356,7 +352,7 @@ class TaskLedger:
         tid = get("Task ID")
         launched = get("Launch Time")
         a.running.add(tid)
-        self.diagnosis.task_started(at)
+        self.diagnosis.task_started(at)  # the application is busy while a task runs
         out.append(detail(a.scope, a.port, a.time, f"task {tid}", at, {
             "kind": "task", "task": tid, "index": get("Index"), "partition": partition_of(info),
             "attempt": get("Attempt"), "executor": get("Executor ID"), "host": get("Host"),
@@ -382,23 +378,24 @@ class TaskLedger:
         if running:
             a.running.remove(tid)
         b = split(info, e.get("Task Metrics"), e.get("Task Executor Metrics"))
-        failure = None if ok else task_failure(e, self.removed)
-        self.diagnosis.task_ended(stage, attempt, get("Executor ID"), b, failure, at, running)
+        if running:
+            self.diagnosis.task_stopped(at)
+        run = a.run
         if ok:
             if batch is not None:
                 batch["cause"]["metrics"] = b
-            a.finished = n = a.finished + 1
-            if out is not None and (n <= EVERY_FINISHED or not n & (n - 1) or at - a.updated_at >= 1.0):
-                a.updated_at = at
-                run = self.diagnosis.runs.get((stage, attempt))
-                if run is not None:
+            if run is not None:
+                run.succeeded(get("Executor ID"), b)
+                a.finished = n = a.finished + 1
+                if out is not None and (n <= EVERY_FINISHED or not n & (n - 1) or at - a.updated_at >= 1.0):
+                    a.updated_at = at
                     out.append(self._detail(a, f"stage {stage}.{attempt}",
                                             {**a.value, "finished": a.sums.add(run.breakdowns)}, at))
             launched = get("Launch Time")
             finished = get("Finish Time")
             if type(launched) is int and type(finished) is int and finished >= launched:
                 # kept raw while the attempt runs; reduced to an aggregate when it completes
-                a.succeeded(tid, info, launched, finished, _input_size(e.get("Task Metrics")))
+                a.succeeded(tid, info, launched, finished, _input_size(b))
             if not running:
                 return None
             if batch is not None:
@@ -408,7 +405,9 @@ class TaskLedger:
             clear["metrics"] = b
             return clear
         a.failed += 1
-        a.failure = failure
+        a.failure = failure = task_failure(e, self.removed)
+        if run is not None and failure is not None:
+            run.failed(b, failure)
         if not running:
             return None
         clear = detail(a.scope, a.port, a.time, f"task {tid}", at, None)
