@@ -108,6 +108,19 @@ def test_thresholds_from_a_file_change_what_fires(tmp_path, monkeypatch):
     assert "gc" not in kinds(fixture_path("gc_pressure"))
 
 
+def test_the_straggler_rule_takes_its_thresholds_from_the_table(tmp_path, monkeypatch):
+    """skewed_straggler's straggler ran 14x its siblings' median: at 20x it is no straggler, so no data skew
+    either; its marks say which thresholds they used."""
+    marks = {m["finding"]: m for m in SparkLogConversion(fixture_path("skewed_straggler"))
+             if m["type"] == "mark" and m.get("finding")}
+    assert marks["straggler"]["threshold"]["name"] == "straggler.factor"
+    assert marks["skew"]["threshold"]["and"][0]["name"] == "skew.min_tasks"
+    monkeypatch.setenv(ENV, str(write(tmp_path / "s.toml", "[straggler]\nfactor = 20\n")))
+    found = {m["finding"] for m in SparkLogConversion(fixture_path("skewed_straggler"))
+             if m["type"] == "mark" and m.get("finding")}
+    assert found == {"skew"}
+
+
 @pytest.mark.spark_events
 def test_tiny_tasks_with_a_lower_task_count(tmp_path, monkeypatch):
     """The 1,000-task shuffle job's tasks are tiny; over DataFlint's 5,000 tasks it would be a finding."""

@@ -14,8 +14,10 @@ timeline and the findings list show them.
 
 * skew score: mean absolute deviation over the mean (as Flink's FLIP-418), of task durations, of input records and
   of input bytes (read from storage plus shuffle bytes fetched, local and remote);
-* straggler: a successful task at least ``STRAGGLER_FACTOR`` times the median of the stage attempt's other tasks
-  and at least ``STRAGGLER_MIN_S`` seconds above it (so sub-second noise in tiny stages is not a finding).
+* straggler: a successful task at least ``straggler.factor`` (3) times the median of the stage attempt's other
+  tasks and at least ``straggler.min_s`` (0.5) seconds above it (so sub-second noise in tiny stages is not a
+  finding); a skewed stage scores ``skew.score`` (0.5) over at least ``skew.min_tasks`` (4) tasks: the thresholds
+  table's (``thresholds.py``), overridable as every finding's.
 """
 
 from __future__ import annotations
@@ -30,15 +32,16 @@ from typing import Any
 
 from backend.spark.findings import Diagnosis, StageRun
 from backend.spark.task_metrics import AT, RunningSums, split
-from backend.spark.thresholds import Thresholds, configured
+from backend.spark.thresholds import Thresholds, configured, default
 from tracker.log_records import detail
 
 __all__ = ["TaskLedger", "StageAggregate", "partition_of", "skew_score", "stragglers", "straggler_median",
            "failure_text", "task_failure", "STRAGGLER_FACTOR", "STRAGGLER_MIN_S", "SKEW_FINDING"]
 
-STRAGGLER_FACTOR = 3.0
-STRAGGLER_MIN_S = 0.5
-SKEW_FINDING = 0.5  # a stage whose duration skew score reaches this (with at least 4 tasks) is a finding
+# the defaults of the thresholds table (thresholds.py; a model uses the values in force, the fleet these)
+STRAGGLER_FACTOR = default("straggler.factor")
+STRAGGLER_MIN_S = default("straggler.min_s")
+SKEW_FINDING = default("skew.score")  # a stage whose duration skew score reaches this (with 4 tasks) is a finding
 MAX_STRAGGLERS = 5
 KEEP_COMPLETED = 1000  # completed stage attempts whose aggregates the ledger keeps (the latest ones)
 KEEP_REMOVED = 1000  # removed executors whose reasons the ledger keeps (the latest ones)
@@ -80,11 +83,13 @@ def median_of_others(ordered: list[float], value: float) -> float:
     return at(m // 2) if m % 2 else (at(m // 2 - 1) + at(m // 2)) / 2
 
 
-def straggler_median(duration: float, ordered: list[float]) -> float | None:
+def straggler_median(duration: float, ordered: list[float], factor: float = STRAGGLER_FACTOR,
+                     min_s: float = STRAGGLER_MIN_S) -> float | None:
     """The median of the others (``ordered``: every duration, sorted) if ``duration`` is a straggler's, else None:
-    the one straggler rule, which the fleet's stage rows use too."""
+    the one straggler rule, which the fleet's stage rows use too (with the defaults; a model passes the
+    ``straggler.factor`` and ``straggler.min_s`` in force)."""
     med = median_of_others(ordered, duration)
-    return med if duration >= STRAGGLER_FACTOR * med and duration - med >= STRAGGLER_MIN_S else None
+    return med if duration >= factor * med and duration - med >= min_s else None
 
 
 def _straggler_indexes(durations: list[float], ordered: list[float]) -> list[tuple[int, float]]:
@@ -442,7 +447,8 @@ class TaskLedger:
         out = self._clear(a, at)
         if summary is not None:
             out[-1]["metrics"] = summary  # the stage detail's clear (_clear's last record)
-        agg = self._aggregate(a)
+        t = self.diagnosis.t
+        agg = self._aggregate(a, t["straggler.factor"], t["straggler.min_s"])
         agg.metrics = summary
         self.completed[(stage, attempt)] = agg
         if len(self.completed) > KEEP_COMPLETED:  # a long application's ledger stays bounded
@@ -460,13 +466,15 @@ class TaskLedger:
                         "duration_s": s["duration"], "median_task_s": s["median_others"],
                         "records": s["records"], "bytes": s["bytes"],
                         # when it ended: the page shows the stage just before, the straggler still running
-                        "ended_at": round(s["launched"] + s["duration"], 6)})
-        if agg.tasks >= 4 and agg.skew >= SKEW_FINDING:
+                        "ended_at": round(s["launched"] + s["duration"], 6),
+                        "threshold": {**t.fired("straggler.factor"), "and": [t.fired("straggler.min_s")]}})
+        if agg.tasks >= t["skew.min_tasks"] and agg.skew >= t["skew.score"]:
             out.append({"type": "mark", "at": at, "scope": a.scope, "finding": "skew",
                         "label": f"skewed stage {stage}: task duration skew {agg.skew:.2f} over {agg.tasks} tasks "
                                  f"(median {med:.2f} s, max {(agg.duration_s or {}).get('max', 0.0):.2f} s)",
                         "node": a.node, "time": a.time, "stage": stage, "attempt": attempt,
-                        "summary": agg.to_json()})
+                        "summary": agg.to_json(),
+                        "threshold": {**t.fired("skew.score"), "and": [t.fired("skew.min_tasks")]}})
         out += self.diagnosis.stage_completed(stage, attempt, at, agg.stragglers, summary)
         return out
 
@@ -484,7 +492,8 @@ class TaskLedger:
         return out
 
     @staticmethod
-    def _aggregate(a: _Attempt) -> StageAggregate:
+    def _aggregate(a: _Attempt, factor: float, min_s: float) -> StageAggregate:
+        """The attempt reduced (``factor``, ``min_s``: the straggler rule's thresholds in force)."""
         durations = a.durations
         records_in = list(map(float, a.records))
         bytes_in = list(map(float, a.bytes))
@@ -492,7 +501,7 @@ class TaskLedger:
         slow = []
         for duration, _, (tid, index, executor, launched, records, nbytes, partition) in sorted(a.longest,
                                                                                                  reverse=True):
-            med = straggler_median(duration, ordered)
+            med = straggler_median(duration, ordered, factor, min_s)
             if med is not None:
                 slow.append({"task": tid, "index": index, "partition": partition, "executor": executor,
                              "duration": duration, "launched": launched, "records": records, "bytes": nbytes,

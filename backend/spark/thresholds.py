@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENV", "TABLE", "Threshold", "Thresholds", "ThresholdsError", "configured", "load"]
+__all__ = ["ENV", "TABLE", "Threshold", "Thresholds", "ThresholdsError", "configured", "default", "load"]
 
 ENV = "FLOWSCOPE_THRESHOLDS"  # the file the --thresholds flag named, for every process that builds a model
 
@@ -37,6 +37,15 @@ class Threshold:
 
 
 TABLE: tuple[Threshold, ...] = (
+    Threshold("straggler.factor", 3.0, "ratio",
+              "a successful task at least this many times the median of its stage attempt's other tasks ...",
+              "flowscope, stricter than Spark's own speculation (spark.speculation.multiplier, 1.5x the median)"),
+    Threshold("straggler.min_s", 0.5, "seconds", "... and at least this much above it is a straggler",
+              "flowscope: sub-second noise in tiny stages is not a finding"),
+    Threshold("skew.score", 0.5, "score",
+              "a stage attempt whose task durations' mean absolute deviation over their mean reaches this ...",
+              "Flink FLIP-418's data-skew score"),
+    Threshold("skew.min_tasks", 4, "tasks", "... with at least this many tasks is skewed", "flowscope"),
     Threshold("gc.ratio", 0.1, "fraction", "a stage attempt's JVM GC time over its tasks' run time, at least",
               "Dr. Elephant, executor GC heuristic: moderate severity at 0.1 (low 0.08, severe 0.15, critical 0.2)"),
     Threshold("gc.min_s", 1.0, "seconds", "and that GC time, summed over the attempt's tasks, at least",
@@ -77,6 +86,11 @@ TABLE: tuple[Threshold, ...] = (
 )
 
 _BY_NAME = {t.name: t for t in TABLE}
+
+
+def default(name: str) -> float:
+    """A threshold's default value (what code outside a model, such as the fleet's stage rows, uses)."""
+    return _BY_NAME[name].default
 
 
 class ThresholdsError(ValueError):
