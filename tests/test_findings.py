@@ -121,6 +121,17 @@ def test_the_straggler_rule_takes_its_thresholds_from_the_table(tmp_path, monkey
     assert found == {"skew"}
 
 
+def test_fetch_wait_with_lower_thresholds(tmp_path, monkeypatch):
+    """executor_lost's reduce stage waited 0.65 s for shuffle blocks (7% of its run time): under the defaults no
+    finding, with the ratio at 5% and the floor at half a second one, naming the settings to raise."""
+    assert "fetch-wait" not in kinds(fixture_path("executor_lost"))
+    monkeypatch.setenv(ENV, str(write(tmp_path / "f.toml", "[fetch_wait]\nratio = 0.05\nmin_s = 0.5\n")))
+    (m,) = [m for m in findings(fixture_path("executor_lost")) if m["finding"] == "fetch-wait"]
+    assert m["stage"] == 2 and m["attempt"] == 0 and 0.05 <= m["metric"]["ratio"] < 0.2
+    assert "spark.reducer.maxSizeInFlight" in m["recommendation"]
+    assert m["threshold"]["source"] == f"set in {tmp_path / 'f.toml'}"
+
+
 @pytest.mark.spark_events
 def test_tiny_tasks_with_a_lower_task_count(tmp_path, monkeypatch):
     """The 1,000-task shuffle job's tasks are tiny; over DataFlint's 5,000 tasks it would be a finding."""
