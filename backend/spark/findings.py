@@ -102,7 +102,7 @@ class Diagnosis:
     # --- what the ledger says ----------------------------------------------------------------------------------
 
     def seen(self, at: float) -> None:
-        """The application's start (its first timed event)."""
+        """The application's start: its ``SparkListenerApplicationStart``, else its first timed event."""
         if self.first_at is None and at > 0:
             self.first_at = at
 

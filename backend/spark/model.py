@@ -392,6 +392,7 @@ class SparkModel:
         self.app_name = e.get("App Name")
         self.app_id = e.get("App ID")
         self._mark(f"application {self.app_name or ''} started".replace("  ", " "))
+        self.tasks.application_started(self._at)  # its wall time counts from here (findings.py)
 
     def _on_job_start(self, e: dict) -> None:
         self._time(e.get("Submission Time"))

@@ -432,6 +432,10 @@ class TaskLedger:
         self.diagnosis.executor_metrics(e.get("Stage ID", -1), e.get("Stage Attempt ID", 0), e.get("Executor ID"),
                                         e.get("Executor Metrics") or {})
 
+    def application_started(self, at: float) -> None:
+        """The application's start: the wall time its findings measure begins here."""
+        self.diagnosis.seen(at)
+
     def application_ended(self, at: float) -> list[dict]:
         """The application's findings (idle cores, driver-bound time), as marks."""
         return self.diagnosis.application_ended(at)
