@@ -121,6 +121,20 @@ def test_the_straggler_rule_takes_its_thresholds_from_the_table(tmp_path, monkey
     assert found == {"skew"}
 
 
+def test_long_tasks_one_wave_per_core_are_too_few_partitions(tmp_path, monkeypatch):
+    """slot_starvation's two-task stages on two cores (one task a core): the warm-up (its Python workers starting
+    took seconds) and the hog (two 3 s sleeps). With tasks of 2 s counted as long, both are too few partitions for
+    Spark's 2-3 tasks per core; the waiter's short tasks are not."""
+    assert "too-few-partitions" not in kinds(fixture_path("slot_starvation"))
+    monkeypatch.setenv(ENV, str(write(tmp_path / "p.toml", '"too_few_partitions.min_task_s" = 2\n')))
+    few = [m for m in findings(fixture_path("slot_starvation")) if m["finding"] == "too-few-partitions"]
+    assert [m["stage"] for m in few] == [0, 1]
+    hog = few[1]
+    assert hog["metric"]["tasks"] == 2 and hog["metric"]["cores"] == 2 and hog["metric"]["median_task_s"] >= 3
+    assert hog["threshold"]["name"] == "too_few_partitions.tasks_per_core"
+    assert "about 4 smaller" in hog["recommendation"]
+
+
 def test_fetch_wait_with_lower_thresholds(tmp_path, monkeypatch):
     """executor_lost's reduce stage waited 0.65 s for shuffle blocks (7% of its run time): under the defaults no
     finding, with the ratio at 5% and the floor at half a second one, naming the settings to raise."""

@@ -337,16 +337,32 @@ def _fetch_wait(d: Diagnosis, run: StageRun, summary: dict, at: float) -> list[d
 
 
 def _too_few_partitions(d: Diagnosis, run: StageRun, summary: dict, at: float) -> list[dict]:
+    """Fewer tasks than cores on a long stage (cores idle all along), or long tasks on fewer than a few per core (the
+    last wave's cores idle for a whole task, where smaller tasks would cost little more scheduling)."""
     slots, n = run.slots, run.tasks
     wall = at - run.submitted
-    if slots is None or not n or n >= slots or wall < d.t["too_few_partitions.min_stage_s"]:
+    if slots is None or not n:
         return []
+    metric = {"tasks": n, "cores": slots, "stage_s": round(wall, 3)}
+    recommendation = (f"Split the work into at least {slots} partitions: raise spark.sql.shuffle.partitions or "
+                      "spark.default.parallelism, or repartition() before this stage.")
+    if n < slots and wall >= d.t["too_few_partitions.min_stage_s"]:
+        return [d._mark("too-few-partitions", run, at,
+                        f"too few partitions in stage {run.stage}: {n} tasks for {slots} cores, so {slots - n} cores "
+                        f"idled for its {wall:.1f} s", recommendation, metric, "too_few_partitions.min_stage_s")]
+    q = summary["quantiles"].get("duration_ms")
+    per_core = n / slots
+    if q is None or per_core >= d.t["too_few_partitions.tasks_per_core"] or (
+            q["median"] / 1000 < d.t["too_few_partitions.min_task_s"]):
+        return []
+    want = int(slots * d.t["too_few_partitions.tasks_per_core"])
     return [d._mark("too-few-partitions", run, at,
-                    f"too few partitions in stage {run.stage}: {n} tasks for {slots} cores, so {slots - n} cores "
-                    f"idled for its {wall:.1f} s",
-                    f"Split the work into at least {slots} partitions: raise spark.sql.shuffle.partitions or "
-                    "spark.default.parallelism, or repartition() before this stage.",
-                    {"tasks": n, "cores": slots, "stage_s": round(wall, 3)}, "too_few_partitions.min_stage_s")]
+                    f"too few partitions in stage {run.stage}: {n} tasks of {q['median'] / 1000:.0f} s (median) for "
+                    f"{slots} cores, {per_core:.1f} a core: the last wave leaves cores idle for a whole task",
+                    f"Split the work into about {want} smaller partitions (a few per core): raise "
+                    "spark.sql.shuffle.partitions or spark.default.parallelism, or repartition() before this stage.",
+                    {**metric, "tasks_per_core": round(per_core, 3), "median_task_s": round(q["median"] / 1000, 3)},
+                    "too_few_partitions.tasks_per_core", "too_few_partitions.min_task_s")]
 
 
 def _tiny_tasks(d: Diagnosis, run: StageRun, summary: dict, at: float) -> list[dict]:
