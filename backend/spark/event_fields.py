@@ -32,7 +32,7 @@ __all__ = ["READ", "model_decoder"]
 
 _TASK_INFO = dict.fromkeys(["Task ID", "Index", "Partition ID", "Attempt", "Launch Time", "Finish Time",
                             "Executor ID", "Host", "Speculative", "Killed", "Failed"])
-_TASK_END_INFO = {**_TASK_INFO, "Getting Result Time": None}  # task_metrics.breakdown's getting-result time
+_TASK_END_INFO = {**_TASK_INFO, "Getting Result Time": None}  # task_metrics.split's getting-result time
 _STAGE_IDS = {"Stage ID": None, "Stage Attempt ID": None}
 _STAGE_EVENT_INFO = {**_STAGE_IDS, "Number of Tasks": None, "Submission Time": None, "Completion Time": None,
                      "Failure Reason": None}
@@ -64,7 +64,7 @@ READ: dict[str, dict[str, Any]] = {
         "Task End Reason": {"Reason": None, "Class Name": None, "Description": None, "Message": None,
                             "Executor ID": None, "Loss Reason": None,
                             "Block Manager Address": {"Executor ID": None, "Host": None}},
-        # a task's time split and sizes (task_metrics.breakdown), the records and bytes it read (tasks.py)
+        # a task's time split and sizes (task_metrics.split), the records and bytes it read (tasks.py)
         "Task Metrics": {
             **dict.fromkeys(["Executor Deserialize Time", "Executor Deserialize CPU Time", "Executor Run Time",
                              "Executor CPU Time", "Peak Execution Memory", "Result Size", "JVM GC Time",

@@ -68,7 +68,7 @@ _REASON: Spec = {  # what a failure names (tasks.task_failure)
                                                      "Host": (STR, False, True, None)}),
 }
 _N = (NUM, False, True, None)  # a metric: a number, absent or null in logs that lack it
-_METRICS: Spec = {  # a task's time split and sizes (task_metrics.breakdown; the ledger sums records and bytes read)
+_METRICS: Spec = {  # a task's time split and sizes (task_metrics.split; the ledger sums records and bytes read)
     "Executor Deserialize Time": _N, "Executor Deserialize CPU Time": _N, "Executor Run Time": _N,
     "Executor CPU Time": _N, "Peak Execution Memory": _N, "Result Size": _N, "JVM GC Time": _N,
     "Result Serialization Time": _N, "Memory Bytes Spilled": _N, "Disk Bytes Spilled": _N,

@@ -13,7 +13,7 @@ application, at its end (:meth:`Diagnosis.application_ended`): ``idle-cores`` (c
 that no task used) and ``driver-bound`` (wall time with no task running). A log without its application's end gets
 no application findings.
 
-Memory: a running stage attempt keeps its finished tasks' breakdowns (as the task ledger keeps their durations);
+Memory: a running stage attempt keeps its finished tasks' splits (as the task ledger keeps their durations);
 the application keeps counters only.
 """
 
@@ -33,7 +33,7 @@ _DURATION, _HEAP = AT["duration_ms"], AT["peak_jvm_heap"]
 
 @dataclass
 class StageRun:
-    """What a stage attempt's rules read: where it is, its finished tasks' breakdowns and executors, its failures."""
+    """What a stage attempt's rules read: where it is, its finished tasks' splits and executors, its failures."""
 
     scope: list
     node: int
@@ -44,15 +44,15 @@ class StageRun:
     submitted: float
     slots: int | None  # cores of the executors alive at its submission
     tasks: int  # Spark's task count for the attempt
-    breakdowns: list[list] = field(default_factory=list)  # the split of each successful task (task_metrics)
-    executors: list[Any] = field(default_factory=list)  # beside each breakdown, as the log names it
+    splits: list[list] = field(default_factory=list)  # the split of each successful task (task_metrics)
+    executors: list[Any] = field(default_factory=list)  # beside each split, as the log names it
     failures: list[dict] = field(default_factory=list)  # tasks.task_failure of each failed attempt
     failed_ms: float = 0.0  # the failed and killed attempts' run, launch to finish
     peak_heap: dict[Any, int] = field(default_factory=dict)  # executor -> peak JVM heap seen in this attempt
 
     def succeeded(self, executor: Any, b: list) -> None:
         """A successful task's split (``task_metrics.split``): what the rules read when the attempt completes."""
-        self.breakdowns.append(b)
+        self.splits.append(b)
         self.executors.append(executor)
         heap = b[_HEAP]
         if heap is not None and heap > self.peak_heap.get(executor, 0):
@@ -154,7 +154,7 @@ class Diagnosis:
         run = self.runs.get((stage, attempt))
         if run is None:
             return None
-        out = summarize(run.breakdowns)
+        out = summarize(run.splits)
         out["peak_jvm_heap"] = {str(ex): heap for ex, heap in run.peak_heap.items()} or None
         return out
 
@@ -165,7 +165,7 @@ class Diagnosis:
         if run is None:
             return []
         if summary is None:
-            summary = summarize(run.breakdowns)
+            summary = summarize(run.splits)
         self.used_core_s += (summary["sums"].get("duration_ms", 0) + run.failed_ms) / 1000.0
         out: list[dict] = []
         for rule in STAGE_RULES:
@@ -232,12 +232,12 @@ class Diagnosis:
     def _stragglers(self, run: StageRun, stragglers: list[dict], at: float) -> list[dict]:
         """Data skew or a slow executor, for each straggler the ledger found."""
         out: list[dict] = []
-        if not stragglers or not run.breakdowns:
+        if not stragglers or not run.splits:
             return out
         factor = self.t["data_skew.read_factor"]
-        records = [(b[AT["input_records"]] or 0) + (b[AT["shuffle_records_read"]] or 0) for b in run.breakdowns]
+        records = [(b[AT["input_records"]] or 0) + (b[AT["shuffle_records_read"]] or 0) for b in run.splits]
         nbytes = [(b[AT["input_bytes"]] or 0) + (b[AT["shuffle_local_bytes"]] or 0)
-                  + (b[AT["shuffle_remote_bytes"]] or 0) for b in run.breakdowns]
+                  + (b[AT["shuffle_remote_bytes"]] or 0) for b in run.splits]
         med_records, med_bytes = _median(records), _median(nbytes)
         slow_named: set[str] = set()  # one slow-executor finding per executor and attempt (its slowest straggler)
         for s in stragglers:
@@ -263,9 +263,9 @@ class Diagnosis:
             ex = str(s["executor"])
             if ex in slow_named:
                 continue
-            mine = [b[_DURATION] for b, e in zip(run.breakdowns, run.executors, strict=True)
+            mine = [b[_DURATION] for b, e in zip(run.splits, run.executors, strict=True)
                     if str(e) == ex and b[_DURATION] is not None]
-            theirs = [b[_DURATION] for b, e in zip(run.breakdowns, run.executors, strict=True)
+            theirs = [b[_DURATION] for b, e in zip(run.splits, run.executors, strict=True)
                       if str(e) != ex and b[_DURATION] is not None]
             if len(mine) < 2 or not theirs:  # the straggler alone on its executor, or one executor: not telling
                 continue

@@ -395,7 +395,7 @@ class TaskLedger:
                 if out is not None and (n <= EVERY_FINISHED or not n & (n - 1) or at - a.updated_at >= 1.0):
                     a.updated_at = at
                     out.append(self._detail(a, f"stage {stage}.{attempt}",
-                                            {**a.value, "finished": a.sums.add(run.breakdowns)}, at))
+                                            {**a.value, "finished": a.sums.add(run.splits)}, at))
             launched = get("Launch Time")
             finished = get("Finish Time")
             if type(launched) is int and type(finished) is int and finished >= launched:
