@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from .commands import COMMANDS
+from .commands.arguments import apply_thresholds
 
 __all__ = ["build_parser", "main", "tune_collector"]
 
@@ -43,6 +44,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
+    problem = apply_thresholds(args)  # the Spark findings' thresholds, for every process the command starts
+    if problem is not None:
+        print(f"flowscope: {problem}", file=sys.stderr)
+        return 2
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. `flowscope frontiers LOG | head`

@@ -30,7 +30,8 @@ def _iteration(h: dict) -> str:
 
 def late_lines(late: list[dict]) -> list[str]:
     """One line per late pointstamp that has running or pending work (how many pending, since when: the latest
-    stage attempt's submission), then its running tasks (longest first)."""
+    stage attempt's submission), then its running tasks (longest first), then what its finished tasks spent their
+    time on (when the Spark model said so)."""
     out: list[str] = []
     for h in late:
         running, pending = h.get("running") or [], h.get("pending")
@@ -52,4 +53,11 @@ def late_lines(late: list[dict]) -> list[str]:
                        f"({t.get('host')}){secs}{spec}")
         if len(running) > MAX_TASKS:
             out.append(f"    ... {len(running) - MAX_TASKS} more running")
+        done = next((st["finished"] for st in reversed(h.get("stages") or []) if isinstance(st.get("finished"), dict)),
+                    None)
+        if done and done.get("tasks"):  # what the stage's finished tasks spent their time on (task_metrics)
+            from backend.spark.task_metrics import describe
+
+            n = done["tasks"]
+            out.append(f"    its {n} finished task{'s' if n > 1 else ''} spent: {describe(done)}")
     return out

@@ -105,7 +105,7 @@ def test_straggler_badge_on_its_stage_opens_the_finding(page, server, sids, rend
     with httpx.Client(base_url=server.url, timeout=20) as c:
         marks = c.get(f"/api/sessions/{sid}/marks").json()["marks"]
     found = [m for m in marks if m.get("finding")]
-    assert {m["finding"] for m in found} == {"straggler", "skew"}
+    assert {m["finding"] for m in found} == {"straggler", "skew", "data-skew"}
     slow = next(m for m in found if m["finding"] == "straggler")
     scope, box = ",".join(map(str, slow["scope"])), str(slow["node"])
     _goto(page, server, sid, scope, renderer)
@@ -130,6 +130,9 @@ def test_straggler_badge_on_its_stage_opens_the_finding(page, server, sids, rend
     assert "read" in body and f"{slow['records']} records" in body, body
     skew = page.query_selector("#why .finding.skew")
     assert skew is not None and "bytes skew" in skew.inner_text() and "input per task" in skew.inner_text()
+    data = page.query_selector("#why .finding.data-skew")  # what to change, and the threshold that fired
+    assert data is not None and "spark.sql.adaptive.skewJoin.enabled" in data.inner_text()
+    assert "data_skew.read_factor = 3" in data.inner_text()
     shot(page, f"finding-badge-{renderer}")
     goto = panel.query_selector("button.finding-goto")
     assert f"show task {slow['task']} running" in goto.inner_text()
@@ -506,12 +509,13 @@ def test_findings_tab_lists_stragglers_and_skew_and_goes_to_them(page, server, s
     with httpx.Client(base_url=server.url, timeout=20) as c:
         found = c.get(f"/api/sessions/{sid}/marks", params={"finding": "true"}).json()
         every = c.get(f"/api/sessions/{sid}/marks").json()["marks"]
-    assert found["total"] == len(found["marks"]) == sum(1 for m in every if m.get("finding")) == 2
+    # the straggler, the skewed stage, and the straggler read as data skew (backend/spark/findings.py)
+    assert found["total"] == len(found["marks"]) == sum(1 for m in every if m.get("finding")) == 3
     page.goto(f"{server.url}/#/s/{sid}")
     page.wait_for_selector("#graph .node")
     page.click('#tabs button[data-tab="findings"]')
     rows = page.wait_for_selector("#tab-findings .spark-finding.straggler")
-    assert len(page.query_selector_all("#tab-findings .spark-finding")) == 2
+    assert len(page.query_selector_all("#tab-findings .spark-finding")) == 3
     assert "No contract findings" in page.inner_text("#tab-findings")
     slow = next(m for m in found["marks"] if m["finding"] == "straggler")
     assert slow["label"] in rows.inner_text()

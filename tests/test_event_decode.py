@@ -120,7 +120,7 @@ def test_damaged_lines_fail_as_a_whole_decode_does():
     assert type(decode(b'{"Event":"SparkListenerTaskEnd","Stage ID":1,"Task Info":null}')) is dict
     end = (b'{"Event":"SparkListenerTaskEnd","Stage ID":3,'
            b'"Task Info":{"Task ID":7,"Index":2,"Accumulables":[{"ID":1}]},'
-           b'"Task Metrics":{"Executor Run Time":5,"Input Metrics":{"Records Read":4}},"Task Executor Metrics":{}}')
+           b'"Task Metrics":{"Updated Blocks":[],"Input Metrics":{"Records Read":4}},"Task Type":"ResultTask"}')
     assert decode(end) == {"Event": "SparkListenerTaskEnd", "Stage ID": 3, "Task Info": {"Task ID": 7, "Index": 2},
                            "Task Metrics": {"Input Metrics": {"Records Read": 4}}}
 

@@ -57,6 +57,8 @@ def structure(records: list[dict]) -> list[dict]:
             rec.pop("label", None)
             rec.pop("reason", None)  # free text from Spark (an executor's removal names its host)
             rec.pop("failure", None)  # a failed job's exception message: free text, redacted
+            if isinstance(rec.get("metric"), dict) and "latest" in rec["metric"]:  # a task-failures finding's
+                rec["metric"] = {k: v for k, v in rec["metric"].items() if k != "latest"}  # latest failure: free text
         elif rec["type"] == "progress" and "failure" in rec.get("cause", {}):
             failure = {k: v for k, v in rec["cause"]["failure"].items() if k not in ("message", "executor_removed")}
             rec = {**rec, "cause": {**rec["cause"], "failure": failure}}  # the failure's free text, redacted

@@ -83,7 +83,8 @@ def test_explain_text_says_how_many_tasks_are_pending_since_when(tmp_path, capsy
     log = tmp_path / "skew.jsonl"
     assert cli(["record", "-q", str(fixture_log("skewed_straggler").path), "-o", str(log)]) == 0
     records = [json.loads(line) for line in log.open()]
-    (stage,) = [r for r in records if r["type"] == "detail" and r["key"] == "stage 1.0" and r["value"]]
+    # the stage's detail as submitted (set again as its tasks finish, with what they spent their time on)
+    stage = next(r for r in records if r["type"] == "detail" and r["key"] == "stage 1.0" and r["value"])
     submitted = stage["value"]["submitted"]
     at = progress_index(log, lambda r: r["cause"].get("event") == "StageSubmitted" and r["cause"]["stage"] == 1)
     capsys.readouterr()

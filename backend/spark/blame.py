@@ -21,6 +21,7 @@ from typing import Any
 
 from backend.spark.blame_fields import Report, checked_cause, checked_mark, is_failure, without
 from backend.spark.task_index import TaskIndex
+from backend.spark.task_metrics import as_dict
 from backend.spark.tasks import median
 from tracker.blame import BlameTracker
 from tracker.critical_path import Interval, Rival, TimeBlame, segment
@@ -182,6 +183,9 @@ class SparkVocabulary:
                 "host": span.host if span else None, "launched": launched,
                 "duration_s": round(holder.end_at - launched, 6) if isinstance(launched, (int, float)) else None,
                 "median_task_s": round(others_median, 6) if others_median is not None else None}
+        metrics = cause.get("metrics")  # the task's time split as Spark measured it (an array: task_metrics)
+        if type(metrics) is list or type(metrics) is tuple:
+            info["breakdown"] = as_dict(metrics)
         if others_median is not None and isinstance(launched, (int, float)):
             info["what_if"] = _what_if(scope, holder, task, launched, others_median, seg_from, seg_to, rival)
         kind = "recompute" if attempt else "task"

@@ -320,6 +320,8 @@ def register(subparsers: Any) -> None:
                     "plain or .zstd/.lz4/.snappy/.lzf) into a flowscope progress log that `flowscope frontiers` "
                     "and the debugger read. Corrupt lines are reported and skipped.")
     p.add_argument("eventlog", metavar="EVENTLOG", help="the Spark event log of one application")
+    p.add_argument("--thresholds", metavar="FILE",
+                   help="override the Spark findings' thresholds from a TOML or JSON file (docs/findings.md)")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="the progress log to write (.jsonl; .jsonl.zst or .jsonl.gz to compress; - for stdout)")
     p.add_argument("--redact", action="store_true",

@@ -32,6 +32,7 @@ __all__ = ["READ", "model_decoder"]
 
 _TASK_INFO = dict.fromkeys(["Task ID", "Index", "Partition ID", "Attempt", "Launch Time", "Finish Time",
                             "Executor ID", "Host", "Speculative", "Killed", "Failed"])
+_TASK_END_INFO = {**_TASK_INFO, "Getting Result Time": None}  # task_metrics.split's getting-result time
 _STAGE_IDS = {"Stage ID": None, "Stage Attempt ID": None}
 _STAGE_EVENT_INFO = {**_STAGE_IDS, "Number of Tasks": None, "Submission Time": None, "Completion Time": None,
                      "Failure Reason": None}
@@ -59,14 +60,25 @@ READ: dict[str, dict[str, Any]] = {
     "SparkListenerStageCompleted": {"Stage Info": _STAGE_EVENT_INFO},
     "SparkListenerTaskStart": {**_STAGE_IDS, "Task Info": _TASK_INFO},
     "SparkListenerTaskEnd": {
-        **_STAGE_IDS, "Task Info": _TASK_INFO,
+        **_STAGE_IDS, "Task Info": _TASK_END_INFO,
         "Task End Reason": {"Reason": None, "Class Name": None, "Description": None, "Message": None,
                             "Executor ID": None, "Loss Reason": None,
                             "Block Manager Address": {"Executor ID": None, "Host": None}},
-        "Task Metrics": {"Input Metrics": dict.fromkeys(["Records Read", "Bytes Read"]),
-                         "Shuffle Read Metrics": dict.fromkeys(["Total Records Read", "Remote Bytes Read",
-                                                                "Local Bytes Read"])},
+        # a task's time split and sizes (task_metrics.split), the records and bytes it read (tasks.py)
+        "Task Metrics": {
+            **dict.fromkeys(["Executor Deserialize Time", "Executor Deserialize CPU Time", "Executor Run Time",
+                             "Executor CPU Time", "Peak Execution Memory", "Result Size", "JVM GC Time",
+                             "Result Serialization Time", "Memory Bytes Spilled", "Disk Bytes Spilled"]),
+            "Input Metrics": dict.fromkeys(["Records Read", "Bytes Read"]),
+            "Output Metrics": dict.fromkeys(["Records Written", "Bytes Written"]),
+            "Shuffle Read Metrics": dict.fromkeys(["Total Records Read", "Remote Bytes Read", "Local Bytes Read",
+                                                   "Fetch Wait Time"]),
+            "Shuffle Write Metrics": dict.fromkeys(["Shuffle Bytes Written", "Shuffle Write Time",
+                                                    "Shuffle Records Written"])},
+        "Task Executor Metrics": {"JVMHeapMemory": None},
     },
+    "SparkListenerStageExecutorMetrics": {**_STAGE_IDS, "Executor ID": None,
+                                          "Executor Metrics": {"JVMHeapMemory": None}},
 }
 
 _INT64 = Annotated[int, msgspec.Meta(ge=INT_MIN, le=INT_MAX)]  # event_shape's range: Spark's longs

@@ -41,6 +41,7 @@ class EventHandlers(StagePlacement):
         self.app_name = e.get("App Name")
         self.app_id = e.get("App ID")
         self._mark(f"application {self.app_name or ''} started".replace("  ", " "))
+        self.tasks.application_started(self._at)  # its wall time counts from here (findings.py)
 
     def _on_job_start(self, e: dict) -> None:
         self._time(e.get("Submission Time"))
@@ -172,7 +173,8 @@ class EventHandlers(StagePlacement):
             cause["failure"] = job.failure  # a resubmission: Spark re-runs the work the failed attempt lost
         self._batch(region, updates, cause)
         self._out += self.tasks.stage_submitted(region.path, st.node, record_time(st.epoch), sid, attempt, n, st.job_id,
-                                                self._at, iteration=st.iteration, parents=st.parents)
+                                                self._at, iteration=st.iteration, parents=st.parents,
+                                                batch=st.epoch if region.kind == "streaming query" else None)
 
     def _on_task_start(self, e: dict) -> None:
         info = e.get("Task Info") or {}
@@ -195,7 +197,7 @@ class EventHandlers(StagePlacement):
         ok = not ((reason and reason.get("Reason", "Success") != "Success") or get("Killed") or get("Failed"))
         batch = self._task_end_batch(info, st, sid, attempt) if ok else None
         # the task's detail, cleared once its batch is applied
-        clear = self.tasks.task_ended(e, info, sid, attempt, ok, self._at, batch)
+        clear = self.tasks.task_ended(e, info, sid, attempt, ok, self._at, batch, self._out)
         if clear is not None:
             self._out.append(clear)
 
@@ -396,6 +398,7 @@ class EventHandlers(StagePlacement):
         for region in regions:
             self._release_region(region, "ApplicationEnd")
         self._mark("application ended")
+        self._out += self.tasks.application_ended(self._at)  # findings over the whole application
         for region in regions:
             self._retire_region(region, "ApplicationEnd")
 
@@ -406,6 +409,9 @@ class EventHandlers(StagePlacement):
     def _on_executor_removed(self, e: dict) -> None:
         self._time(e.get("Timestamp"))
         self._out += self.tasks.executor_removed(e, self._at)
+
+    def _on_stage_executor_metrics(self, e: dict) -> None:
+        self.tasks.executor_metrics(e)  # peak memory per executor and stage (findings.py)
 
     def _on_log_start(self, e: dict) -> None:
         self.spark_version = e.get("Spark Version")
@@ -434,6 +440,7 @@ HANDLERS: dict[str, Callable[[EventHandlers, dict], None]] = {
     "SparkListenerLogStart": EventHandlers._on_log_start,
     "SparkListenerExecutorAdded": EventHandlers._on_executor_added,
     "SparkListenerExecutorRemoved": EventHandlers._on_executor_removed,
+    "SparkListenerStageExecutorMetrics": EventHandlers._on_stage_executor_metrics,
     "QueryStartedEvent": EventHandlers._on_query_started,
     "QueryProgressEvent": EventHandlers._on_query_progress,
     "QueryTerminatedEvent": EventHandlers._on_query_terminated,

@@ -52,6 +52,7 @@ _TASK_INFO: Spec = {
     "Speculative": (BOOL, False, True, None),
     "Killed": (BOOL, False, True, None),
     "Failed": (BOOL, False, True, None),
+    "Getting Result Time": (NUM, False, True, None),
 }
 _PROPERTIES: Spec = {
     "sql.streaming.queryId": (STR, False, True, None),
@@ -66,13 +67,19 @@ _REASON: Spec = {  # what a failure names (tasks.task_failure)
     "Block Manager Address": ((dict,), False, True, {"Executor ID": (STR, False, True, None),
                                                      "Host": (STR, False, True, None)}),
 }
-_METRICS: Spec = {  # what the task ledger sums (records and bytes read)
-    "Input Metrics": ((dict,), False, True, {"Records Read": (NUM, False, True, None),
-                                             "Bytes Read": (NUM, False, True, None)}),
-    "Shuffle Read Metrics": ((dict,), False, True, {"Total Records Read": (NUM, False, True, None),
-                                                    "Remote Bytes Read": (NUM, False, True, None),
-                                                    "Local Bytes Read": (NUM, False, True, None)}),
+_N = (NUM, False, True, None)  # a metric: a number, absent or null in logs that lack it
+_METRICS: Spec = {  # a task's time split and sizes (task_metrics.split; the ledger sums records and bytes read)
+    "Executor Deserialize Time": _N, "Executor Deserialize CPU Time": _N, "Executor Run Time": _N,
+    "Executor CPU Time": _N, "Peak Execution Memory": _N, "Result Size": _N, "JVM GC Time": _N,
+    "Result Serialization Time": _N, "Memory Bytes Spilled": _N, "Disk Bytes Spilled": _N,
+    "Input Metrics": ((dict,), False, True, {"Records Read": _N, "Bytes Read": _N}),
+    "Output Metrics": ((dict,), False, True, {"Records Written": _N, "Bytes Written": _N}),
+    "Shuffle Read Metrics": ((dict,), False, True, {"Total Records Read": _N, "Remote Bytes Read": _N,
+                                                    "Local Bytes Read": _N, "Fetch Wait Time": _N}),
+    "Shuffle Write Metrics": ((dict,), False, True, {"Shuffle Bytes Written": _N, "Shuffle Write Time": _N,
+                                                     "Shuffle Records Written": _N}),
 }
+_EXECUTOR_METRICS: Spec = {"JVMHeapMemory": _N}  # peak memory (Spark 3.0+)
 _PROGRESS: Spec = {
     "id": (STR, False, True, None),
     "batchId": (INT, False, True, None),
@@ -103,7 +110,12 @@ EVENTS: dict[str, Spec] = {
     "SparkListenerTaskEnd": {"Stage ID": (INT, True, False, None), "Stage Attempt ID": (INT, False, False, None),
                              "Task Info": ((dict,), False, True, _TASK_INFO),
                              "Task End Reason": ((dict,), False, True, _REASON),
-                             "Task Metrics": ((dict,), False, True, _METRICS)},
+                             "Task Metrics": ((dict,), False, True, _METRICS),
+                             "Task Executor Metrics": ((dict,), False, True, _EXECUTOR_METRICS)},
+    "SparkListenerStageExecutorMetrics": {"Stage ID": (INT, False, False, None),
+                                          "Stage Attempt ID": (INT, False, False, None),
+                                          "Executor ID": ((str, int), False, True, None),
+                                          "Executor Metrics": ((dict,), False, True, _EXECUTOR_METRICS)},
     "SparkListenerLogStart": {"Spark Version": (STR, False, True, None)},
     "SparkListenerExecutorRemoved": {"Executor ID": ((str, int), False, True, None),
                                      "Removed Reason": (STR, False, True, None)},

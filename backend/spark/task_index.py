@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from backend.spark.blame_fields import Report, checked_detail_value, is_id_or_none
+from backend.spark.task_metrics import AT, PHASES
 
 __all__ = ["TaskIndex", "TaskBars", "TaskSpan", "TaskSpans", "ExecutorSlots", "KEEP_STAGES"]
 
@@ -31,8 +32,36 @@ OK, FAILED, RUNNING, KILLED = 0, 1, 2, 3  # a bar's outcome
 OUTCOMES = ("ok", "failed", "running", "killed")
 
 
+_NAN = float("nan")
+_NO_PHASES = (_NAN,) * len(PHASES)
+_RUN, _WRITE_NS = AT["run_ms"], AT["shuffle_write_ns"]
+_FETCH, _GC = AT["fetch_wait_ms"], AT["gc_ms"]
+_PHASE_AT = [AT.get(name, -1) for name in PHASES]  # -1: computing, or shuffle write (in ns in the split)
+_COMPUTE = PHASES.index("compute_ms")
+
+
 def _int(v: Any) -> int:
     return v if type(v) is int else -1
+
+
+def bar_phases(m: Any) -> tuple:
+    """A task's time split (``task_metrics.split``: the array its end carries) as its bar's phases, ``PHASES`` in
+    order (NaN: absent). Computing is the run time less fetch wait, shuffle write and GC (never below 0)."""
+    if type(m) is not list and type(m) is not tuple or len(m) <= _RUN:
+        return _NO_PHASES
+    write_ns = m[_WRITE_NS]
+    write = write_ns * 1e-6 if isinstance(write_ns, (int, float)) else None
+    out = []
+    for k, i in enumerate(_PHASE_AT):
+        if i >= 0:
+            v = m[i]
+        elif k == _COMPUTE:
+            run = m[_RUN]
+            v = None if run is None else max(0.0, run - (m[_FETCH] or 0) - (m[_GC] or 0) - (write or 0))
+        else:
+            v = write
+        out.append(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else _NAN)
+    return tuple(out)
 
 
 class TaskIndex:
@@ -59,17 +88,19 @@ class TaskIndex:
         elif kind == "progress":
             clears = rec.get("clears")
             if clears:
-                self.cleared(clears, rec.get("at"))
+                cause = rec.get("cause")
+                self.cleared(clears, rec.get("at"), cause.get("metrics") if type(cause) is dict else None)
         elif kind == "mark" and rec.get("executor_event") is not None:
             self.slots.record(rec)
             if rec.get("executor_event") == "added":
                 self.bars.executor_added(rec)
 
-    def cleared(self, keys: list, at: Any) -> None:
-        """A progress batch cleared these detail keys (only ``task ...`` keys are attempts)."""
+    def cleared(self, keys: list, at: Any, metrics: Any = None) -> None:
+        """A progress batch cleared these detail keys (only ``task ...`` keys are attempts); ``metrics``: the time
+        split of the task whose end the batch is (``cause.metrics``)."""
         bars, end = self.bars, self.spans.end
         for key in keys:
-            bars.end(key, at, None)
+            bars.end(key, at, None, metrics)
             end(key, at)
 
     def _reporter(self, line: int | None) -> Report:
@@ -82,7 +113,7 @@ class TaskIndex:
         value = rec.get("value")
         key = rec.get("key", "")
         if value is None:
-            self.bars.end(key, rec.get("at"), rec.get("end"))
+            self.bars.end(key, rec.get("at"), rec.get("end"), rec.get("metrics"))
             self.spans.end(key if type(key) is str else str(key), rec.get("at"))
             return
         if type(value) is not dict:
@@ -135,6 +166,7 @@ class TaskBars:
         self.task = array("q")
         self.outcome = array("b")
         self.speculative = array("b")
+        self.phases = array("d")  # len(PHASES) per bar, in ms (NaN: not measured)
         self.executors: list[str] = []
         self.cores: dict[str, int] = {}  # every executor ever added -> its cores
         self._executor_ids: dict[str, int] = {}
@@ -174,11 +206,15 @@ class TaskBars:
         self.task.append(_int(value.get("task")))
         self.outcome.append(RUNNING)
         self.speculative.append(1 if value.get("speculative") else 0)
+        self.phases.extend(_NO_PHASES)
 
-    def end(self, key: Any, at: Any, reason: Any) -> None:
+    def end(self, key: Any, at: Any, reason: Any, metrics: Any = None) -> None:
         row = self._open.pop(key, None)
         if row is None:
             return
+        if metrics is not None:
+            k = len(PHASES)
+            self.phases[row * k:(row + 1) * k] = array("d", bar_phases(metrics))
         if isinstance(at, (int, float)):
             self.ended[row] = float(at)
         if reason in (None, "Success"):

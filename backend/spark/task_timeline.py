@@ -2,7 +2,9 @@
 
 The bars are the task index's (``backend/spark/task_index.py``: what blame reads too), served columnar so the
 browser draws them without per-task objects. A user reads a bar's partition; its index in the stage attempt's task
-set is kept for whoever needs Spark's own numbering.
+set is kept for whoever needs Spark's own numbering. Each bar is split into the phases of Spark's event timeline
+(``task_metrics.PHASES``), in milliseconds, from the time split that rides on the task's end; a phase the log does
+not measure is null, and so is every phase of a task without one (another engine's log).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from array import array
 
 from backend.spark.task_index import OUTCOMES, TaskIndex
+from backend.spark.task_metrics import PHASES
 
 __all__ = ["TaskTimeline"]
 
@@ -65,6 +68,14 @@ class TaskTimeline:
             "outcome": [OUTCOMES[o] for o in col(bars.outcome)],
             "reasons": reasons,
             "speculative": [o == 1 for o in col(bars.speculative)],
+            "phases": self._phases_json(rows),
             "total": len(bars.launched),
             "truncated": truncated,
         }
+
+    def _phases_json(self, rows: list[int]) -> dict:
+        """Each phase's milliseconds per bar (null: not measured), by phase name (``task_metrics.PHASES``)."""
+        k = len(PHASES)
+        flat = self.index.bars.phases
+        return {name.removesuffix("_ms"): [None if (v := flat[i * k + j]) != v else v for i in rows]
+                for j, name in enumerate(PHASES)}

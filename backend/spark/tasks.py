@@ -14,8 +14,10 @@ timeline and the findings list show them.
 
 * skew score: mean absolute deviation over the mean (as Flink's FLIP-418), of task durations, of input records and
   of input bytes (read from storage plus shuffle bytes fetched, local and remote);
-* straggler: a successful task at least ``STRAGGLER_FACTOR`` times the median of the stage attempt's other tasks
-  and at least ``STRAGGLER_MIN_S`` seconds above it (so sub-second noise in tiny stages is not a finding).
+* straggler: a successful task at least ``straggler.factor`` (3) times the median of the stage attempt's other
+  tasks and at least ``straggler.min_s`` (0.5) seconds above it (so sub-second noise in tiny stages is not a
+  finding); a skewed stage scores ``skew.score`` (0.5) over at least ``skew.min_tasks`` (4) tasks: the thresholds
+  table's (``thresholds.py``), overridable as every finding's.
 """
 
 from __future__ import annotations
@@ -29,17 +31,22 @@ from itertools import repeat
 from operator import sub
 from typing import Any
 
+from backend.spark.findings import Diagnosis, StageRun
+from backend.spark.task_metrics import AT, RunningSums, split
+from backend.spark.thresholds import Thresholds, configured, default
 from tracker.log_records import detail
 
 __all__ = ["TaskLedger", "StageAggregate", "partition_of", "skew_score", "stragglers", "straggler_median",
            "failure_text", "task_failure", "STRAGGLER_FACTOR", "STRAGGLER_MIN_S", "SKEW_FINDING"]
 
-STRAGGLER_FACTOR = 3.0
-STRAGGLER_MIN_S = 0.5
-SKEW_FINDING = 0.5  # a stage whose duration skew score reaches this (with at least 4 tasks) is a finding
+# the defaults of the thresholds table (thresholds.py; a model uses the values in force, the fleet these)
+STRAGGLER_FACTOR = default("straggler.factor")
+STRAGGLER_MIN_S = default("straggler.min_s")
+SKEW_FINDING = default("skew.score")  # a stage whose duration skew score reaches this (with 4 tasks) is a finding
 MAX_STRAGGLERS = 5
 KEEP_COMPLETED = 1000  # completed stage attempts whose aggregates the ledger keeps (the latest ones)
 KEEP_REMOVED = 1000  # removed executors whose reasons the ledger keeps (the latest ones)
+EVERY_FINISHED = 16  # a stage's detail says what each of its first 16 finished tasks spent, then now and then
 FAILURE_CHARS = 300  # the longest failure message kept (a stack trace's first line is what a person reads)
 _PY_TRACEBACK = "Traceback (most recent call last)"
 _EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.$]*(:|$)")  # a traceback's last line: "RuntimeError: boom"
@@ -77,11 +84,13 @@ def median_of_others(ordered: list[float], value: float) -> float:
     return at(m // 2) if m % 2 else (at(m // 2 - 1) + at(m // 2)) / 2
 
 
-def straggler_median(duration: float, ordered: list[float]) -> float | None:
+def straggler_median(duration: float, ordered: list[float], factor: float = STRAGGLER_FACTOR,
+                     min_s: float = STRAGGLER_MIN_S) -> float | None:
     """The median of the others (``ordered``: every duration, sorted) if ``duration`` is a straggler's, else None:
-    the one straggler rule, which the fleet's stage rows use too."""
+    the one straggler rule, which the fleet's stage rows use too (with the defaults; a model passes the
+    ``straggler.factor`` and ``straggler.min_s`` in force)."""
     med = median_of_others(ordered, duration)
-    return med if duration >= STRAGGLER_FACTOR * med and duration - med >= STRAGGLER_MIN_S else None
+    return med if duration >= factor * med and duration - med >= min_s else None
 
 
 def _straggler_indexes(durations: list[float], ordered: list[float]) -> list[tuple[int, float]]:
@@ -130,13 +139,14 @@ class StageAggregate:
     records_skew: float
     bytes_skew: float
     stragglers: list[dict]
+    metrics: dict | None = None  # task_metrics.summarize's sums and quantiles, with peak JVM heap per executor
 
     def to_json(self) -> dict:
         return {"stage": self.stage, "attempt": self.attempt, "scope": self.scope, "node": self.node,
                 "time": self.time, "tasks": self.tasks, "failed_tasks": self.failed_tasks,
                 "duration_s": self.duration_s, "input_records": self.input_records, "input_bytes": self.input_bytes,
                 "skew": round(self.skew, 4), "records_skew": round(self.records_skew, 4),
-                "bytes_skew": round(self.bytes_skew, 4), "stragglers": self.stragglers}
+                "bytes_skew": round(self.bytes_skew, 4), "stragglers": self.stragglers, "metrics": self.metrics}
 
 
 class _Attempt:
@@ -145,7 +155,7 @@ class _Attempt:
     only those can be stragglers), so a task's end costs two appends, not a record kept per task."""
 
     __slots__ = ("scope", "node", "time", "stage", "attempt", "job", "running", "durations", "records", "bytes",
-                 "longest", "port", "failed", "failure")
+                 "longest", "port", "failed", "failure", "value", "finished", "updated_at", "sums", "run")
 
     def __init__(self, scope: list, node: int, time: Any, stage: int, attempt: int, job: Any) -> None:
         self.scope, self.node, self.time, self.stage, self.attempt, self.job = scope, node, time, stage, attempt, job
@@ -159,6 +169,11 @@ class _Attempt:
         self.port = _port(node)
         self.failed = 0
         self.failure: dict | None = None  # the latest of its tasks' failures (task_failure)
+        self.value: dict = {}  # its stage detail's value (set again with what its finished tasks spent)
+        self.finished = 0  # successful tasks so far
+        self.updated_at = 0.0  # when its detail last said so
+        self.sums = RunningSums()
+        self.run: StageRun | None = None  # what the findings read (findings.py), once the attempt is submitted
 
     def succeeded(self, tid: Any, info: dict, launched: int, finished: int, size: tuple[int, int]) -> None:
         """A successful task: its duration and input size (records, bytes); its details too while it is among the
@@ -268,26 +283,23 @@ def _port(node: int) -> list:
     return ["out", node, 0]
 
 
-def _input_size(metrics: dict | None) -> tuple[int, int]:
-    """Records and bytes a task read: from its input (storage) and from shuffles (fetched locally or remotely)."""
-    if not metrics:
-        return 0, 0
-    records = nbytes = 0
-    inp = metrics.get("Input Metrics")
-    if inp:
-        records += inp.get("Records Read") or 0
-        nbytes += inp.get("Bytes Read") or 0
-    sh = metrics.get("Shuffle Read Metrics")
-    if sh:
-        records += sh.get("Total Records Read") or 0
-        nbytes += (sh.get("Remote Bytes Read") or 0) + (sh.get("Local Bytes Read") or 0)
-    return records, nbytes
+_IN_RECORDS, _IN_BYTES = AT["input_records"], AT["input_bytes"]
+_SH_RECORDS, _SH_LOCAL, _SH_REMOTE = AT["shuffle_records_read"], AT["shuffle_local_bytes"], AT["shuffle_remote_bytes"]
+
+
+def _input_size(b: list) -> tuple[int, int]:
+    """Records and bytes a task read (``b``: its split): from its input (storage) and from shuffles (fetched
+    locally or remotely)."""
+    return ((b[_IN_RECORDS] or 0) + (b[_SH_RECORDS] or 0),
+            (b[_IN_BYTES] or 0) + (b[_SH_LOCAL] or 0) + (b[_SH_REMOTE] or 0))
 
 
 class TaskLedger:
     """Running tasks and stage attempts of one application, as ``detail`` records (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, thresholds: Thresholds | None = None) -> None:
+        """``thresholds``: the findings' (default: ``thresholds.configured()``, what ``--thresholds`` named)."""
+        self.diagnosis = Diagnosis(thresholds or configured())  # findings that say what to do (findings.py)
         self.attempts: dict[tuple[int, int], _Attempt] = {}
         self.completed: dict[tuple[int, int], StageAggregate] = {}  # the latest KEEP_COMPLETED, oldest first
         self.executors: dict[str, dict] = {}
@@ -306,12 +318,14 @@ class TaskLedger:
         ex = str(e.get("Executor ID"))
         cores = info.get("Total Cores")
         self.executors[ex] = {"executor": ex, "host": info.get("Host"), "cores": cores}
+        self.diagnosis.executor_added(ex, cores, at)
         return [{"type": "mark", "at": at, "label": f"executor {ex} added ({cores} cores)", "executor": ex,
                  "host": info.get("Host"), "cores": cores, "executor_event": "added"}]
 
     def executor_removed(self, e: dict, at: float) -> list[dict]:
         ex = str(e.get("Executor ID"))
         self.executors.pop(ex, None)
+        self.diagnosis.executor_removed(ex, at)
         reason = e.get("Removed Reason") or ""
         if reason:
             self.removed.pop(ex, None)
@@ -322,15 +336,19 @@ class TaskLedger:
                  "executor": ex, "executor_event": "removed", "reason": reason}]
 
     def stage_submitted(self, scope: list, node: int, time: Any, stage: int, attempt: int, tasks: int, job: Any,
-                        at: float, iteration: int | None = None, parents: Sequence[int] = ()) -> list[dict]:
+                        at: float, iteration: int | None = None, parents: Sequence[int] = (),
+                        batch: Any = None) -> list[dict]:
         """``iteration``: the loop iteration the stage runs (its time is ``[epoch, iteration]``), None outside one;
-        ``parents``: the stages whose shuffle output it reads (what the cores what-if waits for)."""
+        ``parents``: the stages whose shuffle output it reads (what the cores what-if waits for); ``batch``: the
+        micro-batch it runs for, None outside a streaming query."""
         a = _Attempt(scope, node, time, stage, attempt, job)
         self.attempts[(stage, attempt)] = a
         value = {"kind": "stage", "stage": stage, "attempt": attempt, "job": job, "tasks": tasks, "submitted": at,
                  "parents": list(parents)}
         if iteration is not None:
             value["iteration"] = iteration
+        a.value = value
+        a.run = self.diagnosis.stage_submitted(scope, node, time, stage, attempt, tasks, batch, at)
         return [self._detail(a, f"stage {stage}.{attempt}", value, at)]
 
     def task_started(self, e: dict, info: dict, at: float, out: list[dict]) -> None:
@@ -343,6 +361,7 @@ class TaskLedger:
         tid = get("Task ID")
         launched = get("Launch Time")
         a.running.add(tid)
+        self.diagnosis.task_started(at)  # the application is busy while a task runs
         out.append(detail(a.scope, a.port, a.time, f"task {tid}", at, {
             "kind": "task", "task": tid, "index": get("Index"), "partition": partition_of(info),
             "attempt": get("Attempt"), "executor": get("Executor ID"), "host": get("Host"),
@@ -350,11 +369,15 @@ class TaskLedger:
             "speculative": bool(get("Speculative", False)), "stage": a.stage, "stage_attempt": a.attempt}))
 
     def task_ended(self, e: dict, info: dict, stage: int, attempt: int, ok: bool, at: float,
-                   batch: dict | None = None) -> dict | None:
+                   batch: dict | None = None, out: list[dict] | None = None) -> dict | None:
         """The record clearing the task's detail, if it was running (``info``: its ``Task Info``; ``ok``: it
         succeeded): it follows the event's progress batch, since the task held until that batch was applied. Given
         the ``batch`` that released the task's capability, the clear rides on it instead (``clears``: a task's end
-        is one record, not two) and None is returned."""
+        is one record, not two) and None is returned. The task's time split (``task_metrics.split``) rides on
+        that batch's cause as ``metrics`` (else on the clear); given ``out``, a detail record saying what the
+        attempt's finished tasks spent their time on is appended to it (after each of the first
+        ``EVERY_FINISHED`` tasks, then at 32, 64, 128, ... tasks and whenever a second has passed since the last
+        one), so explain on a running stage says it."""
         a = self.attempts.get((stage, attempt))
         if a is None:
             return None
@@ -363,23 +386,41 @@ class TaskLedger:
         running = tid in a.running
         if running:
             a.running.remove(tid)
+        b = split(info, e.get("Task Metrics"), e.get("Task Executor Metrics"))
+        if running:
+            self.diagnosis.task_stopped(at)
+        run = a.run
         if ok:
+            if batch is not None:
+                batch["cause"]["metrics"] = b
+            if run is not None:
+                run.succeeded(get("Executor ID"), b)
+                a.finished = n = a.finished + 1
+                if out is not None and (n <= EVERY_FINISHED or not n & (n - 1) or at - a.updated_at >= 1.0):
+                    a.updated_at = at
+                    out.append(self._detail(a, f"stage {stage}.{attempt}",
+                                            {**a.value, "finished": a.sums.add(run.splits)}, at))
             launched = get("Launch Time")
             finished = get("Finish Time")
             if type(launched) is int and type(finished) is int and finished >= launched:
                 # kept raw while the attempt runs; reduced to an aggregate when it completes
-                a.succeeded(tid, info, launched, finished, _input_size(e.get("Task Metrics")))
+                a.succeeded(tid, info, launched, finished, _input_size(b))
             if not running:
                 return None
             if batch is not None:
                 batch["clears"] = [f"task {tid}"]
                 return None
-            return detail(a.scope, a.port, a.time, f"task {tid}", at, None)
+            clear = detail(a.scope, a.port, a.time, f"task {tid}", at, None)
+            clear["metrics"] = b
+            return clear
         a.failed += 1
-        a.failure = task_failure(e, self.removed)
+        a.failure = failure = task_failure(e, self.removed)
+        if run is not None and failure is not None:
+            run.failed(b, failure)
         if not running:
             return None
         clear = detail(a.scope, a.port, a.time, f"task {tid}", at, None)
+        clear["metrics"] = b
         # why the attempt ended, when not a success (the executor timeline marks it)
         reason = e.get("Task End Reason")
         clear["end"] = "TaskKilled" if get("Killed") else (reason or {}).get("Reason", "failed")
@@ -390,13 +431,33 @@ class TaskLedger:
         a = self.attempts.get((stage, attempt))
         return a.failure if a is not None else None
 
+    def executor_metrics(self, e: dict) -> None:
+        """A ``SparkListenerStageExecutorMetrics``: an executor's peak memory over a stage attempt."""
+        self.diagnosis.executor_metrics(e.get("Stage ID", -1), e.get("Stage Attempt ID", 0), e.get("Executor ID"),
+                                        e.get("Executor Metrics") or {})
+
+    def application_started(self, at: float) -> None:
+        """The application's start: the wall time its findings measure begins here."""
+        self.diagnosis.seen(at)
+
+    def application_ended(self, at: float) -> list[dict]:
+        """The application's findings (idle cores, driver-bound time), as marks."""
+        return self.diagnosis.application_ended(at)
+
     def stage_completed(self, stage: int, attempt: int, at: float) -> list[dict]:
-        """The attempt is over: clear its details, keep its aggregate, report stragglers and skew."""
+        """The attempt is over: clear its details, keep its aggregate, report stragglers, skew and the findings.
+        The clear of its stage detail carries the attempt's ``metrics`` (the sums and quantiles of its tasks' time
+        split, peak JVM heap per executor)."""
         a = self.attempts.pop((stage, attempt), None)
         if a is None:
             return []
+        summary = self.diagnosis.stage_summary(stage, attempt)
         out = self._clear(a, at)
-        agg = self._aggregate(a)
+        if summary is not None:
+            out[-1]["metrics"] = summary  # the stage detail's clear (_clear's last record)
+        t = self.diagnosis.t
+        agg = self._aggregate(a, t["straggler.factor"], t["straggler.min_s"])
+        agg.metrics = summary
         self.completed[(stage, attempt)] = agg
         if len(self.completed) > KEEP_COMPLETED:  # a long application's ledger stays bounded
             del self.completed[next(iter(self.completed))]
@@ -413,13 +474,16 @@ class TaskLedger:
                         "duration_s": s["duration"], "median_task_s": s["median_others"],
                         "records": s["records"], "bytes": s["bytes"],
                         # when it ended: the page shows the stage just before, the straggler still running
-                        "ended_at": round(s["launched"] + s["duration"], 6)})
-        if agg.tasks >= 4 and agg.skew >= SKEW_FINDING:
+                        "ended_at": round(s["launched"] + s["duration"], 6),
+                        "threshold": {**t.fired("straggler.factor"), "and": [t.fired("straggler.min_s")]}})
+        if agg.tasks >= t["skew.min_tasks"] and agg.skew >= t["skew.score"]:
             out.append({"type": "mark", "at": at, "scope": a.scope, "finding": "skew",
                         "label": f"skewed stage {stage}: task duration skew {agg.skew:.2f} over {agg.tasks} tasks "
                                  f"(median {med:.2f} s, max {(agg.duration_s or {}).get('max', 0.0):.2f} s)",
                         "node": a.node, "time": a.time, "stage": stage, "attempt": attempt,
-                        "summary": agg.to_json()})
+                        "summary": agg.to_json(),
+                        "threshold": {**t.fired("skew.score"), "and": [t.fired("skew.min_tasks")]}})
+        out += self.diagnosis.stage_completed(stage, attempt, at, agg.stragglers, summary)
         return out
 
     def release_stage(self, stage: int, at: float) -> list[dict]:
@@ -436,7 +500,8 @@ class TaskLedger:
         return out
 
     @staticmethod
-    def _aggregate(a: _Attempt) -> StageAggregate:
+    def _aggregate(a: _Attempt, factor: float, min_s: float) -> StageAggregate:
+        """The attempt reduced (``factor``, ``min_s``: the straggler rule's thresholds in force)."""
         durations = a.durations
         records_in = list(map(float, a.records))
         bytes_in = list(map(float, a.bytes))
@@ -444,7 +509,7 @@ class TaskLedger:
         slow = []
         for duration, _, (tid, index, executor, launched, records, nbytes, partition) in sorted(a.longest,
                                                                                                  reverse=True):
-            med = straggler_median(duration, ordered)
+            med = straggler_median(duration, ordered, factor, min_s)
             if med is not None:
                 slow.append({"task": tid, "index": index, "partition": partition, "executor": executor,
                              "duration": duration, "launched": launched, "records": records, "bytes": nbytes,

@@ -12,7 +12,33 @@ import argparse
 import json
 from typing import Any
 
-__all__ = ["positive_int", "non_negative_int", "non_negative_seconds", "scope_path", "port", "json_time"]
+__all__ = ["positive_int", "non_negative_int", "non_negative_seconds", "scope_path", "port", "json_time",
+           "add_thresholds_option", "apply_thresholds"]
+
+
+def add_thresholds_option(p: argparse.ArgumentParser) -> None:
+    """``--thresholds FILE``: the Spark findings' thresholds, overridden from a TOML or JSON file (docs/findings.md)."""
+    p.add_argument("--thresholds", metavar="FILE",
+                   help="override the Spark findings' thresholds from a TOML or JSON file (docs/findings.md)")
+
+
+def apply_thresholds(args: argparse.Namespace) -> str | None:
+    """Check the file ``--thresholds`` names and name it in the environment, so every process that builds a Spark
+    model (the conversion children, the server's sessions) uses it; the problem, naming the file, if it cannot be
+    used (the command then stops with exit code 2)."""
+    path = getattr(args, "thresholds", None)
+    if not path:
+        return None
+    import os
+
+    from backend.spark.thresholds import ENV, ThresholdsError, load
+
+    try:
+        load(path)
+    except ThresholdsError as e:
+        return f"--thresholds {e}"
+    os.environ[ENV] = os.path.abspath(path)
+    return None
 
 
 def _int(text: str) -> int:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .arguments import json_time, positive_int, scope_path
+from .arguments import add_thresholds_option, json_time, positive_int, scope_path
 from .offline import no_scope
 
 __all__ = ["register", "segment_text", "failure_line"]
@@ -24,6 +24,7 @@ def register(subparsers: Any) -> None:
                                           "micro-batch), split its latency along the critical path of holders: "
                                           "tasks, waiting for slots, scheduler, recompute, driver.")
     p.add_argument("log", help="a Spark event log or a flowscope progress log")
+    add_thresholds_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object (the blame contract)")
     p.add_argument("--scope", type=scope_path, help="only this scope: 2, 2,1 or JSON [2,1] ([] is the root)")
     p.add_argument("--time", type=json_time, help="only this time, as JSON (a job's epoch, a micro-batch id)")
@@ -93,7 +94,13 @@ def segment_text(seg: dict, latency: float) -> str:
         text = f"{h.get('operator')}: {h.get('doing', 'driver')}"
     else:
         text = f"{h.get('operator')} {h.get('port')} at {json.dumps(h.get('time'))}"
-    return f"    {seg['seconds']:8.3f} s {share}  {kind:<17} {text}"
+    line = f"    {seg['seconds']:8.3f} s {share}  {kind:<17} {text}"
+    split = h.get("breakdown") if kind in ("task", "recompute") else None
+    if isinstance(split, dict):  # the task's time as Spark measured it, on a line of its own
+        from backend.spark.task_metrics import describe
+
+        line += f"\n{'':31}{describe(split)}"
+    return line
 
 
 def cmd_blame(args: argparse.Namespace) -> int:

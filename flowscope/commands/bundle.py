@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .arguments import non_negative_int
+from .arguments import add_thresholds_option, non_negative_int
 
 __all__ = ["register"]
 
@@ -20,6 +20,7 @@ def register(subparsers: Any) -> None:
                                           "explanations offline. Moments stored: the head, every mark and finding, "
                                           "and --spaced evenly spaced batches; a seek elsewhere shows the nearest.")
     p.add_argument("log", help="a Spark event log or a flowscope progress log")
+    add_thresholds_option(p)
     p.add_argument("-o", "--output", required=True, help="the HTML file to write")
     p.add_argument("--spaced", type=non_negative_int, default=40, metavar="N",
                    help="evenly spaced batches stored besides marks (default 40)")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from .arguments import json_time, non_negative_int, port, scope_path
+from .arguments import add_thresholds_option, json_time, non_negative_int, port, scope_path
 from .offline import dump_json, fmt_time, listed, no_scope, replay_log, report_errors
 
 __all__ = ["register", "cmd_explain"]
@@ -15,6 +15,7 @@ __all__ = ["register", "cmd_explain"]
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("explain", help="who holds a port's frontier: the minimal blocking pointstamps")
     p.add_argument("log", help="a flowscope progress log or a Spark event log")
+    add_thresholds_option(p)
     p.add_argument("--scope", type=scope_path, default=[],
                    help="scope path: 2, 2,1 or JSON [2,1] (default: the root)")
     p.add_argument("--port", type=port, required=True, help="in,NODE,PORT or out,NODE,PORT")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from .arguments import non_negative_int
+from .arguments import add_thresholds_option, non_negative_int
 from .offline import dump_json, fmt_counts, fmt_time, replay_log, report_errors
 
 __all__ = ["register", "cmd_frontiers"]
@@ -15,6 +15,7 @@ __all__ = ["register", "cmd_frontiers"]
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("frontiers", help="replay a progress log and print every scope's ports")
     p.add_argument("log", help="a flowscope progress log (.jsonl, .jsonl.gz, .jsonl.zst) or a Spark event log")
+    add_thresholds_option(p)
     p.add_argument("--at", type=non_negative_int, metavar="N", help="stop after the first N progress records")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--check", action="store_true", help="check every batch against the progress contract")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .arguments import positive_int
+from .arguments import add_thresholds_option, positive_int
 
 if TYPE_CHECKING:
     from backend.web.app import Settings
@@ -47,6 +47,7 @@ def add_server_options(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--upload-decompressed-limit", type=positive_int, metavar="MB",
                    help="largest size an upload may decompress to (default: the upload limit)")
     p.add_argument("--no-check", action="store_true", help="do not check batches against the progress contract")
+    add_thresholds_option(p)
     p.add_argument("--checkpoint-every", type=int, default=4096, metavar="N", help=argparse.SUPPRESS)
     p.add_argument("--open", action="store_true", help="open the URL in a browser")
 

@@ -59,7 +59,37 @@ function hover(t, s) {
   }
   if (h.held_by) lines.push("slots held by " + h.held_by.map((x) => `stage ${x.stage} (job ${x.job}) ×${x.tasks}`).join(", "));
   if (h.failure) lines.push(esc(failureText(h.failure)));
+  if (h.breakdown) lines.push(...breakdownLines(h.breakdown).map(esc));
   return lines.join("<br>");
+}
+
+// A task's time split as Spark measured it (the holder's `breakdown`): where its time went, then what it read,
+// wrote and spilled; a metric the log does not have is said to be missing, never shown as 0.
+function ms(v) { return v >= 100 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(0)} ms`; }
+function bytes(n) {
+  const units = ["B", "kB", "MB", "GB", "TB"];
+  let i = 0;
+  while (Math.abs(n) >= 1000 && i < units.length - 1) { n /= 1000; i++; }
+  return i ? `${n.toFixed(1)} ${units[i]}` : `${n} B`;
+}
+export function breakdownLines(b) {
+  const time = [["run_ms", "run"], ["cpu_ns", "CPU"], ["gc_ms", "GC"], ["fetch_wait_ms", "fetch wait"],
+    ["shuffle_write_ns", "shuffle write"], ["scheduler_delay_ms", "scheduler delay"], ["deserialize_ms", "deserialize"],
+    ["result_serialization_ms", "result serialization"], ["getting_result_ms", "getting result"]];
+  const said = time.filter(([k]) => typeof b[k] === "number" && (b[k] > 0 || k === "run_ms" || k === "gc_ms"))
+    .map(([k, n]) => `${n} ${ms(k.endsWith("_ns") ? b[k] / 1e6 : b[k])}`); // CPU and shuffle write: Spark's ns
+  const missing = time.filter(([k]) => b[k] === null || b[k] === undefined).map(([, n]) => n);
+  const out = [`time: ${said.join(", ") || "none measured"}`];
+  if (missing.length) out.push(`not in the log: ${missing.join(", ")}`);
+  const read = (b.input_bytes || 0) + (b.shuffle_local_bytes || 0) + (b.shuffle_remote_bytes || 0);
+  const sizes = [];
+  if (read) sizes.push(`read ${bytes(read)}`);
+  if (b.shuffle_write_bytes) sizes.push(`shuffle write ${bytes(b.shuffle_write_bytes)}`);
+  if (b.output_bytes) sizes.push(`output ${bytes(b.output_bytes)}`);
+  if (b.memory_spilled) sizes.push(`spilled ${bytes(b.memory_spilled)} from memory, ${bytes(b.disk_spilled || 0)} to disk`);
+  if (b.peak_execution_memory) sizes.push(`peak execution memory ${bytes(b.peak_execution_memory)}`);
+  if (sizes.length) out.push(sizes.join(", "));
+  return out;
 }
 
 // Why a recompute segment's work is redone: the failure it follows (Spark's reason, the executor it names, the

@@ -218,8 +218,8 @@ export class Drawer {
     for (const r of box.querySelectorAll(".list-row")) r.addEventListener("click", () => this.h.seek(+r.dataset.batch));
   }
 
-  // Two kinds of finding: the Spark model's (stragglers, skewed stages: marks with a `finding`, also badges on the
-  // graph) and the progress contract's (batches that broke it). Each row goes to its scope at its batch.
+  // Two kinds of finding: the Spark model's (stragglers, skewed stages and the findings that say what to do: marks
+  // with a `finding`, also badges on the graph) and the progress contract's (batches that broke it). Each row goes to its scope at its batch.
   async findings() {
     const [data, spark, plan] = await Promise.all([
       api.get(`/api/sessions/${this.sid}/findings`, { limit: 500 }),
@@ -230,9 +230,12 @@ export class Drawer {
     const planned = plan.executions.flatMap((e) => e.findings);
     let html = planFindingRows(planned);
     if (spark.total) {
-      html += `<div class="muted">Stragglers and skewed stages (${spark.total})</div>`;
+      html += `<div class="muted">Spark findings: stragglers, skew, and what to change (${spark.total})</div>`;
       spark.marks.forEach((m, i) => {
-        html += `<div class="list-row spark-finding ${esc(m.finding)}" data-s="${i}"><span class="b">batch ${m.after}</span><span class="kind">${esc(m.finding)}</span><span>${esc(m.label)}</span><span class="muted">scope [${m.scope || []}]</span></div>`;
+        // a finding that says what to do (backend/spark/findings.py): its recommendation and the threshold that fired
+        const th = m.threshold ? ` · ${m.threshold.name} ${m.threshold.value}` : "";
+        const rec = m.recommendation ? `<div class="recommendation">${esc(m.recommendation)}<span class="muted">${esc(th)}</span></div>` : "";
+        html += `<div class="list-row spark-finding ${esc(m.finding)}" data-s="${i}"><span class="b">batch ${m.after}</span><span class="kind">${esc(m.finding)}</span><span>${esc(m.label)}${rec}</span><span class="muted">scope [${m.scope || []}]</span></div>`;
       });
     }
     if (!data.total) {

@@ -5,6 +5,9 @@
 // greedily by launch time (a task takes the lowest lane of its executor that is free), so a straggler shows as the
 // one long bar. Level of detail keeps 100,000 tasks quick: far out, adjacent bars of one colour on a lane that are
 // under a pixel apart are drawn as one; zoomed in, each task again. Few bars are SVG lines, many WebGL ones.
+// "phases" splits each bar as Spark's event timeline does (GET .../tasks `phases`: scheduler delay, deserialization,
+// shuffle fetch wait, computing, GC, shuffle write, result serialization, getting the result), each phase its share
+// of the bar; a task whose log measured none is drawn whole, grey.
 
 import * as api from "./api.js";
 import { KIND_COLORS, segmentLabel } from "./blame.js";
@@ -37,6 +40,13 @@ const CRITICAL = -2; // the critical path's lane, above the executors
 const MERGE_FROM = 5000; // tasks in view from which adjacent bars of a lane merge (level of detail)
 const MERGE_PIXELS = 2000; // ... when closer than the span over this (under a pixel on a chart up to 2,000 px wide)
 const SVG_UP_TO = 3000; // bars drawn as SVG up to this many (the rest WebGL)
+// Spark's event timeline phases, in the order a bar shows them (GET .../tasks `phases`), with their colours
+export const PHASES = [
+  ["scheduler_delay", "scheduler delay", "#80b1d3"], ["deserialize", "task deserialization", "#fb8072"],
+  ["fetch_wait", "shuffle read (fetch wait)", "#fdb462"], ["compute", "executor computing", "#b3de69"],
+  ["gc", "GC", "#e7298a"], ["shuffle_write", "shuffle write", "#ffed6f"],
+  ["result_serialization", "result serialization", "#bc80bd"], ["getting_result", "getting result", "#8dd3c7"],
+];
 
 export function durationBins(durations, n = DURATION_COLORS.length) {
   let lo = Infinity, hi = 0;
@@ -90,7 +100,7 @@ export class ExecutorView {
     }
     if (!this.box.querySelector("#executor-chart")) {
       this.box.innerHTML = `<div class="executor-bar"><span class="muted" id="executor-note"></span>
-        <span class="colour-by">colour by <button data-colour="stage">stage</button><button data-colour="duration">duration</button></span>
+        <span class="colour-by">colour by <button data-colour="stage">stage</button><button data-colour="duration">duration</button><button data-colour="phases" title="each task split into the phases Spark measured">phases</button></span>
         <span class="muted" id="critical-note"></span></div><div id="executor-chart" class="chart"></div>`;
       for (const b of this.box.querySelectorAll("button[data-colour]")) {
         b.addEventListener("click", () => { this.colour = b.dataset.colour; this.show(this.sid, this.cursorAt, this.picked, this.scope).catch(() => {}); });
@@ -174,6 +184,7 @@ export class ExecutorView {
   // than MERGE_FROM tasks in view, consecutive tasks of one group on one lane less than a fraction of a pixel apart
   // are drawn as one bar (its hover says how many); zooming in redraws the visible range at its own resolution.
   _bars(m, lo = null, hi = null) {
+    if (this.colour === "phases") return this._phaseBars(m, lo, hi);
     const d = m.d;
     const from = lo === null ? -Infinity : lo, to = hi === null ? Infinity : hi;
     let visible = 0;
@@ -215,6 +226,45 @@ export class ExecutorView {
       x: groups.get(g).x, y: groups.get(g).y, text: groups.get(g).text, hoverinfo: "text", meta: { tasks: groups.get(g).tasks },
       line: { width: 6, color: m.colourOf.get(g) }, showlegend: keys.length <= 24,
     }));
+  }
+
+  // Each task in view split into its phases: one trace per phase, a segment per task, in the timeline's order
+  // (a phase's share of the bar is its share of the measured phases' sum). No merging: zoom in on a large log.
+  _phaseBars(m, lo, hi) {
+    const d = m.d;
+    const from = lo === null ? -Infinity : lo, to = hi === null ? Infinity : hi;
+    const traces = PHASES.map(([key, name, color]) => ({ key, name, color, x: [], y: [], text: [] }));
+    const whole = { key: "none", name: "not measured", color: "#c8ced6", x: [], y: [], text: [] };
+    const ph = d.phases || {};
+    for (const i of m.order) {
+      if (d.launched[i] > to || m.end[i] < from) continue;
+      const ms = PHASES.map(([key]) => (ph[key] ? ph[key][i] : null));
+      const total = ms.reduce((a, v) => a + (v || 0), 0);
+      const y = m.y[i];
+      const label = this._label(m, i);
+      if (!(total > 0)) {
+        whole.x.push(d.launched[i] * 1000, m.end[i] * 1000, null);
+        whole.y.push(y, y, null);
+        whole.text.push(label, label, null);
+        continue;
+      }
+      const scale = (m.end[i] - d.launched[i]) * 1000 / total;
+      const words = PHASES.map(([, name], k) => (ms[k] === null ? `${name}: not measured` : `${name} ${ms[k].toFixed(0)} ms`)).join(" · ");
+      let x = d.launched[i] * 1000;
+      ms.forEach((v, k) => {
+        if (!v) return;
+        const tr = traces[k];
+        tr.x.push(x, x + v * scale, null);
+        tr.y.push(y, y, null);
+        tr.text.push(`${label} · ${words}`, `${label} · ${words}`, null);
+        x += v * scale;
+      });
+    }
+    const all = traces.concat([whole]).filter((tr) => tr.x.length);
+    const segments = all.reduce((a, tr) => a + tr.x.length / 3, 0);
+    const type = segments <= SVG_UP_TO ? "scatter" : "scattergl";
+    return all.map((tr) => ({ type, mode: "lines", name: tr.name, x: tr.x, y: tr.y, text: tr.text, hoverinfo: "text",
+      meta: { phase: tr.key }, line: { width: 6, color: tr.color }, showlegend: true }));
   }
 
   async _draw(d, t, cursorAt) {

@@ -39,6 +39,9 @@ export function findingBadgeText(list) {
     const score = Math.max(...skew.map((f) => (f.summary && f.summary.skew) || 0));
     parts.push(`skew ${score.toFixed(2)}`);
   }
+  // the findings that say what to do (gc, spill, ...): their kinds
+  const other = [...new Set(list.filter((f) => f.finding !== "straggler" && f.finding !== "skew").map((f) => f.finding))];
+  parts.push(...other);
   return "⚠ " + parts.join(" · ");
 }
 
@@ -70,7 +73,8 @@ export function findingsHtml(list, where) {
       ${row("read", f.records !== undefined ? `${f.records.toLocaleString()} records, ${fmtBytes(f.bytes)}` : null)}
       ${row("tasks", s.tasks)}${row("skew score", s.skew)}${row("records skew", s.records_skew)}${row("bytes skew", s.bytes_skew)}
       ${row("input per task", s.input_bytes ? `median ${fmtBytes(s.input_bytes.median)}, max ${fmtBytes(s.input_bytes.max)}` : null)}
-      ${row("task durations", d.median !== undefined ? `median ${d.median.toFixed(3)} s, max ${(d.max ?? 0).toFixed(3)} s` : null)}</div>
+      ${row("task durations", d.median !== undefined ? `median ${d.median.toFixed(3)} s, max ${(d.max ?? 0).toFixed(3)} s` : null)}
+      ${row("what to change", f.recommendation)}${row("threshold", f.threshold ? `${f.threshold.name} = ${f.threshold.value} (${f.threshold.source})` : null)}</div>
       <button class="finding-goto" data-i="${i}">${f.finding === "straggler" && typeof f.ended_at === "number" ? `show task ${esc(String(f.task))} running, just before its end` : `show batch ${f.after}`}${f.scope && f.scope.length ? ` of scope [${f.scope.join(",")}]` : ""}</button></div>`;
   });
   return html;

@@ -18,6 +18,19 @@ function iteration(h) {
   return st ? ` · job ${st.job}, iteration ${st.iteration}` : "";
 }
 
+// What the stage's finished tasks spent their time on (its detail's `finished`, docs/spark-model.md "A task's
+// time"), in one line; "" when the log says nothing of it.
+function finished(h) {
+  const f = (h.stages || []).map((s) => s.finished).filter((x) => x && x.tasks).pop();
+  if (!f) return "";
+  const ms = (v) => (v >= 100 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(0)} ms`);
+  const parts = [["run_ms", "run", 1], ["cpu_ns", "CPU", 1e-6], ["gc_ms", "GC", 1], ["fetch_wait_ms", "fetch wait", 1],
+    ["shuffle_write_ns", "shuffle write", 1e-6], ["scheduler_delay_ms", "scheduler delay", 1], ["deserialize_ms", "deserialize", 1]]
+    .filter(([k]) => typeof f[k] === "number" && (f[k] > 0 || k === "gc_ms")).map(([k, n, u]) => `${n} ${ms(f[k] * u)}`);
+  const spill = f.memory_spilled ? `; spilled ${(f.memory_spilled / 1e6).toFixed(1)} MB` : "";
+  return `its ${f.tasks} finished task${f.tasks > 1 ? "s" : ""} spent: ${parts.join(", ") || "nothing measured"}${spill}`;
+}
+
 export function lateHtml(ans) {
   const late = (ans.late || []).filter((h) => (h.running && h.running.length) || (h.pending && h.pending.count));
   if (!late.length) return "";
@@ -37,6 +50,8 @@ export function lateHtml(ans) {
     }
     html += `</table>`;
     if (running.length > MAX_TASKS) html += `<div class="muted">… ${running.length - MAX_TASKS} more running</div>`;
+    const done = finished(h);
+    if (done) html += `<div class="finished t">${esc(done)}</div>`;
     html += `</div>`;
   }
   return html + `</div>`;

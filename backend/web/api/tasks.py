@@ -16,7 +16,10 @@ router = APIRouter(prefix="/api/sessions/{sid}", tags=["blame"])
             description="Columns of equal length; `executor` indexes `executors`; `cores` per executor when known; "
                         "`outcome` ok, failed, killed or running; `reasons` maps a failed or killed bar's position to "
                         "why it ended (Spark's task end reason). `partition` is the partition a task computes, `index` "
-                        "its position in its stage attempt's task set (they differ in a resubmitted attempt).")
+                        "its position in its stage attempt's task set (they differ in a resubmitted attempt). `phases` "
+                        "maps each phase of Spark's event timeline (scheduler_delay, deserialize, fetch_wait, compute, "
+                        "gc, shuffle_write, result_serialization, getting_result) to its milliseconds per bar, null "
+                        "where the log does not measure it.")
 async def tasks(
     session: Session = Depends(deps.session),
     start: float | None = Query(None, description="only bars overlapping [start, end] (wall-clock seconds)"),
