@@ -42,13 +42,14 @@ def test_a_straggler_application_leads_with_its_slow_job_and_its_findings(capsys
     assert slow["latency_s"] == max(t["latency_s"] for t in o["slowest"])
     assert slow["top"]["kind"] == "task"
     kinds = [f["kind"] for f in o["findings"]]
-    assert kinds == ["straggler", "skew"] and o["findings_total"] == 2
+    assert kinds == ["straggler", "skew", "data-skew"] and o["findings_total"] == 3
     for f in o["findings"]:
         assert set(f) >= FINDING_KEYS
         assert f["stage"] == slow["top"]["holder"]["stage"] and f["scope"] == slow["scope"]
         assert "spark." in f["recommendation"] and f["threshold"] and f["metric"]
     straggler = o["findings"][0]
-    assert straggler["metric"]["ratio"] >= straggler["threshold"]["factor"]
+    assert straggler["threshold"]["name"] == "straggler.factor"
+    assert straggler["metric"]["ratio"] >= straggler["threshold"]["value"]
 
 
 def test_the_text_points_every_line_at_a_time_and_a_holder(capsys):
@@ -58,7 +59,7 @@ def test_the_text_points_every_line_at_a_time_and_a_holder(capsys):
     assert lines[0].endswith("2 jobs, 2 completed times")
     assert any(line.startswith("  what if: 4 cores") for line in lines)
     opens = [line for line in lines if line.strip().startswith("open: ")]
-    assert len(opens) == 2 + 2  # each slowest time and each finding
+    assert len(opens) == 2 + 3  # each slowest time and each finding
     assert all(f"flowscope replay {log} --at " in line and "--scope " in line for line in opens)
     at = lines.index("slowest:")
     assert lines[at + 1].startswith("  scope [2] time 0 (job 1) took")
@@ -114,5 +115,5 @@ def test_the_bundle_stores_the_overview_and_its_chart(tmp_path):
     data = stored(out)
     base = f"/api/sessions/{data['sid']}"
     overview = data["answers"][answer_key(f"{base}/overview", {})]
-    assert [f["kind"] for f in overview["findings"]] == ["straggler", "skew"]
+    assert [f["kind"] for f in overview["findings"]] == ["straggler", "skew", "data-skew"]
     assert data["answers"][answer_key(f"{base}/cores-whatif", {})]["application"]["recorded_cores"] == 2

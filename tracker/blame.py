@@ -195,7 +195,7 @@ class BlameTracker:
                     self._unpruned[holds.path] = holds
         clears = rec.get("clears")
         if clears:
-            self.vocabulary.cleared(clears, at)
+            self.vocabulary.cleared(clears, at, cause)
         if released and holds.first_seen and advance:  # a sink's frontier moves only when a pointstamp is released
             self._completed(holds, seq, at)
 

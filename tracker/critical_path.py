@@ -110,8 +110,8 @@ class BlameVocabulary(Protocol):
         Fields the vocabulary cannot use are left out and reported; the note goes to ``lowered_by``.
         """
 
-    def cleared(self, keys: list, at: float) -> None:
-        """A progress batch cleared these detail keys."""
+    def cleared(self, keys: list, at: float, cause: Any) -> None:
+        """A progress batch cleared these detail keys (``cause``: the batch's, as the log gives it)."""
 
     def start_of(self, path: tuple, t: Any) -> float | None:
         """When ``t`` started in the scope at ``path``, if the marks say (else its first pointstamp's batch)."""

@@ -104,8 +104,8 @@ class SparkVocabulary:
                     del resubmitted[next(iter(resubmitted))]
         return cause, None
 
-    def cleared(self, keys: list, at: float) -> None:
-        self.tasks.cleared(keys, at)
+    def cleared(self, keys: list, at: float, cause: Any) -> None:
+        self.tasks.cleared(keys, at, cause.get("metrics") if type(cause) is dict else None)
 
     def _marks_of(self, path: Any) -> _TimeMarks:
         key = tuple(path)
