@@ -578,6 +578,26 @@ class Tracker:
         else:
             pending[time] = pending.get(time, 0) + delta
 
+    def update_inside(self, updates: Iterable[tuple[Location, Any, int]]) -> list[tuple[Location, Any, int]]:
+        """:meth:`update` for every change of ``updates`` at a node's port, in one loop (a bulk replay's hot path);
+        the changes at the scope's boundary (node 0), which the scope itself handles, are returned."""
+        index, pending = self.index, self._pending
+        boundary = []
+        for update in updates:
+            loc, time, delta = update
+            if loc.node == 0:
+                boundary.append(update)
+                continue
+            k = index.get(loc)
+            if k is None:
+                raise ValueError(f"scope {self.name} has no port {loc}")
+            at = pending.get(k)
+            if at is None:
+                pending[k] = {time: delta}
+            else:
+                at[time] = at.get(time, 0) + delta
+        return boundary
+
     # --- propagation -----------------------------------------------------------------------------------
 
     def propagate_all(self) -> None:
