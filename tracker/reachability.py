@@ -600,8 +600,11 @@ class Tracker:
 
     # --- propagation -----------------------------------------------------------------------------------
 
-    def propagate_all(self) -> None:
-        """Apply pending pointstamp changes and push every resulting frontier change through the graph."""
+    def propagate_all(self, note_pushed: bool = True) -> None:
+        """Apply pending pointstamp changes and push every resulting frontier change through the graph.
+
+        ``note_pushed=False``: the frontier changes are not noted for :meth:`drain_pushed` (a caller that would
+        discard them: a bulk replay's scope that nobody watches)."""
         worklist = self._worklist
         results_in = self.domain.results_in
         if self._pending:
@@ -644,12 +647,13 @@ class Tracker:
             targets = fanout[k]
             from_target = is_target[k]
             for t2, d2 in changes:
-                key = (k, t2)
-                v = pushed.get(key, 0) + d2
-                if v:
-                    pushed[key] = v
-                else:
-                    del pushed[key]
+                if note_pushed:
+                    key = (k, t2)
+                    v = pushed.get(key, 0) + d2
+                    if v:
+                        pushed[key] = v
+                    else:
+                        del pushed[key]
                 if from_target:  # along the operator's internal summaries, to its outputs
                     for src, s in targets:
                         heappush(worklist, (results_in(s, t2), src, d2))

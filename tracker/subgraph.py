@@ -542,10 +542,11 @@ class Subgraph(Operate):
                         self._consumed[loc.port].update(to_outer(t), -d)
                     else:
                         self._produced[loc.port].update(to_outer(t), d)
-            tracker.propagate_all()
+            watched = self.pushed_sink is not None or bool(self._scope_inputs)
+            tracker.propagate_all(note_pushed=watched)  # unwatched: nobody looks at these frontier changes
             if tracker.has_pushed():
-                if self.pushed_sink is None and not self._scope_inputs:
-                    tracker.discard_pushed()  # nobody looks at these frontier changes
+                if not watched:
+                    tracker.discard_pushed()  # (noted by an earlier propagate_all: _build's or _grow's)
                 else:
                     self._dispatch_pushed(tracker.drain_pushed_indexed())
             if tracker.output_changes:
