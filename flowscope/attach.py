@@ -21,18 +21,19 @@ from __future__ import annotations
 
 import atexit
 import os
-import secrets
-import socket
 import sys
 import threading
 import time
 import urllib.parse  # light; urllib.request and asyncio load only when a server is involved
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from backend.spark import py4j_bridge
+
+if TYPE_CHECKING:
+    import socket
 
 __all__ = ["attach", "Attachment", "AttachError"]
 
@@ -312,6 +313,8 @@ class _Local:
         self.feed = None
         self._ready = threading.Event()
         self._events_file = open(save_events, "wb") if save_events is not None else None
+        import secrets  # (here, like the server's imports: the command line starts without them)
+
         token = secrets.token_hex(16)  # only this driver's listener gets in, not another local process
         self.ingest = SparkIngestServer(self._on_feed, "127.0.0.1", 0, token=token)
         self.address = (*self.ingest.address, token)
@@ -357,6 +360,8 @@ class _LocalServer(_Local):
                               "server started elsewhere instead") from None
         self.session = None
         self.app = create_app(Settings(host="127.0.0.1", port=0, allowed_dirs=[Path.cwd()]))
+        import socket
+
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
         sock.listen(128)

@@ -313,6 +313,7 @@ def record_problem(record: Any, limits: Limits = DEFAULT_LIMITS, *, walk: bool =
 _DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _NINETEEN_DIGITS = b"0" * 19
 _ALL_BUT_OPENERS_AND_NEWLINES = bytes(b for b in range(256) if b not in b"[{\n")
+_BRACE_AS_BRACKET = bytes(0x5B if b == 0x7B else b for b in range(256))  # "{" -> "["
 
 
 def _needs_walk(raw: bytes, limits: Limits) -> bool:
@@ -343,12 +344,13 @@ class RecordCheck:
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self.limits = limits
         self._walk_free = False
+        self._too_deep = b"[" * (limits.max_depth + 1)  # a line's openers, as "[", one more than the limit
 
     def lines(self, lines: list[bytes]) -> None:
         joined = b"\n".join(lines)
-        openers = joined.translate(None, _ALL_BUT_OPENERS_AND_NEWLINES)
-        self._walk_free = (_NINETEEN_DIGITS not in joined.translate(_DIGITS_AS_ZEROS)
-                           and max(map(len, openers.split(b"\n"))) <= self.limits.max_depth)
+        # each line's opening brackets, all as "[", lines apart: a line with too many has a run of them too long
+        openers = joined.translate(_BRACE_AS_BRACKET, _ALL_BUT_OPENERS_AND_NEWLINES)
+        self._walk_free = _NINETEEN_DIGITS not in joined.translate(_DIGITS_AS_ZEROS) and self._too_deep not in openers
 
     def one(self, raw: bytes, record: Any) -> str | None:
         """The reason to reject ``record``, parsed from ``raw`` (one of the last batch of lines), or None."""

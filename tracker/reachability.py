@@ -461,10 +461,33 @@ class Tracker:
         else:
             pending[time] = pending.get(time, 0) + delta
 
+    def update_inside(self, updates: Iterable[tuple[Location, Any, int]]) -> list[tuple[Location, Any, int]]:
+        """:meth:`update` for every change of ``updates`` at a node's port, in one loop (a bulk replay's hot path);
+        the changes at the scope's boundary (node 0), which the scope itself handles, are returned."""
+        index, pending = self.index, self._pending
+        boundary = []
+        for update in updates:
+            loc, time, delta = update
+            if loc.node == 0:
+                boundary.append(update)
+                continue
+            k = index.get(loc)
+            if k is None:
+                raise ValueError(f"scope {self.name} has no port {loc}")
+            at = pending.get(k)
+            if at is None:
+                pending[k] = {time: delta}
+            else:
+                at[time] = at.get(time, 0) + delta
+        return boundary
+
     # --- propagation -----------------------------------------------------------------------------------
 
-    def propagate_all(self) -> None:
-        """Apply pending pointstamp changes and push every resulting frontier change through the graph."""
+    def propagate_all(self, note_pushed: bool = True) -> None:
+        """Apply pending pointstamp changes and push every resulting frontier change through the graph.
+
+        ``note_pushed=False``: the frontier changes are not noted for :meth:`drain_pushed` (a caller that would
+        discard them: a bulk replay's scope that nobody watches)."""
         worklist = self._worklist
         results_in = self.domain.results_in
         if self._pending:
@@ -507,12 +530,13 @@ class Tracker:
             targets = fanout[k]
             from_target = is_target[k]
             for t2, d2 in changes:
-                key = (k, t2)
-                v = pushed.get(key, 0) + d2
-                if v:
-                    pushed[key] = v
-                else:
-                    del pushed[key]
+                if note_pushed:
+                    key = (k, t2)
+                    v = pushed.get(key, 0) + d2
+                    if v:
+                        pushed[key] = v
+                    else:
+                        del pushed[key]
                 if from_target:  # along the operator's internal summaries, to its outputs
                     for src, s in targets:
                         heappush(worklist, (results_in(s, t2), src, d2))

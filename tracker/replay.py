@@ -113,15 +113,20 @@ class Replay:
     def apply(self, record: dict, line: int | None = None) -> bool:
         """Apply one record; on a problem, report it (``self.errors``) and return False. Never raises for bad input."""
         kind = record.get("type")
-        if kind != "progress" and (kind == "mark" or not self.checked_records):  # check the whole shape first
+        if kind == "progress":  # most records: their fields are checked where they are read
+            try:
+                self._progress(record, line)
+                return True
+            except (ValueError, KeyError, TypeError, IndexError) as e:
+                msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+                self._error(line, f"progress record rejected: {msg}")
+                return False
+        if kind == "mark" or not self.checked_records:  # check the whole shape first
             problem = record_problem(record)
             if problem is not None:
                 self._error(line, f"{kind if type(kind) is str else 'untyped'} record rejected: {problem}")
                 return False
         try:
-            if kind == "progress":
-                self._progress(record, line)
-                return True
             if kind == "detail":  # half a Spark log's records (a task's start)
                 self.details.apply(record, self.batches_applied)
                 return True
@@ -309,8 +314,9 @@ class Replay:
         if len(raw_updates) > MAX_UPDATES:
             raise ValueError(f"{len(raw_updates)} updates in one batch (limit {MAX_UPDATES})")
         worker, at, cause, clears = record.get("worker"), record.get("at"), record.get("cause"), record.get("clears")
-        if not self.checked_records:
-            _check_progress_fields(worker, at, cause, clears)
+        if not self.checked_records and not (type(worker) is int and type(at) is float and clears is None
+                                             and (cause is None or type(cause) is dict)):
+            _check_progress_fields(worker, at, cause, clears)  # (the common types need no closer look)
         updates: list[tuple[Location, Any, int]] = []
         append = updates.append
         if parse is _parse1:

@@ -535,24 +535,17 @@ class Subgraph(Operate):
                             tracker.update_index(k, to_inner(t), d)
             if self._incoming:
                 incoming, self._incoming = self._incoming, []
-                index = tracker.index
-                update_index = tracker.update_index
-                for loc, t, d in incoming:
-                    if loc.node == 0:
-                        to_outer = self._to_outer
-                        if loc.kind == OUT:
-                            self._consumed[loc.port].update(to_outer(t), -d)
-                        else:
-                            self._produced[loc.port].update(to_outer(t), d)
+                for loc, t, d in tracker.update_inside(incoming):  # what is left: changes at the boundary
+                    to_outer = self._to_outer
+                    if loc.kind == OUT:
+                        self._consumed[loc.port].update(to_outer(t), -d)
                     else:
-                        port = index.get(loc)
-                        if port is None:
-                            raise ValueError(f"scope {self.label} has no port {loc}")
-                        update_index(port, t, d)
-            tracker.propagate_all()
+                        self._produced[loc.port].update(to_outer(t), d)
+            watched = self.pushed_sink is not None or bool(self._scope_inputs)
+            tracker.propagate_all(note_pushed=watched)  # unwatched: nobody looks at these frontier changes
             if tracker.has_pushed():
-                if self.pushed_sink is None and not self._scope_inputs:
-                    tracker.discard_pushed()  # nobody looks at these frontier changes
+                if not watched:
+                    tracker.discard_pushed()  # (noted by an earlier propagate_all: _build's or _grow's)
                 else:
                     self._dispatch_pushed(tracker.drain_pushed_indexed())
             if tracker.output_changes:
