@@ -88,8 +88,12 @@ def _key(info: dict) -> Any:
 
 
 def _metrics(info: dict) -> list[PlanMetric]:
+    """A node's metrics; a ``metrics`` field that is not a list is a damaged node (:class:`PlanShapeError`)."""
+    metrics = info.get("metrics") or []
+    if not isinstance(metrics, list):
+        raise PlanShapeError(f"{info.get('nodeName', '')}: metrics is a {type(metrics).__name__}, not a list")
     out = []
-    for m in info.get("metrics") or []:
+    for m in metrics:
         if not isinstance(m, dict):
             continue
         acc = m.get("accumulatorId")
