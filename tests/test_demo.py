@@ -51,6 +51,9 @@ def test_demo_runs_a_live_pyspark_pipeline_and_serves_its_view():
         with chromium() as browser:
             page = browser.new_page(viewport={"width": 1440, "height": 900})
             page.goto(url)
+            page.wait_for_selector("#overview:not([hidden]) #overview-close")  # a Spark application opens on it
+            shot(page, "demo-overview")
+            page.click("#overview-close")
             page.wait_for_selector("#graph .node.scope")
             assert page.locator("#graph .node.scope", has_text="demo_windows").count() == 1
             page.locator("#graph .node.scope", has_text="demo_windows").locator("text.open").click()
