@@ -26,8 +26,9 @@ _GZIP_SLICE = 4096  # compressed bytes fed to zlib at a time
 
 
 class CodecError(ValueError):
-    """The compressed bytes are corrupt: the stream cannot be decoded past this point. ``partial`` is what the
-    same ``decode`` call decoded before it met the damage."""
+    """The compressed bytes are corrupt: the stream cannot be decoded past this point.
+
+    ``partial`` is what the same ``decode`` call decoded before it met the damage."""
 
     def __init__(self, message: str, partial: bytes = b"") -> None:
         super().__init__(message)

@@ -114,8 +114,9 @@ class HolderDetails:
         return [Entry(k, v, b, at) for k, (v, b, at) in entries.items() if batch is None or b <= batch]
 
     def latest_at(self) -> float | None:
-        """The greatest ``at`` of the entries present (None if none has one): how far a live tail's state has
-        seen, where no next batch says yet how long it lasts."""
+        """The greatest ``at`` of the entries present (None if none has one).
+
+        How far a live tail's state has seen, where no next batch says yet how long it lasts."""
         return max((at for pointstamps in self._by_scope.values() for entries in pointstamps.values()
                     for _, _, at in entries.values() if type(at) is float or type(at) is int), default=None)
 
@@ -146,9 +147,11 @@ class HolderDetails:
 
 
 def describe(entries: list[Entry], count: int, now: float | None) -> dict:
-    """A holder's entries for a person: running tasks (longest first, with ``running_s``: from the task's launch to
-    ``now``, the end of the state shown, never below 0), pending tasks (how many, since when: the count held minus
-    those running, since the latest stage attempt's submission), anything else."""
+    """A holder's entries for a person.
+
+    Running tasks (longest first, with ``running_s``: from the task's launch to ``now``, the end of the state shown,
+    never below 0), pending tasks (how many, since when: the count held minus those running, since the latest stage
+    attempt's submission), anything else."""
     running, stages, other = [], [], []
     for e in entries:
         kind = e.value.get("kind")
@@ -175,8 +178,10 @@ def describe(entries: list[Entry], count: int, now: float | None) -> dict:
 
 
 def late_holders(explanation: Any, scope: Any, details: HolderDetails) -> list:
-    """The explanation's pointstamps ordered by who is actually late (see the module docstring): pointstamps with
-    running work first (holders, then implied ones a driver holder waits on), then the other holders."""
+    """The explanation's pointstamps ordered by who is actually late (see the module docstring).
+
+    Pointstamps with running work first (holders, then implied ones a driver holder waits on), then the other
+    holders."""
     path = tuple(explanation.scope)
 
     def is_driver(h: Any) -> bool:
@@ -192,9 +197,10 @@ def late_holders(explanation: Any, scope: Any, details: HolderDetails) -> list:
 
 def late_json(explanation: Any, scope: Any, details: HolderDetails, now: float | None,
               batch: int | None = None) -> list[dict]:
-    """:func:`late_holders` as JSON: each pointstamp with its operator's name and :func:`describe`'s details.
-    ``now`` is the wall clock the state shown lasts until (a replay's ``state_until``, the one rule for how long a
-    task has run in that state)."""
+    """:func:`late_holders` as JSON.
+
+    Each pointstamp with its operator's name and :func:`describe`'s details. ``now`` is the wall clock the state shown
+    lasts until (a replay's ``state_until``, the one rule for how long a task has run in that state)."""
     path = tuple(explanation.scope)
     implied = set(map(id, explanation.implied))
     out = []

@@ -27,8 +27,10 @@ __all__ = ["Fabric", "ThreadFabric", "GlobalView", "Chaos"]
 
 
 class Fabric(Protocol):
-    """How a worker reaches the others. Messages are ``("data", path, target, time, records)`` for one worker and
-    ``("progress", ProgressBatch)`` for all."""
+    """How a worker reaches the others.
+
+    Messages are ``("data", path, target, time, records)`` for one worker and ``("progress", ProgressBatch)`` for
+    all."""
 
     @property
     def global_view(self) -> GlobalView | None:

@@ -1,25 +1,14 @@
 """A worker: runs its copy of every dataflow and keeps its own tracker replica of every scope.
 
-Each step a worker (1) takes what has arrived: data messages into operator input queues (a message reaching a
-nested scope's input is *harvested*: the scope's batch says it entered at child 0, and its records move on to the
-operators inside), progress batches from any worker into its replicas; (2) schedules its operators, which read their
-input frontiers from the replicas; (3) broadcasts what its operators did as one atomic batch per scope, to every
-worker including itself. Its own actions reach its replicas only through that loopback, exactly as in the seeds:
-every replica applies the same multiset of batches, in its own order and at its own time, except that one
-sender's batches are applied in the order it sent them: that is the per-worker prefix the safety argument needs.
-The protocol's parts are ``tracker.broadcast``'s: an :class:`Outbox` numbers this worker's batches (one sequence
-over all its scopes, each :class:`ProgressBatch` naming its scope) and a :class:`SenderOrder` releases each sender's
-batches in that order, holding back one that overtook an earlier one.
+Each step a worker (1) takes what has arrived: data into operator input queues (a message reaching a nested scope's
+input is *harvested* into the operators inside), progress batches into its replicas; (2) schedules its operators,
+which read their input frontiers from the replicas; (3) broadcasts what they did as one atomic batch per scope to
+every worker, itself included. Its own actions reach its replicas only through that loopback, as in the seeds;
+``tracker.broadcast``'s :class:`Outbox` and :class:`SenderOrder` keep each sender's batches in the order sent.
 
-Counts are in records: producing ``n`` records counts ``n`` at every input the output connects to, consuming them
-subtracts ``n``. Each worker's replica counts every worker's initial capabilities (``peers`` copies).
-
-Operators reach their worker only through :class:`~tracker.runtime.context.OperatorHost` (``local_progress``,
-``send_produced``, ``notification_delivered``); the worker reaches its peers only through a
-:class:`~tracker.runtime.fabric.Fabric`.
-
-A worker can record its view as a progress log (format v1): the structure, then every batch in the order its
-replica applied it, with ``worker`` naming the sender: replaying it shows exactly what that worker knew.
+Counts are in records. Operators reach their worker only through :class:`~tracker.runtime.context.OperatorHost`;
+the worker reaches its peers only through a :class:`~tracker.runtime.fabric.Fabric`. A worker can record its view
+as a progress log, with ``worker`` naming each batch's sender: replaying it shows exactly what that worker knew.
 """
 
 from __future__ import annotations
