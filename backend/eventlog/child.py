@@ -99,8 +99,9 @@ def _close_open_streams() -> None:
 
 
 def _fork_is_safe() -> bool:
-    """Fork only a process with one thread and a platform that forks: a fork copies no other thread, so whatever
-    lock another thread held stays held in the child."""
+    """Fork only a process with one thread and a platform that forks.
+
+    A fork copies no other thread, so whatever lock another thread held stays held in the child."""
     return threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
 
 

@@ -36,7 +36,7 @@ from tracker.replay import Replay
 __all__ = ["ConversionProcess", "event_log_conversion", "replay_event_log"]
 
 # Records per message: the pipe costs little, and the replay takes a batch's records while they are still in its
-# cache (1,024 cost it ~8% more CPU on the 100-job benchmark log).
+# cache (a larger batch costs it more CPU).
 BATCH = 256
 
 _RECORDS, _ERROR, _DONE = b"r", b"e", b"d"
