@@ -95,8 +95,9 @@ class SessionManager:
         return session
 
     def _feed_ended(self, session: Session) -> None:
-        """A followed file was rotated or rewritten in place: follow the new content in a new session. One deleted
-        from a followed directory is forgotten there, so a new file of that name is followed again."""
+        """A followed file was rotated or rewritten in place: follow the new content in a new session.
+
+        One deleted from a followed directory is forgotten there, so a new file of that name is followed again."""
         ended = session.feed
         gone_path = getattr(ended, "path", None)  # followed feeds have the path they follow
         if ended.ended_early in (DELETED, FILE_VANISHED) and gone_path is not None:
@@ -120,8 +121,9 @@ class SessionManager:
                                              f"the new content is followed in session {new.id}"))
 
     def open_feed(self, path: str, follow: bool = False) -> Feed:
-        """The feed of a log inside the allowed directories (PathNotAllowed, FileNotFoundError, FeedError). It reads
-        the file to identify it, so the server calls it in a worker thread."""
+        """The feed of a log inside the allowed directories (PathNotAllowed, FileNotFoundError, FeedError).
+
+        It reads the file to identify it, so the server calls it in a worker thread."""
         p = confine(path, self.settings.allowed_dirs)
         if not p.exists():
             raise FileNotFoundError(f"{path}: no such file or directory")

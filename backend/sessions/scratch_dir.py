@@ -75,9 +75,10 @@ def _remove(path: Path) -> None:
 
 
 class ScratchFile:
-    """An append-only anonymous file (see the module docstring), a ``tracker.pages.PageStore``: ``put`` appends
-    bytes and returns ``(offset, size)``, ``get`` reads them back. Both may run in any thread (positioned reads
-    and writes, no shared file position)."""
+    """An append-only anonymous file (see the module docstring), a ``tracker.pages.PageStore``.
+
+    ``put`` appends bytes and returns ``(offset, size)``, ``get`` reads them back. Both may run in any thread
+    (positioned reads and writes, no shared file position)."""
 
     def __init__(self, directory: Path | None = None) -> None:
         """``directory``: where the file is made (default: the system's temporary directory; being anonymous, it

@@ -1,25 +1,14 @@
 """A session: one feed of records, the replay that tracks it, its history, and who is watching.
 
-The session owns the one live :class:`~tracker.replay.Replay` of its dataflow and runs the ingest loop on the
-server's event loop, in *slices*: records are polled from the feed and applied for at most ``slice_seconds``
-(10 ms), then the loop yields to everything else the server does (requests, WebSocket senders). Nothing else ever
-mutates the live replay, so anything running on the event loop between slices reads a consistent state: the
-state after the slice's last batch.
+The session owns the one live :class:`~tracker.replay.Replay` of its dataflow and runs the ingest on the server's
+event loop in *slices* of at most ``slice_seconds``, then yields to requests and WebSocket senders. Nothing else
+mutates the live replay, so whatever runs between slices reads a consistent state.
 
-Per batch the replay's observer does only cheap bookkeeping: the batch goes into the history's index (and a
-checkpoint is taken every ``checkpoint_every`` batches), and the ports it touched are collected (the batch's own
-ports, every port whose frontier moved in any scope, and, conservatively, the ports of the enclosing scopes that
-a nested scope's reports change). At the end of a slice the touched ports, deduplicated, update the charts'
-series and each port's "last changed" batch (what a reconnecting client resumes from), and are handed to the
-subscribers watching that scope. A subscriber only accumulates a set of dirty ports: how fast it is read is the
-stream's business and never slows the ingest.
-
-A long application's finished scopes (``retire`` records) are folded out of the live replay once more than
-``keep_finished`` of them are waiting, and the session forgets what it kept for them (last changes, charts, blame
-state); the history still restores them for any moment before their fold.
-
-The session only ingests; what the API and the stream show of it (port rows, the scope tree, the session's info,
-search) are functions in backend/views/projections.py.
+Per batch the replay's observer only notes the batch in the history and the ports it touched; at the end of a
+slice those update the charts and each port's "last changed" batch, and go to the subscribers watching the scope
+as dirty sets (how fast a client reads is the stream's business, never the ingest's). Finished scopes beyond
+``keep_finished`` are folded out of the live replay and forgotten here; the history still restores them for any
+moment before their fold. What the API and the stream show of a session is backend/views/projections.py's.
 """
 
 from __future__ import annotations
@@ -78,7 +67,7 @@ class Session:
         self.replay = Replay(feed.label, check_contracts=self.options.check_contracts, observer=self._observe,
                              keep_finished=self.options.keep_finished, checked_records=feed.checked_records)
         self.history = History(self.options.checkpoint_every, keep_finished=self.options.keep_finished)
-        self.replay.on_retire.append(self._folding)
+        self.replay.on_retire.append(self._forget_folded_scope)
         tasks = task_index_for(self.replay, bars=True)  # task attempts, filled by blame, read by both
         self.blame = spark_blame(self.replay, lazy=True, tasks=tasks)  # where completed times' seconds went
         self.task_timeline = TaskTimeline(tasks)  # every task attempt's bar, for the executor timeline
@@ -191,7 +180,7 @@ class Session:
         if self.replay.apply(record, line):
             self.blame.record(record, line)  # and the task index the executor timeline reads
 
-    def _folding(self, scope: Subgraph) -> None:
+    def _forget_folded_scope(self, scope: Subgraph) -> None:
         """``scope`` (and what it nests) leaves the live replay: forget what the session kept for it."""
         path, n = scope.path, len(scope.path)
         self._flush_series()
