@@ -1,5 +1,6 @@
-"""What changed in one scope between two moments: the comparison a person otherwise makes by scrubbing back and
-forth.
+"""What changed in one scope between two moments.
+
+The comparison a person otherwise makes by scrubbing back and forth.
 
 A moment is what the history can produce for a scope after some batch: its port rows (``[kind, node, port,
 frontier, pointstamps, implications]``, as :func:`backend.sessions.session.port_rows` builds them) and the names of its
