@@ -116,8 +116,9 @@ async def state(
 
 
 def state_answer(session: Session, replay: Replay, scope, batch: int) -> dict:
-    """GET .../state's answer for ``scope`` of ``replay`` (the live one, or one restored at ``batch``): public so
-    that ``flowscope bundle`` answers every scope at a moment from one restored replay."""
+    """GET .../state's answer for ``scope`` of ``replay`` (the live one, or one restored at ``batch``).
+
+    Public so that ``flowscope bundle`` answers every scope at a moment from one restored replay."""
     return {"scope": list(scope.path), "batch": batch, "head": session.head, "at": session.history.time_of(batch),
             "version": session.structure_version, "ports": port_rows(scope)}
 
