@@ -77,8 +77,10 @@ class Feed:
         pass
 
     def successor(self) -> Feed | None:
-        """After the feed ended: a feed for what replaced its source (a followed file rotated or rewritten in
-        place), which the server follows as a new session; None when nothing replaced it."""
+        """After the feed ended.
+
+        A feed for what replaced its source (a followed file rotated or rewritten in place), which the server follows as
+        a new session; None when nothing replaced it."""
         return None
 
 
@@ -140,8 +142,9 @@ class ProgressLogFeed(Feed):
 
 
 class FollowProgressLog(Feed):
-    """A plain-text progress log that is still being written: tailed with a :class:`~tracker.jsonl.JsonLinesCursor`
-    (a partial last line is kept for later).
+    """A plain-text progress log that is still being written.
+
+    Tailed with a :class:`~tracker.jsonl.JsonLinesCursor` (a partial last line is kept for later).
 
     A :class:`~backend.feeds.followed_file.FileWatch` notices when the file is truncated, replaced (rotated) or deleted:
     the feed then ends (no longer live) with a message in its errors, after reading what the old file still holds
@@ -353,8 +356,10 @@ class FeedRegistry:
 
 
 def _broken_compression(path: Path, growing: bool = False) -> str | None:
-    """A .gz or .zst file whose first block does not decompress is no kind of log: say so, whatever the kind.
-    A stream that merely ends early is broken only if the file is finished (not ``growing``)."""
+    """A .gz or .zst file whose first block does not decompress is no kind of log.
+
+    Say so, whatever the kind. A stream that merely ends early is broken only if the file is finished (not
+    ``growing``)."""
     name = path.name
     if path.is_dir() or not name.endswith((".gz", ".zst", ".zstd")):
         return None
