@@ -1,5 +1,6 @@
-"""The demo behind ``flowscope demo``, the embedded default: a real local PySpark pipeline, attached live, in the
-browser view.
+"""The demo behind ``flowscope demo``, the embedded default.
+
+A real local PySpark pipeline, attached live, in the browser view.
 
 It needs nothing but the install: a local SparkSession (``local[2]``), ``flowscope.attach`` starting the server
 in the background of this driver, then a Structured Streaming query on the rate source with a stateful windowed

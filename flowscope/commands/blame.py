@@ -35,14 +35,16 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=cmd_blame)
 
 
-def failure_line(f: dict) -> str:
-    """A recompute segment's ``failure`` as a person reads it: Spark's reason, the executor it names (the lost
-    block manager's for a fetch failure), the message, and why that executor was removed if the log says."""
-    ex = f.get("executor")
-    where = f" (executor {ex}" + (f", {f['host']})" if f.get("host") else ")") if ex is not None else ""
-    text = f"{f.get('reason') or 'failed'}{where}" + (f": {f['message']}" if f.get("message") else "")
-    if f.get("executor_removed"):
-        text += f"; executor {ex} removed: {f['executor_removed']}"
+def failure_line(failure: dict) -> str:
+    """A recompute segment's ``failure`` as a person reads it.
+
+    Spark's reason, the executor it names (the lost block manager's for a fetch failure), the message, and why that
+    executor was removed if the log says."""
+    ex = failure.get("executor")
+    where = f" (executor {ex}" + (f", {failure['host']})" if failure.get("host") else ")") if ex is not None else ""
+    text = f"{failure.get('reason') or 'failed'}{where}" + (f": {failure['message']}" if failure.get("message") else "")
+    if failure.get("executor_removed"):
+        text += f"; executor {ex} removed: {failure['executor_removed']}"
     return text
 
 

@@ -75,8 +75,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _ports_of(scope: Any) -> str:
-    """What the user can ask about in ``scope`` instead: its ports, or, for a scope without (a Spark log's root),
-    the scopes inside it."""
+    """What the user can ask about in ``scope`` instead.
+
+    Its ports, or, for a scope without (a Spark log's root), the scopes inside it."""
     ports = [str(loc) for loc in scope.built_tracker().locations]
     if ports:
         return "its " + listed("ports", ports)

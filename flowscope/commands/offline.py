@@ -1,5 +1,6 @@
-"""What ``frontiers`` and ``explain`` share: they replay a log and print text or JSON (``blame`` says a missing
-scope as they do).
+"""What ``frontiers`` and ``explain`` share.
+
+They replay a log and print text or JSON (``blame`` says a missing scope as they do).
 
 A progress log is replayed in this process; a Spark event log is converted (in a child process when it is large:
 ``backend.spark.convert_process.replay_event_log``) and its records applied here, the same records ``flowscope

@@ -25,9 +25,11 @@ __all__ = ["Landing", "add_server_options", "server_settings", "run_server"]
 
 @dataclass(frozen=True)
 class Landing:
-    """Where the printed URL opens the one log given: a scope, and a moment, either a batch number (the state after
-    that many batches, as the page counts) or a wall-clock time in epoch seconds (the state after every batch
-    stamped at or before it). The page's deep link takes a batch, so a wall-clock time is resolved to one."""
+    """Where the printed URL opens the one log given.
+
+    A scope, and a moment, either a batch number (the state after that many batches, as the page counts) or a wall-clock
+    time in epoch seconds (the state after every batch stamped at or before it). The page's deep link takes a batch, so
+    a wall-clock time is resolved to one."""
 
     scope: tuple[int, ...] = ()
     batch: int | None = None
@@ -84,7 +86,7 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _url(args: argparse.Namespace, port: int, sid: str | None, scope: tuple[int, ...] = (),
+def _page_url(args: argparse.Namespace, port: int, sid: str | None, scope: tuple[int, ...] = (),
          batch: int | None = None) -> str:
     """The page's URL; with a session, its deep link (frontend/js/routing.js: `#/s/ID?scope=3,1&batch=20`)."""
     host = args.host if args.host not in ("0.0.0.0", "::", "") else "127.0.0.1"  # every interface: this one
@@ -101,8 +103,9 @@ def _url(args: argparse.Namespace, port: int, sid: str | None, scope: tuple[int,
 
 
 async def _landing_batch(session: Any, landing: Landing) -> int | None:
-    """The batch `landing` names in `session`, once the session has read that far (or read all it has): a
-    wall-clock time is the number of batches stamped at or before it, known when a later batch arrives."""
+    """The batch `landing` names in `session`, once the session has read that far (or read all it has).
+
+    A wall-clock time is the number of batches stamped at or before it, known when a later batch arrives."""
     def reached() -> bool:
         if landing.batch is not None:
             return session.head >= landing.batch
@@ -177,9 +180,9 @@ async def _serve(args: argparse.Namespace, settings: Settings, open_logs: list[s
             console.print(f"[yellow]flowscope: {one.name} has {one.head} batches: --at {batch} shows the "
                           "last[/yellow]")
             batch = one.head
-        url = _url(args, port, one.id, landing.scope, batch)
+        url = _page_url(args, port, one.id, landing.scope, batch)
     else:
-        url = _url(args, port, one.id if one is not None else None)
+        url = _page_url(args, port, one.id if one is not None else None)
     print(f"flowscope: serving {url}", flush=True)
     if args.open:
         webbrowser.open(url)
