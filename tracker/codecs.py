@@ -36,9 +36,11 @@ class CodecError(ValueError):
 
 
 class Decoder(Protocol):
-    """``chunks(data)`` takes the next bytes of a file and yields the text decoded so far in bounded pieces,
-    keeping an incomplete block for the next call; ``pending`` is how many input bytes it holds that do not yet
-    form a complete unit (0 at a clean boundary). Corrupt input raises :class:`CodecError`."""
+    """An incremental decoder of one codec.
+
+    ``chunks(data)`` takes the next bytes of a file and yields the text decoded so far in bounded pieces, keeping an
+    incomplete block for the next call; ``pending`` is how many input bytes it holds that do not yet form a complete
+    unit (0 at a clean boundary). Corrupt input raises :class:`CodecError`."""
 
     codec: str
 
@@ -107,8 +109,10 @@ class GzipDecoder:
 
 
 class ZstdDecoder:
-    """Zstandard, read across frames (Spark closes a frame at every flush, so a log is many frames back to back).
-    Input is fed in small slices so that one call never expands into more than a few MiB."""
+    """Zstandard, read across frames.
+
+    Spark closes a frame at every flush, so a log is many frames back to back. Input is fed in small slices so that one
+    call never expands into more than a few MiB."""
 
     codec = "zstd"
 

@@ -73,8 +73,9 @@ class HolderDetails:
         entries[key] = (value, batch, record.get("at"))
 
     def _place(self, path: Any, port: Any) -> tuple[dict, Location]:
-        """The pointstamps of the scope at ``path`` and the Location of ``port``, checked (and remembered when
-        both are lists)."""
+        """The pointstamps of the scope at ``path`` and the Location of ``port``, checked.
+
+        Remembered when both are lists."""
         key_path = tuple(path) if type(path) is list else path
         pointstamps = self._by_scope.get(key_path)
         if pointstamps is None:
@@ -106,8 +107,10 @@ class HolderDetails:
                         del pointstamps[(loc, time)]
 
     def of(self, path: tuple, location: Location, time: Any, batch: int | None = None) -> list[Entry]:
-        """The entries of a pointstamp (with ``batch``: only those set at or before it, a lower bound for the
-        past, since entries cleared since are gone)."""
+        """The entries of a pointstamp.
+
+        With ``batch``: only those set at or before it, a lower bound for the past, since entries cleared since are
+        gone."""
         entries = self._by_scope.get(tuple(path), {}).get((location, time))
         if not entries:
             return []

@@ -17,8 +17,10 @@ __all__ = ["gc_paused"]
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Run the block with the cyclic collector off, if it was on (nested or concurrent pauses leave it to the
-    outermost one; reference counting still frees everything that is not in a cycle)."""
+    """Run the block with the cyclic collector off, if it was on.
+
+    Nested or concurrent pauses leave it to the outermost one; reference counting still frees everything that is not in
+    a cycle."""
     if not gc.isenabled():
         yield
         return

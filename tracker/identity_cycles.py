@@ -71,9 +71,10 @@ def path_between(start: Location, goal: Location,
 
 def find_identity_cycle(shape: Sequence[tuple[int, int]], nodes: Sequence[Any], edges: Sequence[Any],
                         identity: Any) -> list[Location] | None:
-    """A cycle of a built scope's structure (a ``Builder``'s ``shape``, ``nodes``: per node, per input, output ->
-    summaries; ``edges``: per node, per output, targets) whose every hop keeps times unchanged, or ``None``
-    (Kahn's algorithm over ports)."""
+    """A cycle of a built scope's structure whose every hop keeps times unchanged, or ``None``.
+
+    The structure is a ``Builder``'s: ``shape``, ``nodes`` (per node, per input, output -> summaries) and ``edges`` (per
+    node, per output, targets). Kahn's algorithm over ports."""
     succ: dict[Location, list[Location]] = {}
     indeg: dict[Location, int] = {}
     for n, (inputs, outputs) in enumerate(shape):
@@ -113,8 +114,9 @@ def find_identity_cycle(shape: Sequence[tuple[int, int]], nodes: Sequence[Any], 
 
 def identity_path(nodes: Sequence[Any], edges: Sequence[Any], identity: Any, start: Location,
                   goal: Location) -> list[Location] | None:
-    """A path from ``start`` to ``goal`` in a scope's structure (as :func:`find_identity_cycle` takes it) on which
-    every hop keeps times unchanged, or ``None``."""
+    """A path from ``start`` to ``goal`` on which every hop keeps times unchanged, or ``None``.
+
+    The structure is a scope's, as :func:`find_identity_cycle` takes it."""
 
     def hops(loc: Location) -> Iterable[Location]:
         if loc.kind == IN:
@@ -127,8 +129,10 @@ def identity_path(nodes: Sequence[Any], edges: Sequence[Any], identity: Any, sta
 
 
 def cycle_closed_by(scope: Subgraph, source: Location, target: Location) -> CycleError | None:
-    """The cycle (in ``scope`` or an enclosing scope) that adding the edge ``source -> target`` to ``scope`` would
-    close without any summary advancing time, or None. Malformed edges answer None (adding them reports why)."""
+    """The identity cycle that adding the edge ``source -> target`` to ``scope`` would close, or None.
+
+    The cycle may run in ``scope`` or an enclosing scope; along it no summary advances time. Malformed edges answer None
+    (adding them reports why)."""
     if source.kind != OUT or target.kind != IN:
         return None
     checker = _Checker()

@@ -74,9 +74,10 @@ class MemoryPages:
 
 
 class RecentPages:
-    """The last ``limit`` pages read back (decompressed), by key, for reader threads that may run several at once:
-    reading in order costs one decompression per page. ``get(key, load)`` returns the cached page or ``load()``'s,
-    which it keeps, dropping the oldest one kept."""
+    """The last ``limit`` pages read back (decompressed), by key.
+
+    For reader threads that may run several at once: reading in order costs one decompression per page. ``get(key,
+    load)`` returns the cached page or ``load()``'s, which it keeps, dropping the oldest one kept."""
 
     def __init__(self, limit: int = _CACHED_PAGES) -> None:
         self.limit = limit

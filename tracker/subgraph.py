@@ -154,11 +154,12 @@ class Subgraph(Operate):
         return child
 
     def add_edge(self, source: Location, target: Location, cycle_checked: bool = False) -> None:
-        """Connect ``source`` to ``target``. ``cycle_checked``: the caller has just asked
-        :func:`~tracker.identity_cycles.cycle_closed_by` about this edge on the structure as it is and got None.
-        While every edge of a scope (and of the scopes it nests) came that way, building its tracker skips the
-        whole-graph search for an identity cycle; one edge without it brings the search back for the scope and
-        every scope around it."""
+        """Connect ``source`` to ``target``.
+
+        ``cycle_checked``: the caller has just asked :func:`~tracker.identity_cycles.cycle_closed_by` about this edge on
+        the structure as it is and got None. While every edge of a scope (and of the scopes it nests) came that way,
+        building its tracker skips the whole-graph search for an identity cycle; one edge without it brings the search
+        back for the scope and every scope around it."""
         if source.kind != OUT or target.kind != IN:
             raise ValueError(f"an edge goes from an output to an input, not {source} -> {target}")
         for loc in (source, target):
@@ -661,8 +662,9 @@ class Subgraph(Operate):
 
     @property
     def internal_summary(self) -> list[list[Antichain]]:
-        """Summaries from each input to each output as the parent sees them (through ``summarize``; empty before
-        the first build and for the root)."""
+        """Summaries from each input to each output as the parent sees them.
+
+        Mapped through ``summarize``; empty before the first build and for the root."""
         return self._internal_summary or []
 
     def targets_of(self, source: Location) -> list[Location]:

@@ -96,8 +96,9 @@ class GlobalView:
                         f"input {i} could still receive it (true frontier {tracker.frontier(Target(node, i))})")
 
     def check_replica(self, worker: int, replica: Subgraph) -> None:
-        """No port of any of worker ``worker``'s replicas (``replica``, its root) may be ahead of the truth (safety
-        of the protocol)."""
+        """No port of worker ``worker``'s replicas may be ahead of the truth.
+
+        ``replica`` is its root. This is the safety of the protocol."""
         with self.lock:
             for scope in replica.scopes():
                 if scope.tracker is None or not scope.path or scope.path[:1] not in {p[:1] for p in self._installed}:
