@@ -118,10 +118,11 @@ def _widen(fd: int) -> None:
 
 
 def _run(produce: Callable[..., None], args: tuple, send: Any, inherited: list) -> None:
-    """The child: the producer's messages queued for a sender thread, so producing never waits for the pipe (up to
-    ``QUEUED`` messages: memory stays bounded when the parent is the slower side). The thread starts with the first
-    message, so a producer may start a child of its own (forked) before it sends. A parent that went away (the pipe
-    broke) ends the producer at its next message."""
+    """The child: run the producer, its messages queued for a sender thread.
+
+    Producing never waits for the pipe (up to ``QUEUED`` messages: memory stays bounded when the parent is the slower
+    side). The thread starts with the first message, so a producer may start a child of its own (forked) before it
+    sends. A parent that went away (the pipe broke) ends the producer at its next message."""
     for end in inherited:
         end.close()
     _HELD[:] = [send]  # what a child of this child must close
@@ -152,8 +153,9 @@ def _run(produce: Callable[..., None], args: tuple, send: Any, inherited: list) 
 
 
 def _send_all(queue: Queue[bytes | None], send: Any, broken: threading.Event) -> None:
-    """Write the queued messages to the pipe until the end (None); a parent that went away ends it too (the rest
-    of the queue is drained, so the producer never blocks on it)."""
+    """Write the queued messages to the pipe until the end (None).
+
+    A parent that went away ends it too (the rest of the queue is drained, so the producer never blocks on it)."""
     try:
         while (message := queue.get()) is not None:
             send.send_bytes(message)

@@ -85,10 +85,11 @@ def make_decoder(codec: str | None, path: str | Path = "<stream>") -> Decoder:
 
 
 def decompresses_past(path: str | Path, limit: int, chunk_size: int = 1 << 16) -> bool:
-    """True if the file decompresses (by the codec its name announces, every codec here) to more than ``limit``
-    bytes. Stops as soon as it knows, so a decompression bomb costs at most ``limit`` bytes of work and one block
-    of memory. Damaged compressed bytes end the count (the reader reports the damage); a codec whose library is
-    missing counts nothing (opening the log says so)."""
+    """True if the file decompresses to more than ``limit`` bytes.
+
+    By the codec its name announces, every codec here. Stops as soon as it knows, so a decompression bomb costs at most
+    ``limit`` bytes of work and one block of memory. Damaged compressed bytes end the count (the reader reports the
+    damage); a codec whose library is missing counts nothing (opening the log says so)."""
     codec = codec_from_name(Path(path).name)
     if codec is None:
         return Path(path).stat().st_size > limit
@@ -159,10 +160,12 @@ _LZ4_MAX_BLOCK = 1 << 25  # lz4-java's largest block size (compression level 15 
 
 
 class Lz4BlockDecoder(_BlockDecoder):
-    """lz4-java's `LZ4BlockOutputStream`: per block `LZ4Block`, a token, then LE int32 compressed length, raw length
-    and xxhash32 checksum, then the data. The token's high nibble says raw (0x10) or LZ4 (0x20). A block with raw
-    length 0 ends a stream; another stream may follow (lz4-java reads concatenated streams). The checksum is not
-    verified (it needs xxhash with lz4-java's seed; a corrupt block almost always fails to decompress anyway)."""
+    """lz4-java's `LZ4BlockOutputStream`.
+
+    Per block `LZ4Block`, a token, then LE int32 compressed length, raw length and xxhash32 checksum, then the data. The
+    token's high nibble says raw (0x10) or LZ4 (0x20). A block with raw length 0 ends a stream; another stream may
+    follow (lz4-java reads concatenated streams). The checksum is not verified (it needs xxhash with lz4-java's seed; a
+    corrupt block almost always fails to decompress anyway)."""
 
     codec = "lz4"
 
@@ -214,8 +217,10 @@ _SNAPPY_MAX_BLOCK = 1 << 28
 
 
 class SnappyStreamDecoder(_BlockDecoder):
-    """snappy-java's `SnappyOutputStream`: a 16-byte header, then blocks of BE int32 length + raw snappy data.
-    A header may appear again between blocks (snappy-java reads concatenated streams)."""
+    """snappy-java's `SnappyOutputStream`.
+
+    A 16-byte header, then blocks of BE int32 length + raw snappy data. A header may appear again between blocks
+    (snappy-java reads concatenated streams)."""
 
     codec = "snappy"
 
