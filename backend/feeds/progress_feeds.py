@@ -326,8 +326,10 @@ class FeedRegistry:
             self.kinds.append(kind)
 
     def identify(self, path: str | os.PathLike, growing: bool = False) -> FeedKind:
-        """The kind of log at ``path``; :class:`FeedError` listing every kind's reason if none matches.
-        ``growing``: the file may still be written (followed), so a compressed stream may end early."""
+        """The kind of log at ``path``.
+
+        :class:`FeedError` lists every kind's reason if none matches. ``growing``: the file may still be written
+        (followed), so a compressed stream may end early."""
         p = Path(path)
         if not p.exists():
             raise FeedError(f"{p}: no such file or directory")
