@@ -175,8 +175,9 @@ def shared_rows(session: Session) -> SharedRows:
 
 
 async def pump(sub: Subscriber, send) -> None:
-    """Send messages to one client until it goes away or the session ends (``send`` is an async callable taking
-    the encoded message)."""
+    """Send messages to one client until it goes away or the session ends.
+
+    ``send`` is an async callable taking the encoded message."""
     while True:
         await sub.event.wait()
         sub.event.clear()

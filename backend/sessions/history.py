@@ -144,8 +144,10 @@ class History:
 
     def __init__(self, checkpoint_every: int = 4096, pool_size: int = 4, level: int = 3,
                  keep_finished: int | None = None, directory: Path | None = None):
-        """``keep_finished`` is the live replay's (restored replays fold the same scopes); ``directory`` is where
-        the scratch file is made (default: the system's temporary directory; the file is anonymous there)."""
+        """A history for a session's live replay.
+
+        ``keep_finished`` is the live replay's (restored replays fold the same scopes); ``directory`` is where the
+        scratch file is made (default: the system's temporary directory; the file is anonymous there)."""
         if checkpoint_every < 1:
             raise ValueError("checkpoint_every must be at least 1")
         self.every = checkpoint_every

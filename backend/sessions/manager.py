@@ -44,7 +44,9 @@ _SID = re.compile(r"[0-9a-f]{10}")  # secrets.token_hex(5), as uploads are named
 
 
 def _check_openable(path: Path, allowed: list[Path]) -> None:
-    """A log is a regular file, or a directory of them (a rolling Spark log) none of which leads outside the allowed
+    """Refuse a log that is not regular files inside the allowed directories.
+
+    A log is a regular file, or a directory of them (a rolling Spark log) none of which leads outside the allowed
     directories: a FIFO or a device would block the reader forever, a symlinked part would read any file."""
     if path.is_dir():
         for entry in path.iterdir():
@@ -172,8 +174,10 @@ class SessionManager:
         return session
 
     def restore(self) -> list[Session]:
-        """Bring back the uploads kept in ``data_dir`` by an earlier run, under their ids (so ``#/s/<id>`` links
-        keep working). Reads each file's first lines to identify it, so call it off the event loop's hot path."""
+        """Bring back the uploads kept in ``data_dir`` by an earlier run, under their ids.
+
+        So ``#/s/<id>`` links keep working. Reads each file's first lines to identify it, so call it off the event
+        loop's hot path."""
         root = Path(self.settings.data_dir) / "sessions"
         restored = []
         for directory in sorted(root.iterdir()) if root.is_dir() else []:

@@ -81,8 +81,10 @@ class ScratchFile:
     (positioned reads and writes, no shared file position)."""
 
     def __init__(self, directory: Path | None = None) -> None:
-        """``directory``: where the file is made (default: the system's temporary directory; being anonymous, it
-        adds no entry there, and a server given ``--data-dir`` makes no directory of its own)."""
+        """An anonymous scratch file in ``directory``.
+
+        The default is the system's temporary directory; being anonymous, the file adds no entry there, and a server
+        given ``--data-dir`` makes no directory of its own."""
         self._file = tempfile.TemporaryFile(dir=directory)
         self._fd = self._file.fileno()
         self.size = 0  # bytes written

@@ -101,9 +101,11 @@ class Session:
             self._task = asyncio.get_running_loop().create_task(self.run(), name=f"session {self.id}")
 
     async def run(self) -> None:
-        """Read the feed on a worker thread (files, decompression, decoding never block the server) and apply
-        what was read on the event loop, in slices of ``slice_seconds``: requests and WebSocket senders run
-        between slices and always see a consistent state."""
+        """Ingest the feed until it ends or the session stops.
+
+        The feed is read on a worker thread (files, decompression, decoding never block the server) and what was read is
+        applied on the event loop, in slices of ``slice_seconds``: requests and WebSocket senders run between slices and
+        always see a consistent state."""
         feed, opts = self.feed, self.options
         chunk: list = []
         pos = 0
@@ -149,8 +151,10 @@ class Session:
             feed.close()
 
     async def stop(self, keep_files: bool = False) -> None:
-        """Stop ingesting and close the stream; the session's directory is removed unless ``keep_files`` (a server
-        shutting down with a ``--data-dir`` keeps its uploads for the next start)."""
+        """Stop ingesting and close the stream.
+
+        The session's directory is removed unless ``keep_files`` (a server shutting down with a ``--data-dir`` keeps its
+        uploads for the next start)."""
         self._stop = True
         task = self._task
         if task is not None and not task.done():
@@ -240,8 +244,10 @@ class Session:
             self.series.update(scope, locs, at)
 
     def _chain(self, scope: Subgraph) -> list[tuple[Subgraph, list[Location]]]:
-        """For each enclosing scope, the ports a nested scope's reports may change (its node's ports and the
-        targets its outputs feed), and the nested scope's own boundary outputs (the pushed-in frontiers)."""
+        """For each enclosing scope, the ports a nested scope's reports may change.
+
+        Those are its node's ports and the targets its outputs feed, and the nested scope's own boundary outputs (the
+        pushed-in frontiers)."""
         chain = self._chains.get(scope.path)
         if chain is None:
             chain = []
@@ -265,9 +271,11 @@ class Session:
         return chain
 
     def _settle(self) -> None:
-        """Once the structure stops changing (a slice without structure records, or the feed has nothing more for
-        now), build the trackers and lay out the root scope in the background, so the first view of a loaded
-        session does not wait for either: its graph request finds the layout made, or being made."""
+        """Once the structure stops changing, build the trackers and lay out the root scope in the background.
+
+        The structure stops changing at a slice without structure records, or when the feed has nothing more for now.
+        The first view of a loaded session then waits for neither: its graph request finds the layout made, or being
+        made."""
         v = self.structure_version
         quiet = v == self._slice_version
         self._slice_version = v
@@ -309,8 +317,10 @@ class Session:
             await asyncio.shield(settling)
 
     def graph_json(self, path: tuple, columns: bool = False) -> asyncio.Future[bytes]:
-        """The laid-out graph of a scope as JSON bytes (as objects, or column by column: ``layout_columns``),
-        laid out once per structure version and encoded once per form, off the loop."""
+        """The laid-out graph of a scope as JSON bytes.
+
+        As objects, or column by column (``layout_columns``); laid out once per structure version and encoded once per
+        form, off the loop."""
         key = ("graph", path, self.structure_version, columns)
         fut = self.cache.get(key)
         if fut is None:
