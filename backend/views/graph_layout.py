@@ -38,9 +38,11 @@ ENTER, LEAVE = "enter", "leave"
 
 @gc_paused()  # a copy of a large scope: many objects, all kept
 def scope_graph(scope: Subgraph) -> nx.DiGraph:
-    """The scope as boxes and box-to-box edges; everything the layout needs is copied into the graph, so
-    :func:`layout_graph` can run without touching the scope (off the event loop). Reads the declared structure
-    only: the scope's tracker need not be built (that is the stream's work, not the picture's)."""
+    """The scope as boxes and box-to-box edges.
+
+    Everything the layout needs is copied into the graph, so :func:`layout_graph` can run without touching the scope
+    (off the event loop). Reads the declared structure only: the scope's tracker need not be built (that is the stream's
+    work, not the picture's)."""
     g = nx.DiGraph(scope=list(scope.path), name=scope.name, depth=scope.domain.depth)
     if scope.inputs:
         g.add_node(ENTER, kind="enter", name="scope inputs", inputs=0, outputs=scope.inputs, attrs={})
@@ -81,8 +83,10 @@ def _order_key(n: Any) -> tuple:
 
 
 def _adjacency(graph: nx.DiGraph) -> tuple[list, dict[Any, list]]:
-    """The nodes in drawing order (``enter``, operators by number, ``leave``) and each node's successors in that
-    order: plain lists, read once (the layout's passes then cost O(V + E), not networkx's per-call views)."""
+    """The nodes in drawing order and each node's successors in that order.
+
+    Drawing order is ``enter``, operators by number, ``leave``. Plain lists, read once: the layout's passes then cost
+    O(V + E), not networkx's per-call views."""
     nodes = sorted(graph.nodes, key=_order_key)
     rank = {v: i for i, v in enumerate(nodes)}
     succ = {u: sorted(nbrs, key=rank.__getitem__) for u, nbrs in graph.adjacency()}

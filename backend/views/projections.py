@@ -43,10 +43,11 @@ BEFORE_END_S = 0.001
 
 
 def finding_opens_at(mark: dict) -> float | None:
-    """The wall time at which the page opens a finding mark (``GET .../state?at=`` turns it into a batch, as
-    ``History.batch_at_time`` counts): a straggler's just before its end (``ended_at``), while it still held its
-    stage's time; None for any other mark, opened at its own batch (``after``). frontend/js/routing.js
-    ``openFinding`` mirrors it; ``flowscope bundle`` stores the moment it gives."""
+    """The wall time at which the page opens a finding mark, or None.
+
+    ``GET .../state?at=`` turns it into a batch, as ``History.batch_at_time`` counts. A straggler's is just before its
+    end (``ended_at``), while it still held its stage's time; any other mark is opened at its own batch (``after``).
+    frontend/js/routing.js ``openFinding`` mirrors it; ``flowscope bundle`` stores the moment it gives."""
     end = mark.get("ended_at")
     if mark.get("finding") == "straggler" and isinstance(end, (int, float)) and not isinstance(end, bool):
         return end - BEFORE_END_S
@@ -54,8 +55,10 @@ def finding_opens_at(mark: dict) -> float | None:
 
 
 def finding_port(mark: dict) -> list | None:
-    """The port the page selects (and, for a straggler, explains for the finding's ``time``) when it opens a finding
-    mark: its stage's output. frontend/js/routing.js ``openFinding`` mirrors it."""
+    """The port the page selects when it opens a finding mark: its stage's output.
+
+    For a straggler the page also explains it for the finding's ``time``. frontend/js/routing.js ``openFinding`` mirrors
+    it."""
     node = mark.get("node")
     return ["out", node, 0] if node is not None else None
 
