@@ -45,8 +45,9 @@ def module_map(js_dir: Path) -> dict[str, str]:
 
 
 def inline_page(frontend: Path) -> str:
-    """index.html with the stylesheets in a <style> and the modules in an import map; the entry module imported
-    by name."""
+    """index.html with the stylesheets and the modules inlined.
+
+    The stylesheets in a <style>, the modules in an import map; the entry module imported by name."""
     html = (frontend / "index.html").read_text(encoding="utf-8")
     html = re.sub(r'<link rel="modulepreload"[^>]*>\n?', "", html)
     css = "\n".join((frontend / "css" / name).read_text(encoding="utf-8")
@@ -63,8 +64,10 @@ def inline_page(frontend: Path) -> str:
 
 
 class InlinePage:
-    """The inlined page as bytes (and gzipped), with an ETag; made again when a file of the page changes (by
-    modification time and size, looked at on every request: a few dozen stat calls)."""
+    """The inlined page as bytes (and gzipped), with an ETag.
+
+    Made again when a file of the page changes (by modification time and size, looked at on every request: a few dozen
+    stat calls)."""
 
     def __init__(self, frontend: Path) -> None:
         self.frontend = frontend

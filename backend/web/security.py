@@ -59,8 +59,9 @@ def check_path_text(path: str | os.PathLike) -> str:
 
 
 def confine(path: str | os.PathLike, allowed: Iterable[Path]) -> Path:
-    """``path`` resolved (symlinks followed), if it lies inside one of the ``allowed`` directories
-    (:class:`BadPath` for a path no file can have)."""
+    """``path`` resolved (symlinks followed), if it lies inside one of the ``allowed`` directories.
+
+    :class:`BadPath` for a path no file can have."""
     p = Path(check_path_text(path)).expanduser()
     try:
         resolved = p.resolve(strict=False)

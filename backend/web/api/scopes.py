@@ -125,9 +125,11 @@ def state_answer(session: Session, replay: Replay, scope, batch: int) -> dict:
 
 def explain_answer(session: Session, replay: Replay, path: tuple, loc: Location, time_text: str | None,
                    batch: int, live: bool, graphs: dict | None = None) -> dict:
-    """GET .../explain's answer at ``batch`` from ``replay`` (the live one when ``live``, else one restored there).
-    ``graphs``: the caller's cache of port graphs for this replay (``flowscope bundle`` explains many ports of a
-    scope at one moment); the live replay's are cached in the session."""
+    """GET .../explain's answer at ``batch`` from ``replay``.
+
+    ``replay`` is the live one when ``live``, else one restored there. ``graphs``: the caller's cache of port graphs for
+    this replay (``flowscope bundle`` explains many ports of a scope at one moment); the live replay's are cached in the
+    session."""
     scope = _find(replay.root, path, batch)
     scope.ensure_built()
     tracker = scope.tracker
