@@ -80,9 +80,10 @@ def _marked_moments(marks: list[dict], findings: list[dict]) -> set[tuple[int, s
 
 def _where_findings_open(history: History, head: int,
                          marks: list[dict]) -> list[tuple[int, tuple, list | None, str | None]]:
-    """Where the page opens each finding mark it does not open at its own batch (a straggler: just before its end):
-    (batch, scope, port, time as JSON), the batch as ``GET .../state?at=`` counts it (``batch_at_time``, at most the
-    head) and the port and time it explains there."""
+    """Where the page opens each finding mark it does not open at its own batch.
+
+    That is a straggler's, just before its end: (batch, scope, port, time as JSON), the batch as ``GET .../state?at=``
+    counts it (``batch_at_time``, at most the head) and the port and time it explains there."""
     out = []
     for m in marks:
         at = finding_opens_at(m)
@@ -103,8 +104,10 @@ def _moments(head: int, pointed: Iterable[tuple[int, str]], spaced: int) -> list
 
 
 def _seek_time_after(history: History, batch: int, head: int) -> float | None:
-    """The wall time from which a seek by time lands after ``batch`` (the next batch's, as ``batch_at_time`` counts:
-    the running maximum); None at the head. frontend/js/api.js reads it to tell a stored moment from a nearest one."""
+    """The wall time from which a seek by time lands after ``batch``; None at the head.
+
+    The next batch's, as ``batch_at_time`` counts: the running maximum. frontend/js/api.js reads it to tell a stored
+    moment from a nearest one."""
     return history.at_max[batch] if batch < head else None
 
 
@@ -179,9 +182,11 @@ async def _wait_done(manager: SessionManager, timeout: float) -> Session:
 
 
 def _last_changes(session: Session, paths: list[tuple]) -> dict[tuple, int]:
-    """The last batch that may have changed each scope, from the batch index (which scope each batch was applied
-    to). A batch reaches its scope's ancestors and descendants through their ports, so it may change every scope
-    under the innermost enclosing scope without ports (nothing crosses that one's boundary), or the root."""
+    """The last batch that may have changed each scope, from the batch index.
+
+    The index says which scope each batch was applied to. A batch reaches its scope's ancestors and descendants through
+    their ports, so it may change every scope under the innermost enclosing scope without ports (nothing crosses that
+    one's boundary), or the root."""
     root = session.replay.root
     history = session.history
 
@@ -207,11 +212,12 @@ def _last_changes(session: Session, paths: list[tuple]) -> dict[tuple, int]:
 
 
 class _Moments:
-    """Answers every scope at each moment from one replay restored there, in increasing order (a restored replay is
-    advanced to the next moment, never rebuilt). A scope is answered within its lifetime only: from the first moment
-    it exists (before, the route says 404) until it has settled, that is, no batch can have changed it since and its
-    ports are as at the head with no frontier left; from then on its answers are the head's, with the moment's
-    batch and time (``settled``, which frontend/js/api.js reads so).
+    """Answers every scope at each moment from one replay restored there, in increasing order.
+
+    A restored replay is advanced to the next moment, never rebuilt. A scope is answered within its lifetime only: from
+    the first moment it exists (before, the route says 404) until it has settled, that is, no batch can have changed it
+    since and its ports are as at the head with no frontier left; from then on its answers are the head's, with the
+    moment's batch and time (``settled``, which frontend/js/api.js reads so).
 
     States are stored at every moment; explanations (of each port with a frontier; at the head of every port; a
     straggler finding's stage output for its time where the page opens it) are chosen first, by rank, and made in a
@@ -250,8 +256,9 @@ class _Moments:
         return st
 
     def opened(self, openings: list[tuple[int, tuple, list | None, str | None]]) -> None:
-        """The explanations the page asks where it opens a finding (``_where_findings_open``), ranked with
-        the marks'."""
+        """The explanations the page asks where it opens a finding, ranked with the marks'.
+
+        Where it opens one is ``_where_findings_open``'s."""
         for b, path, port, t_json in openings:
             if port is not None:
                 self.candidates.append((self.MARKED, b, path, ",".join(map(str, path)), port, t_json))
