@@ -126,16 +126,19 @@ def _app_id_from_name(name: str) -> str:
 
 
 def signature_key(kind: str, name: str, attrs: dict) -> str:
-    """A stage operator's signature as a short stable string, equal across applications running the same code:
-    the region kind, the operator's name, call site, RDD scopes and names (never stage or job ids)."""
+    """A stage operator's signature as a short stable string.
+
+    Equal across applications running the same code: the region kind, the operator's name, call site, RDD scopes and
+    names (never stage or job ids)."""
     parts = [kind, name, attrs.get("callsite") or "", sorted(attrs.get("scopes") or []),
              sorted(str(r) for r in attrs.get("rdds") or [])]
     return hashlib.sha1(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def blame_columns(entry: dict) -> dict:
-    """docs/blame.md's answer for one time -> `{blame_<kind>_s: seconds}` for every kind (0.0 where none), plus the
-    culprit: the segment that held the time longest."""
+    """docs/blame.md's answer for one time as `{blame_<kind>_s: seconds}` columns.
+
+    Every kind has one (0.0 where none), plus the culprit: the segment that held the time longest."""
     cols: dict[str, Any] = {blame_column(k): 0.0 for k in BLAME_KINDS}
     worst: dict | None = None
     for seg in entry.get("blame") or []:

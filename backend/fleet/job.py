@@ -68,9 +68,11 @@ class FleetSummary:
 
 
 def _is_single_log_name(name: str) -> bool:
-    """A single-file Spark log is named after its application id (`local-...`, `app-...`, `application_..._...`,
-    plus `_<attempt>`), maybe with a codec suffix and `.inprogress`: no other dot. READMEs, JSON sidecars and
-    Hadoop's checksum files are not logs."""
+    """Is this file name a single-file Spark log's?
+
+    Such a log is named after its application id (`local-...`, `app-...`, `application_..._...`, plus `_<attempt>`),
+    maybe with a codec suffix and `.inprogress`: no other dot. READMEs, JSON sidecars and Hadoop's checksum files are
+    not logs."""
     if name.startswith((".", "_")):
         return False
     base = strip_codec(name.removesuffix(INPROGRESS))
@@ -238,11 +240,12 @@ def _session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
 
 
 def _list_and_scan(spark: Any, directory: str) -> tuple[list[str], Any]:
-    """Every file under `directory` (Spark's listing: empty files included) and their (path, content) rows as an
-    RDD. Two of Spark's defaults are set for this job while the listing and the scan are planned: listing more
-    than 32 directories (rolling logs) is a Spark job of one task per directory, here one per core
-    (`parallelPartitionDiscovery.parallelism`); and every file counts as at least 4 MB when files are packed into
-    the scan's partitions (`openCostInBytes`), which makes a directory of small logs one scan task per two files,
+    """Every file under `directory` and their (path, content) rows as an RDD.
+
+    The listing is Spark's, empty files included. Two of Spark's defaults are set for this job while the listing and the
+    scan are planned: listing more than 32 directories (rolling logs) is a Spark job of one task per directory, here one
+    per core (`parallelPartitionDiscovery.parallelism`); and every file counts as at least 4 MB when files are packed
+    into the scan's partitions (`openCostInBytes`), which makes a directory of small logs one scan task per two files,
     each costing more than reading them: the scan only routes bytes to the analysis, so a file counts as
     `SCAN_OPEN_COST` and the scan has about one partition per core."""
     settings = {"spark.sql.sources.parallelPartitionDiscovery.parallelism": str(spark.sparkContext.defaultParallelism),
@@ -342,9 +345,10 @@ def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True,
 
 def _write_report(frames: dict[str, Any], signatures: Any, out: str, applications: list[dict],
                   partitions: int) -> tuple[str, int]:
-    """Collect what the report shows (every signature; the slowest times; the top signatures' series) from the
-    job's cached frames and write OUT/report.html; for an OUT that is not on the local filesystem the page goes
-    to ./fleet-report.html instead. Returns the page's path and the number of signatures."""
+    """Write OUT/report.html from the job's cached frames.
+
+    It shows every signature, the slowest times and the top signatures' series; for an OUT that is not on the local
+    filesystem the page goes to ./fleet-report.html instead. Returns the page's path and the number of signatures."""
     from pyspark.sql import functions as F
 
     from backend.fleet.report import REGRESSION_SIGNATURES, TOP_SIGNATURES, TOP_TIMES, render_report
