@@ -55,8 +55,9 @@ def build_query(spark: Any, checkpoint: str, rows_per_second: int, stall_seconds
 
 @contextlib.contextmanager
 def output_of_children_to(path: str) -> Iterator[None]:
-    """Processes started inside (Spark's JVM) write their stdout and stderr to ``path`` for their whole life;
-    this process's own output is back on the terminal afterwards."""
+    """Processes started inside (Spark's JVM) write their stdout and stderr to ``path``.
+
+    For their whole life; this process's own output is back on the terminal afterwards."""
     sys.stdout.flush()
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)

@@ -29,8 +29,10 @@ def _iteration(holder: dict) -> str:
 
 
 def late_lines(late: list[dict]) -> list[str]:
-    """One line per late pointstamp that has running or pending work (how many pending, since when: the latest
-    stage attempt's submission), then its running tasks (longest first)."""
+    """One line per late pointstamp that has running or pending work, then its running tasks.
+
+    A pointstamp's line says how many tasks are pending and since when (the latest stage attempt's submission); its
+    running tasks come longest first."""
     out: list[str] = []
     for h in late:
         running, pending = h.get("running") or [], h.get("pending")

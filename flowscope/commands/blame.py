@@ -126,8 +126,10 @@ def cmd_blame(args: argparse.Namespace) -> int:
 
 
 def _blame_spark_log(args: argparse.Namespace) -> int:
-    """A Spark event log converted as ``flowscope frontiers`` converts it (``event_log_conversion``: a large log in
-    two more processes), the records replayed and blamed here."""
+    """Blame a Spark event log, converted as ``flowscope frontiers`` converts it.
+
+    The conversion is ``event_log_conversion``'s (a large log in two more processes); the records are replayed and
+    blamed here."""
     from backend.eventlog import MissingCodecError
     from backend.spark.blame import blame_replay
     from backend.spark.convert import EventLogError
@@ -153,8 +155,9 @@ def _blame_spark_log(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace, replay: Any, blamed: list, errors: list) -> int:
-    """The log's problems on stderr, then the times the query selects; a ``--scope`` the log does not have is a
-    mistake said as one (exit code 2), not an empty answer."""
+    """The log's problems on stderr, then the times the query selects.
+
+    A ``--scope`` the log does not have is a mistake said as one (exit code 2), not an empty answer."""
     from backend.spark.blame import select
 
     for err in errors:

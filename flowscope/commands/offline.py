@@ -65,8 +65,9 @@ def report_errors(replay: Any, stream: Any = sys.stderr) -> None:
 
 
 def replay_log(args: argparse.Namespace, check: bool) -> Any:
-    """Replay ``args.log`` (up to ``args.at`` progress records), a progress log or a Spark event log; None, after
-    saying why, if it cannot be read."""
+    """Replay ``args.log``, a progress log or a Spark event log, up to ``args.at`` progress records.
+
+    None, after saying why, if it cannot be read."""
     from tracker.progress_log import ProgressLogError
     from tracker.replay import replay_file
 

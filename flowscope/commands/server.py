@@ -123,8 +123,10 @@ async def _landing_batch(session: Any, landing: Landing) -> int | None:
 
 def run_server(args: argparse.Namespace, settings: Settings, open_logs: list[str], follow_dirs: list[Path],
                follow_file: bool, landing: Landing | None = None) -> int:
-    """Serve until Ctrl-C, with ``open_logs`` opened (followed if ``follow_file``) and ``follow_dirs`` watched;
-    with ``landing``, the printed URL opens the one log there (printed once the log has been read that far)."""
+    """Serve until Ctrl-C, with ``open_logs`` opened and ``follow_dirs`` watched.
+
+    Logs are followed if ``follow_file``. With ``landing``, the printed URL opens the one log there (printed once the
+    log has been read that far)."""
     try:
         return asyncio.run(_serve(args, settings, open_logs, follow_dirs, follow_file, landing))
     except KeyboardInterrupt:
