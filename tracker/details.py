@@ -13,10 +13,14 @@ work (entries of kind ``task``), those are what the time waits for, so they come
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .reachability import OUT, Location
 from .timestamp import time_from_json
+
+if TYPE_CHECKING:
+    from .explain import Explanation, Holder
+    from .subgraph import Subgraph
 
 __all__ = ["HolderDetails", "Entry", "late_holders", "describe"]
 
@@ -180,14 +184,14 @@ def describe(entries: list[Entry], count: int, now: float | None) -> dict:
     return out
 
 
-def late_holders(explanation: Any, scope: Any, details: HolderDetails) -> list:
+def late_holders(explanation: Explanation, scope: Subgraph, details: HolderDetails) -> list[Holder]:
     """The explanation's pointstamps ordered by who is actually late (see the module docstring).
 
     Pointstamps with running work first (holders, then implied ones a driver holder waits on), then the other
     holders."""
     path = tuple(explanation.scope)
 
-    def is_driver(h: Any) -> bool:
+    def is_driver(h: Holder) -> bool:
         child = scope.children.get(h.location.node)
         return h.location.kind == OUT and child is not None and child.attrs.get("role") == "source"
 
@@ -198,7 +202,7 @@ def late_holders(explanation: Any, scope: Any, details: HolderDetails) -> list:
     return busy + rest
 
 
-def late_json(explanation: Any, scope: Any, details: HolderDetails, now: float | None,
+def late_json(explanation: Explanation, scope: Subgraph, details: HolderDetails, now: float | None,
               batch: int | None = None) -> list[dict]:
     """:func:`late_holders` as JSON.
 
