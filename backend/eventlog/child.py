@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import multiprocessing.connection
 import multiprocessing.util  # registers its exit handler now, so that this module's runs before it
 import threading
 import traceback
@@ -117,7 +118,8 @@ def _widen(fd: int) -> None:
         pass
 
 
-def _run(produce: Callable[..., None], args: tuple, send: Any, inherited: list) -> None:
+def _run(produce: Callable[..., None], args: tuple, send: multiprocessing.connection.Connection,
+         inherited: list) -> None:
     """The child: run the producer, its messages queued for a sender thread.
 
     Producing never waits for the pipe (up to ``QUEUED`` messages: memory stays bounded when the parent is the slower
@@ -152,7 +154,7 @@ def _run(produce: Callable[..., None], args: tuple, send: Any, inherited: list) 
         sender.join()
 
 
-def _send_all(queue: Queue[bytes | None], send: Any, broken: threading.Event) -> None:
+def _send_all(queue: Queue[bytes | None], send: multiprocessing.connection.Connection, broken: threading.Event) -> None:
     """Write the queued messages to the pipe until the end (None).
 
     A parent that went away ends it too (the rest of the queue is drained, so the producer never blocks on it)."""
