@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack
 from html import escape
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import orjson
-from fastapi import HTTPException
+from fastapi import FastAPI, HTTPException
 
 from backend.feeds.progress_feeds import FeedError
 from backend.views.projections import finding_opens_at, finding_port, session_info
@@ -124,7 +124,7 @@ class _Answers:
     client); the ones asked at many moments are made by the routes' own functions (``state_answer``, ``explain_answer``)
     from one restored replay per moment, and kept as the routes send them (``deps.encode``)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: FastAPI) -> None:
         self.app = app
         self.answers: dict[str, Any] = {}
 
@@ -143,7 +143,7 @@ class _Answers:
         return answer
 
 
-async def _asgi_get(app: Any, path: str, params: dict[str, Any]) -> tuple[int, bytes]:
+async def _asgi_get(app: FastAPI, path: str, params: dict[str, Any]) -> tuple[int, bytes]:
     """GET ``path`` of the ASGI ``app`` in this process, as a browser on this machine would."""
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
              "path": path, "raw_path": path.encode(), "root_path": "",
@@ -154,7 +154,7 @@ async def _asgi_get(app: Any, path: str, params: dict[str, Any]) -> tuple[int, b
     async def receive() -> dict:
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    async def send(message: dict) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         nonlocal status
         if message["type"] == "http.response.start":
             status = message["status"]
