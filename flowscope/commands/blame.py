@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .arguments import json_time, positive_int, scope_path
 from .offline import no_scope
+
+if TYPE_CHECKING:
+    from tracker.replay import Replay
 
 __all__ = ["register", "segment_text", "failure_line"]
 
@@ -154,7 +157,7 @@ def _blame_spark_log(args: argparse.Namespace) -> int:
     return _report(args, replay, blamed, corrupt + problems)
 
 
-def _report(args: argparse.Namespace, replay: Any, blamed: list, errors: list) -> int:
+def _report(args: argparse.Namespace, replay: Replay, blamed: list, errors: list) -> int:
     """The log's problems on stderr, then the times the query selects.
 
     A ``--scope`` the log does not have is a mistake said as one (exit code 2), not an empty answer."""

@@ -13,7 +13,11 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from tracker.replay import Replay
+    from tracker.subgraph import Subgraph
 
 __all__ = ["dump_json", "fmt_time", "fmt_counts", "report_errors", "replay_log", "listed", "no_scope"]
 
@@ -52,13 +56,13 @@ def listed(what: str, names: list[str], most: int = 12) -> str:
     return f"{what}: {', '.join(names[:most])}{more}"
 
 
-def no_scope(log: str, path: list, root: Any) -> str:
+def no_scope(log: str, path: list, root: Subgraph) -> str:
     """The message for a ``--scope`` the log does not have, naming the scopes it has."""
     scopes = listed("scopes", [str(list(s.path)) for s in root.scopes()])
     return f"flowscope: {log}: no scope {list(path)} ({scopes}; `flowscope frontiers LOG` shows their ports)"
 
 
-def report_errors(replay: Any, stream: Any = sys.stderr) -> None:
+def report_errors(replay: Replay, stream: TextIO = sys.stderr) -> None:
     """The replay's rejected batches and corrupt lines, one line each."""
     for err in replay.errors:
         print(f"flowscope: {err}", file=stream)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .arguments import positive_int
 
 if TYPE_CHECKING:
+    from backend.sessions.session import Session
     from backend.web.app import Settings
 
 __all__ = ["Landing", "add_server_options", "server_settings", "run_server"]
@@ -102,7 +103,7 @@ def _page_url(args: argparse.Namespace, port: int, sid: str | None, scope: tuple
     return f"http://{host}:{port}/{query}{link}"
 
 
-async def _landing_batch(session: Any, landing: Landing) -> int | None:
+async def _landing_batch(session: Session, landing: Landing) -> int | None:
     """The batch `landing` names in `session`, once the session has read that far (or read all it has).
 
     A wall-clock time is the number of batches stamped at or before it, known when a later batch arrives."""
