@@ -105,11 +105,11 @@ def time_from_json(value: Any) -> Any:
 # --- per-depth domains ------------------------------------------------------------------------------------
 
 
-def _le2(a: tuple, b: tuple) -> bool:
+def _pair_less_equal(a: tuple, b: tuple) -> bool:
     return a[0] <= b[0] and a[1] <= b[1]
 
 
-def _add2(s: tuple, t: tuple) -> tuple:
+def _pair_add(s: tuple, t: tuple) -> tuple:
     return (t[0] + s[0], t[1] + s[1])
 
 
@@ -133,9 +133,9 @@ class TimeDomain:
             self.followed_by: Callable[[Any, Any], Any] = operator.add
             self.minimum: Any = 0
         elif depth == 2:
-            self.le = _le2
-            self.results_in = _add2
-            self.followed_by = _add2
+            self.le = _pair_less_equal
+            self.results_in = _pair_add
+            self.followed_by = _pair_add
             self.minimum = (0, 0)
         else:
             outer = domain(depth - 1)

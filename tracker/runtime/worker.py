@@ -71,44 +71,44 @@ class Worker:
         self.replica.schedule()
         return result
 
-    def _install(self, sb: ScopeBuilder, parent: Subgraph, record: bool, instantiate: bool = True) -> None:
-        """Add scope ``sb`` to ``parent`` (a replica), recording its structure and instantiating its operators."""
-        replica = parent.add_scope(sb.path[-1], sb.name, sb.inputs, sb.outputs, sb.depth)
+    def _install(self, scope: ScopeBuilder, parent: Subgraph, record: bool, instantiate: bool = True) -> None:
+        """Add ``scope`` to ``parent`` (a replica), recording its structure and instantiating its operators."""
+        replica = parent.add_scope(scope.path[-1], scope.name, scope.inputs, scope.outputs, scope.depth)
         log = self.log if record else None
         if log:
-            log.scope(sb.path, sb.name, sb.inputs, sb.outputs, sb.depth)
+            log.scope(scope.path, scope.name, scope.inputs, scope.outputs, scope.depth)
         if instantiate:
-            self._scopes[sb.path] = sb
-        for node in sorted(sb.ops):
-            spec = sb.ops[node]
+            self._scopes[scope.path] = scope
+        for node in sorted(scope.ops):
+            spec = scope.ops[node]
             if spec.scope is not None:
                 self._install(spec.scope, replica, record, instantiate)
             else:
-                self._install_operator(sb, spec, replica, log, instantiate)
-        for src, tgt in sb.edges:
+                self._install_operator(scope, spec, replica, log, instantiate)
+        for src, tgt in scope.edges:
             replica.add_edge(src, tgt)
             if log:
-                log.edge(sb.path, src, tgt)
+                log.edge(scope.path, src, tgt)
             if instantiate:
-                self._edges.setdefault((sb.path, src), []).append((tgt, self._pact(sb, tgt)))
+                self._edges.setdefault((scope.path, src), []).append((tgt, self._pact(scope, tgt)))
 
-    def _install_operator(self, sb: ScopeBuilder, spec: OpSpec, replica: Subgraph, log: ProgressLogWriter | None,
+    def _install_operator(self, scope: ScopeBuilder, spec: OpSpec, replica: Subgraph, log: ProgressLogWriter | None,
                           instantiate: bool) -> None:
-        caps = [[sb.domain.minimum] * self.peers for _ in range(spec.outputs)] if spec.initial_capability else None
+        caps = [[scope.domain.minimum] * self.peers for _ in range(spec.outputs)] if spec.initial_capability else None
         attrs = dict(spec.attrs)
         replica.add_operator(spec.node, spec.name, spec.inputs, spec.outputs, spec.summary, caps, attrs)
         if log:
-            log.operator(sb.path, spec.node, spec.name, spec.inputs, spec.outputs, spec.summary, caps, attrs or None)
+            log.operator(scope.path, spec.node, spec.name, spec.inputs, spec.outputs, spec.summary, caps, attrs or None)
         if instantiate:
-            ctx = OperatorContext(self, sb.path, spec, sb.domain, replica)
+            ctx = OperatorContext(self, scope.path, spec, scope.domain, replica)
             ctx.logic.bind(ctx)
             self.ops.append(ctx)
-            self._ops_at[(sb.path, spec.node)] = ctx
+            self._ops_at[(scope.path, spec.node)] = ctx
 
     @staticmethod
-    def _pact(sb: ScopeBuilder, target: Location) -> Any:
+    def _pact(scope: ScopeBuilder, target: Location) -> Any:
         """How records reach ``target``: its operator's pact for that input, else pipelined."""
-        spec = sb.ops.get(target.node)
+        spec = scope.ops.get(target.node)
         if target.node != 0 and spec is not None and spec.scope is None and target.port < len(spec.pacts):
             return spec.pacts[target.port]
         return PIPELINE
