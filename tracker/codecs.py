@@ -150,7 +150,7 @@ class ZstdDecoder:
                     pos -= len(rest)
 
 
-def decode_all(decoder: Any, data: bytes) -> bytes:
+def decode_all(decoder: Decoder, data: bytes) -> bytes:
     """All of ``decoder``'s text for ``data`` at once; a :class:`CodecError` carries what decoded before it."""
     out: list[bytes] = []
     try:
