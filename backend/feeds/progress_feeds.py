@@ -77,10 +77,10 @@ class Feed:
         pass
 
     def successor(self) -> Feed | None:
-        """After the feed ended.
+        """After the feed ended, a feed for what replaced its source; None when nothing replaced it.
 
-        A feed for what replaced its source (a followed file rotated or rewritten in place), which the server follows as
-        a new session; None when nothing replaced it."""
+        A followed file rotated or rewritten in place is replaced; the server follows the new content as a new
+        session."""
         return None
 
 
