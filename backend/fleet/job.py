@@ -179,7 +179,7 @@ def task_count(applications: int, cores: int) -> int:
 
 
 def analysis_schema() -> Any:
-    """One row per application.
+    """The analysis's schema: one row per application.
 
     Its application row, and its times and stages as arrays (analysis once, then the three tables are column selections
     of this in the JVM)."""

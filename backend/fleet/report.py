@@ -100,7 +100,7 @@ def _figure_html(fig: Any, first: bool, div_id: str) -> str:
 
 def render_report(signatures: list[dict], slow: list[dict], series: list[dict], problems: list[dict],
                   totals: dict, out: str) -> str:
-    """The page.
+    """The fleet report as one HTML page.
 
     `signatures`: stage_signatures rows by time held; `slow`: times rows (with `log`) by latency; `series`: per
     (signature, application) seconds held with `app_start` and `log`; `problems`: application rows with problems;
