@@ -32,9 +32,9 @@ def tune_collector() -> None:
     """Collect the oldest generation a hundred times less often than CPython does by default.
 
     A flowscope process keeps hundreds of thousands of small long-lived objects (the tracker's counts, the Spark
-    model's state, the session's history) and allocates records as fast as it can: with the default thresholds a
-    quarter of bringing a many-job Spark log to its full state went to the collector walking the old objects
-    again and again. Young objects are still collected as often as before, so cyclic garbage goes as it did."""
+    model's state, the session's history) and allocates records as fast as it can: with the default thresholds the
+    collector walks the old objects again and again while a many-job Spark log is brought to its full state.
+    Young objects are still collected as often as before, so cyclic garbage goes as it did."""
     young, middle, _ = gc.get_threshold()
     gc.set_threshold(young, middle, 1000)
 

@@ -1,5 +1,6 @@
-"""The demo behind ``flowscope demo``, the embedded default: a real local PySpark pipeline, attached live, in the
-browser view.
+"""The demo behind ``flowscope demo``, the embedded default.
+
+A real local PySpark pipeline, attached live, in the browser view.
 
 It needs nothing but the install: a local SparkSession (``local[2]``), ``flowscope.attach`` starting the server
 in the background of this driver, then a Structured Streaming query on the rate source with a stateful windowed
@@ -54,8 +55,9 @@ def build_query(spark: Any, checkpoint: str, rows_per_second: int, stall_seconds
 
 @contextlib.contextmanager
 def output_of_children_to(path: str) -> Iterator[None]:
-    """Processes started inside (Spark's JVM) write their stdout and stderr to ``path`` for their whole life;
-    this process's own output is back on the terminal afterwards."""
+    """Processes started inside (Spark's JVM) write their stdout and stderr to ``path``.
+
+    For their whole life; this process's own output is back on the terminal afterwards."""
     sys.stdout.flush()
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)

@@ -11,7 +11,7 @@ __all__ = ["late_lines"]
 MAX_TASKS = 5
 
 
-def _t(value: Any) -> str:
+def _time_text(value: Any) -> str:
     return json.dumps(value, separators=(",", ""))
 
 
@@ -22,16 +22,18 @@ def _clock(at: Any) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%H:%M:%S.%f")[:12]
 
 
-def _iteration(h: dict) -> str:
+def _iteration(holder: dict) -> str:
     """A loop's time as a person reads it: the job and the iteration its stage runs (from the stage's detail)."""
-    stage = next((s for s in reversed(h.get("stages") or []) if s.get("iteration") is not None), None)
+    stage = next((s for s in reversed(holder.get("stages") or []) if s.get("iteration") is not None), None)
     return f" (job {stage.get('job')}, iteration {stage['iteration']})" if stage else ""
 
 
 def late_lines(late: list[dict]) -> list[str]:
-    """One line per late pointstamp that has running or pending work (how many pending, since when: the latest
-    stage attempt's submission), then its running tasks (longest first), then what its finished tasks spent their
-    time on (when the Spark model said so)."""
+    """One line per late pointstamp that has running or pending work, then its running tasks and finished time.
+
+    A pointstamp's line says how many tasks are pending and since when (the latest stage attempt's submission); its
+    running tasks come longest first, then what its finished tasks spent their time on (when the Spark model said
+    so)."""
     out: list[str] = []
     for h in late:
         running, pending = h.get("running") or [], h.get("pending")
@@ -41,7 +43,7 @@ def late_lines(late: list[dict]) -> list[str]:
         why = " (implied by the driver's capability, but this is what the time waits for)" if h["implied"] else ""
         waiting = f", {pending['count']} pending since {_clock(pending.get('since'))}" if pending and pending[
             "count"] else ""
-        out.append(f"  late: {kind}({node},{port}) ({h['operator']}) at {_t(h['time'])}{_iteration(h)}: "
+        out.append(f"  late: {kind}({node},{port}) ({h['operator']}) at {_time_text(h['time'])}{_iteration(h)}: "
                    f"{len(running)} running"
                    f"{waiting}{why}")
         for t in sorted(running, key=lambda t: -(t.get("running_s") or 0))[:MAX_TASKS]:

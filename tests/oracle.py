@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tracker.reachability import Location, Source, Target
+from tracker.reachability import Builder, Location, Source, Target
+from tracker.timestamp import domain
 
 __all__ = [
     "Graph", "le", "lt", "add", "identity", "minimal", "path_summaries", "frontiers", "frontier_at",
@@ -94,6 +95,16 @@ class Graph:
     def add_edge(self, source: Location, target: Location) -> None:
         assert source.kind == 1 and target.kind == 0
         self.edges.append((source, target))
+
+    def builder(self, name: str = "dataflow") -> Builder:
+        """The same structure declared to the tracker's :class:`Builder` (not built yet)."""
+        b = Builder(domain(self.depth), name)
+        for k in sorted(self.nodes):
+            inputs, outputs, rows = self.nodes[k]
+            b.add_node(k, inputs, outputs, rows)
+        for s, t in self.edges:
+            b.add_edge(s, t)
+        return b
 
     def ports(self) -> list[Location]:
         out: list = []

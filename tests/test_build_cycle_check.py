@@ -136,9 +136,9 @@ def _chain_with_loop_back() -> tuple[Replay, Subgraph]:
     return replay, replay.root
 
 
-def test_a_replayed_structure_is_built_without_the_whole_graph_search(monkeypatch):
-    replay, root = _chain_with_loop_back()
-    searched = []
+def _count_cycle_searches(monkeypatch) -> list:
+    """A list that grows by one at each whole-graph identity-cycle search a Builder runs from now on."""
+    searched: list = []
     original = Builder.find_identity_cycle
 
     def counted_search(self):
@@ -146,6 +146,12 @@ def test_a_replayed_structure_is_built_without_the_whole_graph_search(monkeypatc
         return original(self)
 
     monkeypatch.setattr(Builder, "find_identity_cycle", counted_search)
+    return searched
+
+
+def test_a_replayed_structure_is_built_without_the_whole_graph_search(monkeypatch):
+    replay, root = _chain_with_loop_back()
+    searched = _count_cycle_searches(monkeypatch)
     root.schedule()
     assert searched == [] and root.tracker is not None
     assert root.tracker.frontier(Target(2, 0)) == [0]
@@ -156,14 +162,7 @@ def test_an_unchecked_edge_closing_a_cycle_is_still_refused_at_the_build(monkeyp
     assert not replay.apply({"type": "edge", "scope": [], "from": ["out", 2, 0], "to": ["in", 1, 0]})
     assert "cycle without a strictly advancing path summary" in replay.errors[-1].reason  # the replay refuses it
     root.add_edge(Source(2, 0), Target(1, 0))  # the same edge, around the per-edge check
-    searched = []
-    original = Builder.find_identity_cycle
-
-    def counted_search(self):
-        searched.append(1)
-        return original(self)
-
-    monkeypatch.setattr(Builder, "find_identity_cycle", counted_search)
+    searched = _count_cycle_searches(monkeypatch)
     with pytest.raises(CycleError) as info:
         root.schedule()
     assert searched == [1]

@@ -62,16 +62,6 @@ def dataflow(depth: int) -> oracle.Graph:
     return g
 
 
-def builder_for(g: oracle.Graph) -> Builder:
-    b = Builder(domain(g.depth), "dataflow")
-    for k in sorted(g.nodes):
-        inputs, outputs, rows = g.nodes[k]
-        b.add_node(k, inputs, outputs, rows)
-    for s, t in g.edges:
-        b.add_edge(s, t)
-    return b
-
-
 def covers(lower, upper) -> bool:
     """Antichain order: every element of ``upper`` has an element of ``lower`` that is ``<=`` it."""
     return oracle.dominates(lower, upper)
@@ -98,8 +88,8 @@ class Simulation:
         for s, t in self.g.edges:
             self.edges.setdefault(s, []).append(t)
         initial = [(Source(INPUT, 0), self.zero)]
-        self.replicas = [Replica(builder_for(self.g), peers, initial, worker=w) for w in range(peers)]
-        self.truth = Replica(builder_for(self.g), peers, initial)
+        self.replicas = [Replica(self.g.builder(), peers, initial, worker=w) for w in range(peers)]
+        self.truth = Replica(self.g.builder(), peers, initial)
         self.outboxes = [Outbox(w) for w in range(peers)]
         # actual state, per worker: capabilities held and messages queued at that worker's operator instances
         self.caps = [Counter({(Source(INPUT, 0), self.zero): 1}) for _ in range(peers)]

@@ -31,8 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests import oracle
-from tracker.reachability import Builder, CycleError, Source, Target
-from tracker.timestamp import domain
+from tracker.reachability import CycleError, Source, Target
 
 SETTINGS: dict[str, Any] = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -139,16 +138,6 @@ def graphs(draw, depth: int | None = None):
     return depth, g
 
 
-def build(g: oracle.Graph):
-    b = Builder(domain(g.depth), "test")
-    for k in sorted(g.nodes):
-        inputs, outputs, rows = g.nodes[k]
-        b.add_node(k, inputs, outputs, rows)
-    for s, t in g.edges:
-        b.add_edge(s, t)
-    return b
-
-
 @st.composite
 def scenarios(draw):
     depth, g = draw(graphs())
@@ -217,7 +206,7 @@ def check_is_global(g, paths, tracker, counts, fronts, depth):
 @given(scenarios())
 def test_frontiers_match_oracle_after_every_batch(scenario):
     depth, g, batches = scenario
-    tracker, _ = build(g).build()
+    tracker, _ = g.builder().build()
     paths = oracle.path_summaries(g)
     counts: Counter = Counter()
     pushed_acc: Counter = Counter()
@@ -251,7 +240,7 @@ def test_frontiers_match_oracle_after_every_batch(scenario):
 @given(graphs())
 def test_path_summaries_and_scope_summary_match_oracle(dg):
     depth, g = dg
-    builder = build(g)
+    builder = g.builder()
     paths = oracle.path_summaries(g)
     ports = g.ports()
     for dest in ports:
@@ -311,7 +300,7 @@ def test_builder_rejects_exactly_identity_cycles(g):
     ident_graph.add_nodes_from(g.ports())
     ident_graph.add_edges_from(g.identity_links())
     has_identity_cycle = not nx.is_directed_acyclic_graph(ident_graph)
-    builder = build(g)
+    builder = g.builder()
     if has_identity_cycle:
         with pytest.raises(CycleError) as info:
             builder.build()
@@ -350,7 +339,7 @@ def test_v6_incomparable_summaries_against_oracle():
     g.add_edge(Source(0, 0), Target(1, 0))
     g.add_edge(Source(1, 0), Target(2, 0))
     g.add_edge(Source(2, 0), Target(0, 0))
-    tracker, scope_summary = build(g).build()
+    tracker, scope_summary = g.builder().build()
     assert scope_summary[0][0].elements() == [(0, 1), (1, 0)]
     paths = oracle.path_summaries(g)
     counts = Counter({(Source(0, 0), (0, 0)): 1})
@@ -454,7 +443,7 @@ def test_growth_matches_a_fresh_build_and_the_oracle(scenario):
         current.add_node(k, inputs, outputs, weaker.get(k, rows))
     for s, t in initial_edges:
         current.add_edge(s, t)
-    tracker, _ = build(current).build()
+    tracker, _ = current.builder().build()
     counts: Counter = Counter()
     pushed_acc: Counter = Counter()
     outputs_acc: list[Counter] = [Counter() for _ in range(final.nodes[0][0])]
@@ -468,7 +457,7 @@ def test_growth_matches_a_fresh_build_and_the_oracle(scenario):
                 outputs_acc[j][t] += d
         paths = oracle.path_summaries(current)
         check_state(current, paths, tracker, counts, pushed_acc, outputs_acc)
-        scratch, scope_summary = build(current).build()
+        scratch, scope_summary = current.builder().build()
         for (loc, t), c in counts.items():
             if c:
                 scratch.update(loc, t, c)
@@ -541,7 +530,7 @@ def test_growth_rejects_exactly_the_edge_that_closes_an_identity_cycle(g):
     start = oracle.Graph(g.depth)
     for k, (inputs, outputs, rows) in sorted(g.nodes.items()):
         start.add_node(k, inputs, outputs, rows)
-    tracker, _ = build(start).build()
+    tracker, _ = start.builder().build()
     kept = oracle.Graph(g.depth)
     kept.nodes = dict(start.nodes)
     for s, t in g.edges:

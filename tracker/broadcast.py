@@ -1,31 +1,19 @@
 """The distributed progress protocol: every worker keeps a replica of a scope's tracker, fed by atomic batches.
 
-Each worker reports what it did as one :class:`ProgressBatch` per action: messages produced (``+`` at the targets),
-messages consumed (``-`` at the target), capabilities acquired, downgraded or dropped (at the source). Every batch
-is broadcast to every worker, the sender included, and each worker applies it to its own :class:`Replica`. Replicas
-see the same batches at different times and in different orders. Why the replicas' frontiers are still never ahead
-of the truth (the blog post's argument, and mdbook chapter 5.2):
+Each worker reports what it did as one :class:`ProgressBatch` per action (messages produced and consumed,
+capabilities acquired, downgraded or dropped), broadcast to every worker, the sender included. Replicas see the same
+batches at different times and in different orders, and their frontiers are still never ahead of the truth
+(the blog post's argument, mdbook chapter 5.2):
 
-* A batch is applied whole. An action's increments arrive together with the decrements they replace (consume a
-  message and take a capability; downgrade a capability), so no replica sees work retired before the work that
-  replaces it.
-* A replica only ever holds a *prefix* of each worker's batches. Order *across* workers does not matter, and counts
-  may go negative for a while (a consumption can arrive before the message's production). A frontier only counts
-  strictly positive counts, so a negative count never releases a time. Order *within* one worker does matter.
-  For example, a worker sends a message with its capability (batch 0: ``+1`` at the target) and then drops the
-  capability (batch 1: ``-1`` at the source). A replica that applied batch 1 first would see neither, and its
-  frontier would pass a message that is still in flight. Timely's channels are FIFO, so this cannot happen there.
-  Here a batch that arrives ahead of its worker's earlier batches is held back until the gap closes.
-* A worker that runs several scopes numbers all its batches in one sequence, each batch naming its ``scope``, and
-  a receiver restores that one order (:class:`SenderOrder`). A prefix of a worker's whole sequence is a prefix of
-  its batches for every scope, so each scope's replica still holds a prefix of each worker's batches.
-* Initial capabilities are not exchanged. Every worker holds them, so every replica counts every worker's copy
-  (``peers`` of each), as timely does.
+* A batch is applied whole: an action's increments arrive with the decrements they replace.
+* A replica holds a *prefix* of each worker's batches. Across workers order does not matter (a count may go
+  negative for a while, and a frontier counts only positive counts); within one it does, since a dropped capability
+  applied before the message it sent would let the frontier pass that message. Timely's channels are FIFO; here
+  :class:`SenderOrder` holds back a batch that overtook an earlier one of its worker, over one sequence that numbers
+  all of a worker's scopes' batches.
+* Initial capabilities are not exchanged: every replica counts every worker's copy (``peers`` of each), as timely.
 
-Delivery is at most once: a second batch with the same ``(worker, seq)`` is refused with a ValueError.
-:class:`SenderOrder` is the per-worker prefix on its own (the runtime's workers put it in front of their nested
-scopes' trackers); a :class:`Replica` is one in front of one scope's tracker. Nothing here
-does I/O or uses threads. A transport (or a simulation) moves the batches.
+Delivery is at most once (a repeated ``(worker, seq)`` is a ValueError). Nothing here does I/O or uses threads.
 """
 
 from __future__ import annotations

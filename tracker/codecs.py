@@ -26,8 +26,9 @@ _GZIP_SLICE = 4096  # compressed bytes fed to zlib at a time
 
 
 class CodecError(ValueError):
-    """The compressed bytes are corrupt: the stream cannot be decoded past this point. ``partial`` is what the
-    same ``decode`` call decoded before it met the damage."""
+    """The compressed bytes are corrupt: the stream cannot be decoded past this point.
+
+    ``partial`` is what the same ``decode`` call decoded before it met the damage."""
 
     def __init__(self, message: str, partial: bytes = b"") -> None:
         super().__init__(message)
@@ -35,9 +36,11 @@ class CodecError(ValueError):
 
 
 class Decoder(Protocol):
-    """``chunks(data)`` takes the next bytes of a file and yields the text decoded so far in bounded pieces,
-    keeping an incomplete block for the next call; ``pending`` is how many input bytes it holds that do not yet
-    form a complete unit (0 at a clean boundary). Corrupt input raises :class:`CodecError`."""
+    """An incremental decoder of one codec.
+
+    ``chunks(data)`` takes the next bytes of a file and yields the text decoded so far in bounded pieces, keeping an
+    incomplete block for the next call; ``pending`` is how many input bytes it holds that do not yet form a complete
+    unit (0 at a clean boundary). Corrupt input raises :class:`CodecError`."""
 
     codec: str
 
@@ -106,8 +109,10 @@ class GzipDecoder:
 
 
 class ZstdDecoder:
-    """Zstandard, read across frames (Spark closes a frame at every flush, so a log is many frames back to back).
-    Input is fed in small slices so that one call never expands into more than a few MiB."""
+    """Zstandard, read across frames.
+
+    Spark closes a frame at every flush, so a log is many frames back to back. Input is fed in small slices so that one
+    call never expands into more than a few MiB."""
 
     codec = "zstd"
 
@@ -145,7 +150,7 @@ class ZstdDecoder:
                     pos -= len(rest)
 
 
-def decode_all(decoder: Any, data: bytes) -> bytes:
+def decode_all(decoder: Decoder, data: bytes) -> bytes:
     """All of ``decoder``'s text for ``data`` at once; a :class:`CodecError` carries what decoded before it."""
     out: list[bytes] = []
     try:

@@ -74,8 +74,9 @@ class ContractChecker:
         self._last_negative: dict[tuple[tuple, Location, Any], BatchInfo] = {}
 
     def forget(self, path: tuple) -> None:
-        """The scope at ``path`` (and what it nests) finished and was folded: its counts are all zero, so nothing
-        about it can be found any more; drop what was kept to check it."""
+        """The scope at ``path`` (and what it nests) finished and was folded.
+
+        Its counts are all zero, so nothing about it can be found any more; drop what was kept to check it."""
         n = len(path)
         self._seen_nonempty = {k for k in self._seen_nonempty if k[0][:n] != path}
         for key in [k for k in self._last_negative if k[0][:n] == path]:

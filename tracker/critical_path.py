@@ -1,22 +1,18 @@
 """The critical path walk: one completed time's interval split among the holders that kept it open.
 
-For a time ``t`` that completed at a scope's sinks, the interval from its start to the batch after which the
-sinks' frontiers passed ``t`` is split along the critical path of holders, walked backwards over the pointstamps'
-positive intervals (:class:`Interval`):
+The interval of a time ``t`` runs from its start to the batch after which the scope's sinks' frontiers passed ``t``.
+It is split by walking backwards over the pointstamps' positive intervals (:class:`Interval`):
 
 * at the end, the holder the completing batch released (the one held longest, if several);
-* a holder is blamed from the latest release, after it began, of a pointstamp that could result in it (it was
-  waiting on that one until then) and the walk goes on from that pointstamp; a *driver* holder (an operator with
-  ``attrs.role == "source"``: the ability to start new work) also waits on what it could result in, so it is
-  blamed only for the time nothing downstream of it held ``t``;
-* with no such release, the holder is blamed from its start, and the walk goes on from what the batch that created
-  it released (the one held longest), or else from the capability that backed it, or else, for a holder whose
-  capabilities came from nothing (the vocabulary says which: a resubmitted stage attempt), from the holder released
-  last before it began.
+* a holder is blamed from the latest release, after it began, of a pointstamp that could result in it, and the walk
+  goes on from that pointstamp; a *driver* holder (``attrs.role == "source"``) is blamed only for the time nothing
+  downstream of it held ``t``;
+* with no such release, the holder is blamed from its start, and the walk goes on from what created it (the batch's
+  release, the capability that backed it, or for a holder whose capabilities came from nothing, the holder released
+  last before it began).
 
-The segments tile ``[start, end]``: where the walk runs out before the start, the rest is the driver's. Drivers and
-sinks get ``driver`` segments, other holders ``capability`` (an output port) or ``message`` (an input port) unless
-the :class:`BlameVocabulary` names them (the Spark side: tasks, stages, what the driver was doing).
+The segments tile ``[start, end]``; what the walk does not reach is the driver's. Segments are ``driver``,
+``capability`` or ``message`` unless the :class:`BlameVocabulary` names them (the Spark side: tasks, stages, phases).
 """
 
 from __future__ import annotations

@@ -13,10 +13,14 @@ work (entries of kind ``task``), those are what the time waits for, so they come
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .reachability import OUT, Location
 from .timestamp import time_from_json
+
+if TYPE_CHECKING:
+    from .explain import Explanation, Holder
+    from .subgraph import Subgraph
 
 __all__ = ["HolderDetails", "Entry", "late_holders", "describe"]
 
@@ -73,8 +77,9 @@ class HolderDetails:
         entries[key] = (value, batch, record.get("at"))
 
     def _place(self, path: Any, port: Any) -> tuple[dict, Location]:
-        """The pointstamps of the scope at ``path`` and the Location of ``port``, checked (and remembered when
-        both are lists)."""
+        """The pointstamps of the scope at ``path`` and the Location of ``port``, checked.
+
+        Remembered when both are lists."""
         key_path = tuple(path) if type(path) is list else path
         pointstamps = self._by_scope.get(key_path)
         if pointstamps is None:
@@ -106,16 +111,19 @@ class HolderDetails:
                         del pointstamps[(loc, time)]
 
     def of(self, path: tuple, location: Location, time: Any, batch: int | None = None) -> list[Entry]:
-        """The entries of a pointstamp (with ``batch``: only those set at or before it, a lower bound for the
-        past, since entries cleared since are gone)."""
+        """The entries of a pointstamp.
+
+        With ``batch``: only those set at or before it, a lower bound for the past, since entries cleared since are
+        gone."""
         entries = self._by_scope.get(tuple(path), {}).get((location, time))
         if not entries:
             return []
         return [Entry(k, v, b, at) for k, (v, b, at) in entries.items() if batch is None or b <= batch]
 
     def latest_at(self) -> float | None:
-        """The greatest ``at`` of the entries present (None if none has one): how far a live tail's state has
-        seen, where no next batch says yet how long it lasts."""
+        """The greatest ``at`` of the entries present (None if none has one).
+
+        How far a live tail's state has seen, where no next batch says yet how long it lasts."""
         return max((at for pointstamps in self._by_scope.values() for entries in pointstamps.values()
                     for _, _, at in entries.values() if type(at) is float or type(at) is int), default=None)
 
@@ -146,9 +154,11 @@ class HolderDetails:
 
 
 def describe(entries: list[Entry], count: int, now: float | None) -> dict:
-    """A holder's entries for a person: running tasks (longest first, with ``running_s``: from the task's launch to
-    ``now``, the end of the state shown, never below 0), pending tasks (how many, since when: the count held minus
-    those running, since the latest stage attempt's submission), anything else."""
+    """A holder's entries for a person.
+
+    Running tasks (longest first, with ``running_s``: from the task's launch to ``now``, the end of the state shown,
+    never below 0), pending tasks (how many, since when: the count held minus those running, since the latest stage
+    attempt's submission), anything else."""
     running, stages, other = [], [], []
     for e in entries:
         kind = e.value.get("kind")
@@ -174,12 +184,14 @@ def describe(entries: list[Entry], count: int, now: float | None) -> dict:
     return out
 
 
-def late_holders(explanation: Any, scope: Any, details: HolderDetails) -> list:
-    """The explanation's pointstamps ordered by who is actually late (see the module docstring): pointstamps with
-    running work first (holders, then implied ones a driver holder waits on), then the other holders."""
+def late_holders(explanation: Explanation, scope: Subgraph, details: HolderDetails) -> list[Holder]:
+    """The explanation's pointstamps ordered by who is actually late (see the module docstring).
+
+    Pointstamps with running work first (holders, then implied ones a driver holder waits on), then the other
+    holders."""
     path = tuple(explanation.scope)
 
-    def is_driver(h: Any) -> bool:
+    def is_driver(h: Holder) -> bool:
         child = scope.children.get(h.location.node)
         return h.location.kind == OUT and child is not None and child.attrs.get("role") == "source"
 
@@ -190,11 +202,12 @@ def late_holders(explanation: Any, scope: Any, details: HolderDetails) -> list:
     return busy + rest
 
 
-def late_json(explanation: Any, scope: Any, details: HolderDetails, now: float | None,
+def late_json(explanation: Explanation, scope: Subgraph, details: HolderDetails, now: float | None,
               batch: int | None = None) -> list[dict]:
-    """:func:`late_holders` as JSON: each pointstamp with its operator's name and :func:`describe`'s details.
-    ``now`` is the wall clock the state shown lasts until (a replay's ``state_until``, the one rule for how long a
-    task has run in that state)."""
+    """:func:`late_holders` as JSON.
+
+    Each pointstamp with its operator's name and :func:`describe`'s details. ``now`` is the wall clock the state shown
+    lasts until (a replay's ``state_until``, the one rule for how long a task has run in that state)."""
     path = tuple(explanation.scope)
     implied = set(map(id, explanation.implied))
     out = []

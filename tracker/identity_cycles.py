@@ -1,5 +1,7 @@
-"""Would an edge close a cycle along which time never advances? Asked before a log's edge is added, so such an edge
-is rejected whole and nothing changes, instead of leaving its scope impossible to build.
+"""Would an edge close a cycle along which time never advances?
+
+Asked before a log's edge is added, so such an edge is rejected whole and nothing changes, instead of leaving its scope
+impossible to build.
 
 Timely refuses such a graph when it is built; a flowscope scope grows while progress runs, so the question is asked
 per edge, on the structure as declared (queued parts included), without building any tracker. An edge ``s -> t``
@@ -47,8 +49,9 @@ def rotated_cycle(cycle: list[Location]) -> list[Location]:
 
 def path_between(start: Location, goal: Location,
                  hops: Callable[[Location], Iterable[Location]]) -> list[Location] | None:
-    """A path ``start`` .. ``goal`` following ``hops`` (a depth-first search), or ``None``: how an identity cycle
-    is shown to the person whose edge would close it."""
+    """A path ``start`` .. ``goal`` following ``hops`` (a depth-first search), or ``None``.
+
+    How an identity cycle is shown to the person whose edge would close it."""
     came_from = {start: start}
     stack = [start]
     while stack:
@@ -68,9 +71,10 @@ def path_between(start: Location, goal: Location,
 
 def find_identity_cycle(shape: Sequence[tuple[int, int]], nodes: Sequence[Any], edges: Sequence[Any],
                         identity: Any) -> list[Location] | None:
-    """A cycle of a built scope's structure (a ``Builder``'s ``shape``, ``nodes``: per node, per input, output ->
-    summaries; ``edges``: per node, per output, targets) whose every hop keeps times unchanged, or ``None``
-    (Kahn's algorithm over ports)."""
+    """A cycle of a built scope's structure whose every hop keeps times unchanged, or ``None``.
+
+    The structure is a ``Builder``'s: ``shape``, ``nodes`` (per node, per input, output -> summaries) and ``edges`` (per
+    node, per output, targets). Kahn's algorithm over ports."""
     succ: dict[Location, list[Location]] = {}
     indeg: dict[Location, int] = {}
     for n, (inputs, outputs) in enumerate(shape):
@@ -110,8 +114,9 @@ def find_identity_cycle(shape: Sequence[tuple[int, int]], nodes: Sequence[Any], 
 
 def identity_path(nodes: Sequence[Any], edges: Sequence[Any], identity: Any, start: Location,
                   goal: Location) -> list[Location] | None:
-    """A path from ``start`` to ``goal`` in a scope's structure (as :func:`find_identity_cycle` takes it) on which
-    every hop keeps times unchanged, or ``None``."""
+    """A path from ``start`` to ``goal`` on which every hop keeps times unchanged, or ``None``.
+
+    The structure is a scope's, as :func:`find_identity_cycle` takes it."""
 
     def hops(loc: Location) -> Iterable[Location]:
         if loc.kind == IN:
@@ -124,8 +129,10 @@ def identity_path(nodes: Sequence[Any], edges: Sequence[Any], identity: Any, sta
 
 
 def cycle_closed_by(scope: Subgraph, source: Location, target: Location) -> CycleError | None:
-    """The cycle (in ``scope`` or an enclosing scope) that adding the edge ``source -> target`` to ``scope`` would
-    close without any summary advancing time, or None. Malformed edges answer None (adding them reports why)."""
+    """The identity cycle that adding the edge ``source -> target`` to ``scope`` would close, or None.
+
+    The cycle may run in ``scope`` or an enclosing scope; along it no summary advances time. Malformed edges answer None
+    (adding them reports why)."""
     if source.kind != OUT or target.kind != IN:
         return None
     checker = _Checker()
@@ -160,9 +167,10 @@ def cycle_closed_by(scope: Subgraph, source: Location, target: Location) -> Cycl
 
 
 def _leads_nowhere(scope: Subgraph, target: Location, source: Location) -> bool:
-    """No path in ``scope`` leaves ``target`` for ``source``: target's node is another node whose outputs have no
-    edges yet (how a dataflow usually grows: an edge into the operator just added). Answers the search's question
-    without searching."""
+    """No path in ``scope`` leaves ``target`` for ``source``.
+
+    Target's node is another node whose outputs have no edges yet (how a dataflow usually grows: an edge into the
+    operator just added). Answers the search's question without searching."""
     node = target.node
     op = scope.children.get(node)
     if node == 0 or node == source.node or op is None:
@@ -181,8 +189,10 @@ def _keeps(summaries: Iterable[Any], strip: int, identity: Any) -> bool:
 
 
 class _Checker:
-    """Searches over declared structure, at a given depth: a hop keeps times unchanged when its summary leaves
-    that many outermost coordinates as they are. Nested scopes' identity pairs are remembered per question."""
+    """Searches over declared structure, at a given depth.
+
+    A hop keeps times unchanged when its summary leaves that many outermost coordinates as they are. Nested scopes'
+    identity pairs are remembered per question."""
 
     def __init__(self) -> None:
         self._pairs: dict[tuple[int, int], Pairs] = {}

@@ -1,5 +1,7 @@
-"""Append-only lists kept in compressed pages: what a long application accumulates (timeline marks, the session
-history's records) costs a few bytes per item in memory, or nothing when the pages go to a scratch file.
+"""Append-only lists kept in compressed pages.
+
+What a long application accumulates (timeline marks, the session history's records) costs a few bytes per item in
+memory, or nothing when the pages go to a scratch file.
 
 A :class:`PagedLines` holds byte strings. The latest ``page_size`` of them stay as they are (the *open* page, what
 is read most: the present); once the open page is full it is compressed with zstandard and handed to a
@@ -25,8 +27,9 @@ try:
     import orjson
 
     def _dumps(value: Any) -> bytes:
-        """``value`` as JSON bytes of exactly their size: orjson returns them in a buffer of at least 4 kB, which a
-        kept line would hold on to."""
+        """``value`` as JSON bytes of exactly their size.
+
+        orjson returns them in a buffer of at least 4 kB, which a kept line would hold on to."""
         try:
             return memoryview(orjson.dumps(value)).tobytes()
         except TypeError:  # an integer beyond 64 bits (a hand-written log): the standard library writes any
@@ -58,8 +61,10 @@ class PageStore(Protocol):
 
 
 class MemoryPages:
-    """Pages kept in memory (the handle is the page). Compressed bytes are copied once, exactly sized: zstandard
-    returns them in a buffer as large as the uncompressed input, which would otherwise stay allocated."""
+    """Pages kept in memory (the handle is the page).
+
+    Compressed bytes are copied once, exactly sized: zstandard returns them in a buffer as large as the uncompressed
+    input, which would otherwise stay allocated."""
 
     def put(self, data: bytes) -> bytes:
         return memoryview(data).tobytes()
@@ -69,9 +74,10 @@ class MemoryPages:
 
 
 class RecentPages:
-    """The last ``limit`` pages read back (decompressed), by key, for reader threads that may run several at once:
-    reading in order costs one decompression per page. ``get(key, load)`` returns the cached page or ``load()``'s,
-    which it keeps, dropping the oldest one kept."""
+    """The last ``limit`` pages read back (decompressed), by key.
+
+    For reader threads that may run several at once: reading in order costs one decompression per page. ``get(key,
+    load)`` returns the cached page or ``load()``'s, which it keeps, dropping the oldest one kept."""
 
     def __init__(self, limit: int = _CACHED_PAGES) -> None:
         self.limit = limit
@@ -149,8 +155,10 @@ class PagedLines:
 
 
 class MarkLog(Sequence[dict]):
-    """The timeline marks of a replay: a list of dicts whose older pages are compressed (see the module docstring).
-    Reading a mark of a sealed page returns a new dict each time: change one through ``append`` only."""
+    """The timeline marks of a replay.
+
+    A list of dicts whose older pages are compressed (see the module docstring). Reading a mark of a sealed page returns
+    a new dict each time: change one through ``append`` only."""
 
     def __init__(self, page_size: int = 1024, store: PageStore | None = None) -> None:
         self.lines = PagedLines(page_size, store)

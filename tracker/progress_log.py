@@ -121,8 +121,9 @@ def _before_header(path: str, err: LineError) -> str:
 
 
 def first_record_problem(path: str | os.PathLike) -> str | None:
-    """None if ``path`` starts with a flowscope progress-log header (after decompression), else why not. Reads
-    only as far as the first line (or the first damage)."""
+    """None if ``path`` starts with a flowscope progress-log header (after decompression), else why not.
+
+    Reads only as far as the first line (or the first damage)."""
     p = os.fspath(path)
     problems: list[LineError] = []
     try:

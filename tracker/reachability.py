@@ -1,24 +1,15 @@
 """Reachability: which times may still arrive at which ports of one scope.
 
-A scope is a graph of nodes with numbered input ports (*targets*) and output ports (*sources*). Node 0 is the
-scope's boundary: its outputs are the scope's inputs and its inputs are the scope's outputs. Each node declares,
-for every (input, output) pair, an antichain of path summaries; edges connect a source to a target and never
-change times.
+A scope is a graph of nodes with input ports (*targets*) and output ports (*sources*); node 0 is its boundary (its
+outputs are the scope's inputs and the other way round). Each node declares an antichain of path summaries per
+(input, output) pair; edges connect a source to a target and never change times.
 
-The :class:`Builder` collects that structure, rejects a cycle along which no summary strictly advances times (it
-could never make progress), and computes for every port the minimal summaries to every scope output. The
-:class:`Tracker` then holds
-
-* **pointstamps**: counts of messages outstanding at each target and of capabilities held at each source (at a
-  scope input, the frontier the parent has pushed in);
-* **implications**: for each port, how many upstream pointstamp-frontier elements could result in each time there.
-  Only discrete ``+1``/``-1`` frontier changes of the pointstamps enter, so transient negative counts never leak;
-  the implications frontier at a target is that operator's input frontier.
-
-``propagate_all`` moves pending pointstamp changes into the pointstamps, and pushes the resulting frontier changes
-through the graph in time order with a heap: the cost follows the frontier changes, not the graph size. It records
-what each port's frontier did (``drain_pushed``) and, computed from pointstamp frontiers and the precomputed output
-summaries, the changes to what the scope may still produce at its outputs (``output_changes``).
+The :class:`Builder` collects that structure, rejects a cycle along which no summary advances times (it could
+never make progress), and computes every port's minimal summaries to the scope outputs. The :class:`Tracker` holds
+**pointstamps** (messages outstanding at targets, capabilities held at sources) and **implications** (per port, how
+many upstream pointstamp-frontier elements could result in each time there; only discrete ``+1``/``-1`` frontier
+changes enter, so transient negative counts never leak). ``propagate_all`` pushes frontier changes through the
+graph in time order with a heap, so its cost follows the frontier changes, not the graph size.
 """
 
 from __future__ import annotations

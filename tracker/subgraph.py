@@ -1,22 +1,16 @@
-"""Scopes: a subgraph of children tracked by its own :class:`~tracker.reachability.Tracker`, presented to its
-parent as one operator through the :class:`~tracker.operate.Operate` interface.
+"""Scopes: a subgraph of children with its own :class:`~tracker.reachability.Tracker`, one operator to its parent.
 
-Child 0 is the scope's boundary. Inside, the parent's frontier at the scope's inputs is accepted as pointstamps at
-child 0's outputs (converted with ``to_inner``: this is the one place a pointstamp is derived from propagated
-information rather than an event). Batches that mention child 0 are not recorded in the tracker: messages that
-entered at a scope input are reported to the parent as *consumed* there, messages that reached a scope output as
-*produced*. The scope's *internal capabilities*, reported to the parent at each output, are the changes to what
-its pointstamps could still produce there, computed from pointstamp frontiers and precomputed output summaries and
-filtered through a :class:`~tracker.frontier.MutableAntichain` so the parent sees discrete changes. The summary
-the parent sees is the scope summary mapped through ``summarize``.
+Child 0 is the scope's boundary. The parent's frontier at the scope's inputs is accepted as pointstamps at child 0's
+outputs (the one place a pointstamp is derived from propagated information rather than an event). Batches that
+mention child 0 are reported to the parent as *consumed* (at a scope input) or *produced* (at an output), not
+recorded in the tracker. The scope's *internal capabilities*, reported at each output, are the discrete changes to
+what its pointstamps could still produce there.
 
-Unlike timely, a scope may grow after progress started (a Spark application submits new stages as it runs, a
-notebook runs job after job): operators, nested scopes and edges added are queued, and the next time the scope is
-scheduled its tracker grows by exactly them (see the growth section of :mod:`tracker.reachability`), so the cost of
-growth follows what was added, not the size of the scope. A nested scope that grew and now has a different summary
-changes that one node of its parent. Only a node declared below the last one (the ports' order would break) makes
-the scope build its tracker afresh, carrying every pointstamp count over and reporting only the frontier changes.
-A finished nested scope can be retired: its state leaves the live hierarchy, its summary stays in its parent.
+Unlike timely, a scope grows after progress started (a Spark application submits new stages as it runs): added
+operators, nested scopes and edges are queued, and at its next schedule its tracker grows by exactly them, so
+growth costs what was added, not the scope's size. Only a node declared below the last one makes the scope build
+afresh (carrying every count over). A finished nested scope can be retired: its state leaves the live hierarchy,
+its summary stays in its parent.
 """
 
 from __future__ import annotations
@@ -160,11 +154,12 @@ class Subgraph(Operate):
         return child
 
     def add_edge(self, source: Location, target: Location, cycle_checked: bool = False) -> None:
-        """Connect ``source`` to ``target``. ``cycle_checked``: the caller has just asked
-        :func:`~tracker.identity_cycles.cycle_closed_by` about this edge on the structure as it is and got None.
-        While every edge of a scope (and of the scopes it nests) came that way, building its tracker skips the
-        whole-graph search for an identity cycle; one edge without it brings the search back for the scope and
-        every scope around it."""
+        """Connect ``source`` to ``target``.
+
+        ``cycle_checked``: the caller has just asked :func:`~tracker.identity_cycles.cycle_closed_by` about this edge on
+        the structure as it is and got None. While every edge of a scope (and of the scopes it nests) came that way,
+        building its tracker skips the whole-graph search for an identity cycle; one edge without it brings the search
+        back for the scope and every scope around it."""
         if source.kind != OUT or target.kind != IN:
             raise ValueError(f"an edge goes from an output to an input, not {source} -> {target}")
         for loc in (source, target):
@@ -271,9 +266,10 @@ class Subgraph(Operate):
         self._changed_summaries.discard(node)
 
     def drop_retired(self, node: int) -> None:
-        """Forget retired nested scope ``node`` altogether if nothing connects it here (no inputs, no outputs): its
-        node had no ports, so no summary, frontier or edge changes; only the count ``dropped`` remembers it. Then
-        a long application's scope holds what is running, not one node per region it ever had."""
+        """Forget retired nested scope ``node`` altogether if nothing connects it here (no inputs, no outputs).
+
+        Its node had no ports, so no summary, frontier or edge changes; only the count ``dropped`` remembers it. Then a
+        long application's scope holds what is running, not one node per region it ever had."""
         op = self.children.get(node)
         if op is None or not op.retired:
             raise ValueError(f"scope {self.label}: node {node} is not a retired scope")
@@ -659,8 +655,9 @@ class Subgraph(Operate):
 
     @property
     def internal_summary(self) -> list[list[Antichain]]:
-        """Summaries from each input to each output as the parent sees them (through ``summarize``; empty before
-        the first build and for the root)."""
+        """Summaries from each input to each output as the parent sees them.
+
+        Mapped through ``summarize``; empty before the first build and for the root."""
         return self._internal_summary or []
 
     def targets_of(self, source: Location) -> list[Location]:
@@ -673,8 +670,10 @@ class Subgraph(Operate):
             scope.pushed_sink = sink
 
     def drop_initial_capabilities(self) -> None:
-        """Forget the capabilities the operators declared and not yet counted: for a scope restored from counts
-        that already include whatever is still held (the session history's checkpoints)."""
+        """Forget the capabilities the operators declared and not yet counted.
+
+        For a scope restored from counts that already include whatever is still held (the session history's
+        checkpoints)."""
         self._initial = []
 
     @property

@@ -1,25 +1,16 @@
 """Timestamps, path summaries, and how a nested scope's times refine its parent's.
 
-Times are plain Python values so that hashing, equality and sorting run in C:
+Times are plain Python values so that hashing, equality and sorting run in C: an ``int`` is a totally ordered
+counter (an epoch, a batch id, an iteration); a tuple ``(outer, inner)`` is a *product* timestamp, to any depth
+(``((3, 1), 4)``), ordered componentwise. Python's lexicographic tuple order is a linear extension of that partial
+order, the role ``Ord`` plays in timely. ``Product`` is a named tuple interchangeable with plain tuples.
 
-* an ``int`` is a totally ordered counter (an epoch, a batch id, an iteration);
-* a 2-tuple ``(outer, inner)`` is a *product* timestamp of a nested scope. Its partial order is componentwise;
-  Python's tuple ordering is lexicographic, which is compatible with it (``a <= b`` componentwise implies
-  ``a <= b`` lexicographically), so ``sorted`` gives a linear extension of the partial order, exactly the
-  role ``Ord`` plays in timely. ``Product`` is a named tuple subclass for readability; plain tuples are
-  equal to and interchangeable with it.
+Path summaries have the same shape: ``k >= 0`` means "add k" and a tuple acts componentwise, as timely's Product
+summaries (not Naiad's "outer increment resets inner"), so ``(1, 0)`` and ``(0, 1)`` are incomparable.
 
-Nesting goes to any depth: ``((3, 1), 4)`` is a time three levels deep. The depth of a scope is how many
-levels its times have (the root scope is 1).
-
-Path summaries have the same shape: an integer ``k >= 0`` means "add k" (0 is the identity) and a pair
-acts componentwise. There is no "outer increment resets inner" rule (that was Naiad's; timely's Product
-summaries are componentwise), so ``(1, 0)`` and ``(0, 1)`` are incomparable summaries.
-
-A :class:`TimeDomain` bundles the order and summary functions for one depth, specialised so the tracker's
-hot loops call one small function instead of dispatching on types. :class:`Refinement` describes how a
-child scope's times relate to its parent's (``to_inner``, ``to_outer``, ``summarize``): one more level for
-an iterative scope, the identity for a *region* whose times are its parent's.
+A :class:`TimeDomain` holds the order and summary functions for one depth, specialised so the tracker's hot loops
+call one small function instead of dispatching on types. A :class:`Refinement` relates a child scope's times to its
+parent's: one more level for an iterative scope, the identity for a *region*.
 """
 
 from __future__ import annotations
@@ -114,11 +105,11 @@ def time_from_json(value: Any) -> Any:
 # --- per-depth domains ------------------------------------------------------------------------------------
 
 
-def _le2(a: tuple, b: tuple) -> bool:
+def _pair_less_equal(a: tuple, b: tuple) -> bool:
     return a[0] <= b[0] and a[1] <= b[1]
 
 
-def _add2(s: tuple, t: tuple) -> tuple:
+def _pair_add(s: tuple, t: tuple) -> tuple:
     return (t[0] + s[0], t[1] + s[1])
 
 
@@ -142,9 +133,9 @@ class TimeDomain:
             self.followed_by: Callable[[Any, Any], Any] = operator.add
             self.minimum: Any = 0
         elif depth == 2:
-            self.le = _le2
-            self.results_in = _add2
-            self.followed_by = _add2
+            self.le = _pair_less_equal
+            self.results_in = _pair_add
+            self.followed_by = _pair_add
             self.minimum = (0, 0)
         else:
             outer = domain(depth - 1)

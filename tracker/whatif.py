@@ -36,8 +36,9 @@ def _frontiers(replay: Replay) -> dict[tuple, list]:
 
 
 def release(replay: Replay, path: tuple, location: Location, time: Any, count: int | None = None) -> tuple[int, list]:
-    """Release ``count`` (default: all) of the pointstamp ``(location, time)`` in scope ``path`` on ``replay``
-    (mutated: give a copy). Returns the count released and the :class:`Advance` of every port that moved.
+    """Release ``count`` (default: all) of the pointstamp ``(location, time)`` in scope ``path``.
+
+    ``replay`` is mutated: give a copy. Returns the count released and the :class:`Advance` of every port that moved.
     Raises ``KeyError`` for an unknown scope or port and ``ValueError`` when nothing is held there."""
     scope = replay.root.find(path)
     before = _frontiers(replay)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import multiprocessing.connection
 import multiprocessing.util  # registers its exit handler now, so that this module's runs before it
 import threading
 import traceback
@@ -99,8 +100,9 @@ def _close_open_streams() -> None:
 
 
 def _fork_is_safe() -> bool:
-    """Fork only a process with one thread and a platform that forks: a fork copies no other thread, so whatever
-    lock another thread held stays held in the child."""
+    """Fork only a process with one thread and a platform that forks.
+
+    A fork copies no other thread, so whatever lock another thread held stays held in the child."""
     return threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -116,11 +118,13 @@ def _widen(fd: int) -> None:
         pass
 
 
-def _run(produce: Callable[..., None], args: tuple, send: Any, inherited: list) -> None:
-    """The child: the producer's messages queued for a sender thread, so producing never waits for the pipe (up to
-    ``QUEUED`` messages: memory stays bounded when the parent is the slower side). The thread starts with the first
-    message, so a producer may start a child of its own (forked) before it sends. A parent that went away (the pipe
-    broke) ends the producer at its next message."""
+def _run(produce: Callable[..., None], args: tuple, send: multiprocessing.connection.Connection,
+         inherited: list) -> None:
+    """The child: run the producer, its messages queued for a sender thread.
+
+    Producing never waits for the pipe (up to ``QUEUED`` messages: memory stays bounded when the parent is the slower
+    side). The thread starts with the first message, so a producer may start a child of its own (forked) before it
+    sends. A parent that went away (the pipe broke) ends the producer at its next message."""
     for end in inherited:
         end.close()
     _HELD[:] = [send]  # what a child of this child must close
@@ -150,9 +154,10 @@ def _run(produce: Callable[..., None], args: tuple, send: Any, inherited: list) 
         sender.join()
 
 
-def _send_all(queue: Queue[bytes | None], send: Any, broken: threading.Event) -> None:
-    """Write the queued messages to the pipe until the end (None); a parent that went away ends it too (the rest
-    of the queue is drained, so the producer never blocks on it)."""
+def _send_all(queue: Queue[bytes | None], send: multiprocessing.connection.Connection, broken: threading.Event) -> None:
+    """Write the queued messages to the pipe until the end (None).
+
+    A parent that went away ends it too (the rest of the queue is drained, so the producer never blocks on it)."""
     try:
         while (message := queue.get()) is not None:
             send.send_bytes(message)

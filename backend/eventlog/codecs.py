@@ -1,19 +1,14 @@
 """Incremental decoders for the compression codecs Spark writes event logs with.
 
-Spark picks the codec by `spark.eventLog.compression.codec` and names the file after it (`.zstd`, `.lz4`,
-`.snappy`, `.lzf`); flowscope's own fixtures also use `.gz`. Three of them are not the standard container
-formats a generic library expects: `.lz4` is lz4-java's `LZ4Block` stream (not the LZ4 frame format), `.snappy`
-is snappy-java's stream (not the snappy framing format) and `.lzf` is ning compress-lzf's `ZV` chunks. So each codec
-gets a small decoder here that parses the container itself and hands the blocks to a well-kept library.
+Spark names the file after `spark.eventLog.compression.codec` (`.zstd`, `.lz4`, `.snappy`, `.lzf`; flowscope's
+fixtures also use `.gz`). Three are not the container formats a generic library expects (lz4-java's `LZ4Block`
+stream, snappy-java's stream, ning compress-lzf's `ZV` chunks), so each gets a small decoder here that parses the
+container and hands the blocks to a well-kept library. Plain, gzip and zstd are `tracker.codecs`'s.
 
-Every decoder has the same incremental shape, because the same code reads a finished log in one pass and tails a
-log that Spark is still writing: `decode(chunk)` takes the next bytes of the file and returns the bytes it could
-decode so far, keeping an incomplete block for the next call; `pending` is how many input bytes it holds that do
-not yet form a complete unit (0 at a clean boundary). A finished file that ends with `pending > 0` was truncated;
-an in-progress file that does is just "more to come". Corrupt input raises `CodecError`; no decoder ever needs the
-whole file in memory. `chunks(chunk)` is the same, yielding the text in bounded pieces (what the one JSON-lines
-reader, `tracker.jsonl`, drives). Plain, gzip and zstd decoders are `tracker.codecs`'s (progress logs, which
-`tracker/` reads without `backend/`, use them too): this module builds on that one, adding Spark's own codecs.
+Every decoder is incremental, since the same code reads a finished log and tails one Spark is still writing:
+`decode(chunk)` returns what it could decode so far and keeps an incomplete block; `pending` counts the bytes held
+(a finished file that ends with `pending > 0` was truncated). Corrupt input raises `CodecError`; `chunks(chunk)`
+yields the text in bounded pieces, for `tracker.jsonl`.
 """
 
 from __future__ import annotations
@@ -90,10 +85,11 @@ def make_decoder(codec: str | None, path: str | Path = "<stream>") -> Decoder:
 
 
 def decompresses_past(path: str | Path, limit: int, chunk_size: int = 1 << 16) -> bool:
-    """True if the file decompresses (by the codec its name announces, every codec here) to more than ``limit``
-    bytes. Stops as soon as it knows, so a decompression bomb costs at most ``limit`` bytes of work and one block
-    of memory. Damaged compressed bytes end the count (the reader reports the damage); a codec whose library is
-    missing counts nothing (opening the log says so)."""
+    """True if the file decompresses to more than ``limit`` bytes.
+
+    By the codec its name announces, every codec here. Stops as soon as it knows, so a decompression bomb costs at most
+    ``limit`` bytes of work and one block of memory. Damaged compressed bytes end the count (the reader reports the
+    damage); a codec whose library is missing counts nothing (opening the log says so)."""
     codec = codec_from_name(Path(path).name)
     if codec is None:
         return Path(path).stat().st_size > limit
@@ -164,10 +160,12 @@ _LZ4_MAX_BLOCK = 1 << 25  # lz4-java's largest block size (compression level 15 
 
 
 class Lz4BlockDecoder(_BlockDecoder):
-    """lz4-java's `LZ4BlockOutputStream`: per block `LZ4Block`, a token, then LE int32 compressed length, raw length
-    and xxhash32 checksum, then the data. The token's high nibble says raw (0x10) or LZ4 (0x20). A block with raw
-    length 0 ends a stream; another stream may follow (lz4-java reads concatenated streams). The checksum is not
-    verified (it needs xxhash with lz4-java's seed; a corrupt block almost always fails to decompress anyway)."""
+    """lz4-java's `LZ4BlockOutputStream`.
+
+    Per block `LZ4Block`, a token, then LE int32 compressed length, raw length and xxhash32 checksum, then the data. The
+    token's high nibble says raw (0x10) or LZ4 (0x20). A block with raw length 0 ends a stream; another stream may
+    follow (lz4-java reads concatenated streams). The checksum is not verified (it needs xxhash with lz4-java's seed; a
+    corrupt block almost always fails to decompress anyway)."""
 
     codec = "lz4"
 
@@ -219,8 +217,10 @@ _SNAPPY_MAX_BLOCK = 1 << 28
 
 
 class SnappyStreamDecoder(_BlockDecoder):
-    """snappy-java's `SnappyOutputStream`: a 16-byte header, then blocks of BE int32 length + raw snappy data.
-    A header may appear again between blocks (snappy-java reads concatenated streams)."""
+    """snappy-java's `SnappyOutputStream`.
+
+    A 16-byte header, then blocks of BE int32 length + raw snappy data. A header may appear again between blocks
+    (snappy-java reads concatenated streams)."""
 
     codec = "snappy"
 
@@ -259,8 +259,10 @@ class SnappyStreamDecoder(_BlockDecoder):
 
 
 class LzfDecoder(_BlockDecoder):
-    """ning compress-lzf's `LZFOutputStream`: chunks of `ZV`, a type byte, then either (type 0, stored) a BE uint16
-    length and the bytes, or (type 1, compressed) BE uint16 compressed and raw lengths and an LZF block."""
+    """ning compress-lzf's `LZFOutputStream`.
+
+    Chunks of `ZV`, a type byte, then either (type 0, stored) a BE uint16 length and the bytes, or (type 1, compressed)
+    BE uint16 compressed and raw lengths and an LZF block."""
 
     codec = "lzf"
 

@@ -1,5 +1,6 @@
-"""A read position in one event-log file: the one JSON-lines cursor (:class:`tracker.jsonl.JsonLinesCursor`) with
-Spark's codecs and the event log's counts.
+"""A read position in one event-log file.
+
+The one JSON-lines cursor (:class:`tracker.jsonl.JsonLinesCursor`) with Spark's codecs and the event log's counts.
 
 Replaying a finished log and tailing a growing one are the same loop with a different notion of "the end", so both
 readers drive this one cursor. It remembers the byte offset, the decoder's state (an incomplete compressed block)
@@ -24,9 +25,11 @@ COMPRESSED_CHUNK = 1 << 16  # compressed input per read: JSON logs decompress 10
 
 
 class FileCursor(JsonLinesCursor):
-    """Reads one file of an event log incrementally. Parsed events (`LogEvent`s) collect in `ready` for the owner
-    to drain; `stats` (shared by every file of the log) counts lines, bytes and broken streams. `decode` parses a
-    line (default: the whole of it; `backend.eventlog.decode.EventDecoder` decodes only what a reader needs)."""
+    """Reads one file of an event log incrementally.
+
+    Parsed events (`LogEvent`s) collect in `ready` for the owner to drain; `stats` (shared by every file of the log)
+    counts lines, bytes and broken streams. `decode` parses a line (default: the whole of it;
+    `backend.eventlog.decode.EventDecoder` decodes only what a reader needs)."""
 
     def __init__(self, path: Path, stats: ReadStats, report: ErrorCallback, *, chunk_size: int | None = None,
                  decode: Callable[[bytes], Any] | None = None) -> None:

@@ -1,29 +1,16 @@
-"""Decoding event-log lines into only what their reader needs: the one place where a Spark event's bytes become
-the dict the Spark model reads.
+"""Decoding event-log lines into only what their reader needs.
 
-Most of a large event log is bytes the model never looks at: SQL plan strings (``SparkListenerSQLExecutionStart``,
-``SparkListenerSQLAdaptiveExecutionUpdate``: tens of KB each), environment dumps, block-manager updates, and inside
-every ``SparkListenerTaskEnd`` the task's metrics and accumulables. An :class:`EventDecoder` looks at a line's
-first bytes (Spark writes ``{"Event":"<type>"`` first) and then
+The one place where a Spark event's bytes become the dict the Spark model reads. Most of a large event log is bytes
+the model never looks at (SQL plans, environment dumps, block-manager updates, every task's metrics), so an
+:class:`EventDecoder` reads a line's first bytes (Spark writes ``{"Event":"<type>"`` first) and then decodes nothing
+for a type the reader does not want (it comes out as ``{"Event": type}``, still counted), only the listed fields
+for a type with a field spec (msgspec, types checked as decoded), or the whole line (orjson) for any other type.
 
-* for a type the reader does not want, decodes nothing: the event comes out as ``{"Event": type}`` so that it is
-  still counted (the model reports it among the event types it does not model);
-* for a type with a field spec (a ``TypedDict``), decodes only those fields with msgspec, skipping the rest of the
-  line without building it;
-* for any other wanted type, decodes the whole line (orjson).
-
-Whatever does not fit (no ``Event`` prefix, an escaped type name, a field of an unexpected JSON type, a line that is
-not valid JSON) is decoded whole with orjson, so a damaged line is reported exactly as before and a damaged event
-reaches the model exactly as before. An event decoded whole comes out as a :class:`WholeEvent` (a ``dict``): the
-types of its fields were not checked by a field spec, so its reader checks them; any other event is a plain
-``dict`` whose listed fields have the types its spec declares. A skipped line is checked only for its closing
-brace: a truncated line is still reported, but a line corrupted in its middle is not noticed when nothing in it is
-read.
-
-Decoding a ``SparkListenerTaskEnd`` in two slices (the head before ``"Accumulables"``, the tail from
-``"Task Metrics"``) so that the three quarters nobody reads are not even parsed was measured and does not pay:
-msgspec skips those bytes at about 0.8 GB/s (6 us of a 9 us line), while finding the cuts, copying the slices and
-checking the nesting level cost more than that (13 us per line on the 100-job benchmark log).
+Whatever does not fit (no ``Event`` prefix, a field of an unexpected type, invalid JSON) is decoded whole, so a
+damaged line is reported and a damaged event reaches the model as if nothing were skipped; such an event is a
+:class:`WholeEvent`, whose reader checks its fields' types. A skipped line is checked only for its closing brace.
+A ``SparkListenerTaskEnd`` is decoded whole, not cut around the parts nobody reads: msgspec skips bytes faster than
+finding the cuts and copying the slices costs (benchmarks/README.md).
 """
 
 from __future__ import annotations

@@ -31,8 +31,9 @@ def _lz4_level(block_size: int) -> int:
 
 
 def encode_flush(codec: str | None, data: bytes, *, first: bool = False) -> bytes:
-    """The bytes that one flush of `data` adds to a file in `codec` (None = plain); `first` adds the stream
-    header for codecs that have one (snappy)."""
+    """The bytes that one flush of `data` adds to a file in `codec` (None = plain).
+
+    `first` adds the stream header for codecs that have one (snappy)."""
     if codec is None:
         return data
     if codec == "gz":

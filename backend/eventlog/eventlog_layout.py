@@ -75,8 +75,9 @@ def part_index(path: Path) -> int:
 
 
 def rolling_parts(directory: Path) -> list[Path]:
-    """The `events_<N>_*` parts of a rolling log directory in read order: from the newest `.compact` part, if any,
-    then every later part by N. Hidden files (Hadoop's `.crc`) are ignored."""
+    """The `events_<N>_*` parts of a rolling log directory in read order.
+
+    From the newest `.compact` part, if any, then every later part by N. Hidden files (Hadoop's `.crc`) are ignored."""
     parts: list[tuple[int, bool, Path]] = []
     try:
         names = os.listdir(directory)
@@ -95,8 +96,9 @@ def rolling_parts(directory: Path) -> list[Path]:
 
 
 def rolling_state(directory: Path) -> LogState:
-    """What the `appstatus_` marker of a rolling log directory says. A final marker wins over an in-progress one
-    (a rename seen half-way through a directory listing)."""
+    """What the `appstatus_` marker of a rolling log directory says.
+
+    A final marker wins over an in-progress one (a rename seen half-way through a directory listing)."""
     try:
         names = os.listdir(directory)
     except FileNotFoundError:
@@ -130,10 +132,12 @@ def describe_log(path: str | os.PathLike[str]) -> AppLog:
 
 
 def find_logs(path: str | os.PathLike[str], *, recursive: bool = False) -> list[AppLog]:
-    """Every application log at `path`: the log itself if `path` is one, else those in the directory (sorted by
-    name; with `recursive`, in sub-directories too). Files that do not start like a Spark event log (JSON with an
-    `Event` key, or a known codec's magic bytes) are passed over, so a README or an expectations folder is no
-    obstacle; an empty `.inprogress` file counts (Spark just created it)."""
+    """Every application log at `path`.
+
+    The log itself if `path` is one, else those in the directory (sorted by name; with `recursive`, in sub-directories
+    too). Files that do not start like a Spark event log (JSON with an `Event` key, or a known codec's magic bytes) are
+    passed over, so a README or an expectations folder is no obstacle; an empty `.inprogress` file counts (Spark just
+    created it)."""
     p = Path(path)
     if p.is_file() or (p.is_dir() and (p.name.startswith(ROLLING_PREFIX) or rolling_parts(p))):
         return [describe_log(p)]
@@ -157,10 +161,11 @@ def find_logs(path: str | os.PathLike[str], *, recursive: bool = False) -> list[
 
 
 class LogDirectoryScanner:
-    """Finds the applications that appear in a directory over time (`flowscope serve --follow DIR`): each `scan()`
-    returns the logs not returned before. An application is known by its name, so the rename of
-    `app.inprogress` to `app` is not a new application; a log whose first bytes are not there yet is picked up by
-    a later scan."""
+    """Finds the applications that appear in a directory over time (`flowscope serve --follow DIR`).
+
+    Each `scan()` returns the logs not returned before. An application is known by its name, so the rename of
+    `app.inprogress` to `app` is not a new application; a log whose first bytes are not there yet is picked up by a
+    later scan."""
 
     def __init__(self, directory: str | os.PathLike[str], *, recursive: bool = False) -> None:
         self.directory = Path(directory)
@@ -186,10 +191,11 @@ _JSON_EVENT_START = re.compile(rb'^\s*\{\s*"Event"\s*:')
 
 
 def looks_like_event_log(path: Path) -> bool:
-    """Sniff the first bytes: `{"Event":` for plain files; for compressed ones the codec's magic, and `{"Event":`
-    at the start of what the first block decodes to (a damaged progress log compressed with zstd has the magic
-    too: it is no Spark log). A first block that does not decode, or is not complete yet, passes: reading the log
-    reports what is wrong with it."""
+    """Sniff the first bytes.
+
+    `{"Event":` for plain files; for compressed ones the codec's magic, and `{"Event":` at the start of what the first
+    block decodes to (a damaged progress log compressed with zstd has the magic too: it is no Spark log). A first block
+    that does not decode, or is not complete yet, passes: reading the log reports what is wrong with it."""
     codec = codec_from_name(path.name)
     try:
         with open(path, "rb") as fh:

@@ -40,8 +40,10 @@ ErrorCallback = Callable[[LineError], None]
 
 @dataclass(frozen=True, slots=True)
 class PendingLine:
-    """The unfinished tail of a log that is still being written: line `line` of `path` has `size` bytes so far
-    (decoded bytes of the partial line plus compressed bytes of an incomplete block). Not an error."""
+    """The unfinished tail of a log that is still being written.
+
+    Line `line` of `path` has `size` bytes so far (decoded bytes of the partial line plus compressed bytes of an
+    incomplete block). Not an error."""
 
     path: str
     line: int
@@ -50,8 +52,10 @@ class PendingLine:
 
 @dataclass
 class ReadStats(LineCounts):
-    """Counts for one reader (over all files of a log). Every complete line read is an event, a corrupt line or a
-    blank line: `lines_read == events + lines_corrupt + lines_blank` (see `accounted`)."""
+    """Counts for one reader (over all files of a log).
+
+    Every complete line read is an event, a corrupt line or a blank line: `lines_read == events + lines_corrupt +
+    lines_blank` (see `accounted`)."""
 
     files: int = 0
     streams_corrupt: int = 0  # files whose compressed stream broke or was cut short

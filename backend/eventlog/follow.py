@@ -28,9 +28,11 @@ __all__ = ["EventLogFollower"]
 
 
 class EventLogFollower:
-    """Follow one application's log: a file (given with or without `.inprogress`; it may not exist yet) or a
-    rolling `eventlog_v2_` directory. `poll(limit)` returns up to `limit` new events (all if None); `finalized`
-    turns True once the log is complete and every event in it has been returned.
+    """Follow one application's log.
+
+    A file (given with or without `.inprogress`; it may not exist yet) or a rolling `eventlog_v2_` directory.
+    `poll(limit)` returns up to `limit` new events (all if None); `finalized` turns True once the log is complete and
+    every event in it has been returned.
 
     `stats`, `errors`, `on_error` and `decode` work as for `EventLogReader`; `pending` is the unfinished tail after
     the last poll. Raises `MissingCodecError` from `poll` when it meets a file it cannot decode."""
@@ -144,8 +146,9 @@ class EventLogFollower:
         return FileCursor(path, self.stats, self._report, chunk_size=self._chunk, decode=self._decode)
 
     def _read(self, out: list[LogEvent], limit: int | None) -> bool | None:
-        """Read the cursor's file from its offset to its current end. True if `limit` was reached first, None if
-        the file could not be opened."""
+        """Read the cursor's file from its offset to its current end.
+
+        True if `limit` was reached first, None if the file could not be opened."""
         cursor = self._cursor
         assert cursor is not None
         if cursor.finished or cursor.broken:

@@ -30,18 +30,19 @@ from backend.eventlog.events import ErrorCallback, LineError, LogEvent, PendingL
 __all__ = ["EventReaderProcess"]
 
 # Events per message: the pipe costs little, and the model takes a batch's events while they are still in its
-# cache (2,048 cost it ~6% more CPU on the 100-job benchmark log).
+# cache (a larger batch costs it more CPU).
 BATCH = 256
 
 _EVENTS, _EVENTS_PICKLED, _ERROR, _END = b"e", b"p", b"r", b"d"
 
 
 class EventReaderProcess:
-    """``for ev in EventReaderProcess(log, decode=factory): ev.path, ev.line, ev.event``: ``EventLogReader``'s
-    events, read in a child process. ``stats`` counts bytes as batches arrive and everything once the iteration
-    ended; ``errors`` and ``pending`` as ``EventLogReader``'s. The child starts at construction; ``close()`` stops
-    it when the events are not read to the end. Raises ``MissingCodecError`` at construction if a
-    file needs a codec library that is not installed (before a child starts)."""
+    """``for ev in EventReaderProcess(log, decode=factory): ev.path, ev.line, ev.event``.
+
+    ``EventLogReader``'s events, read in a child process. ``stats`` counts bytes as batches arrive and everything once
+    the iteration ended; ``errors`` and ``pending`` as ``EventLogReader``'s. The child starts at construction;
+    ``close()`` stops it when the events are not read to the end. Raises ``MissingCodecError`` at construction if a file
+    needs a codec library that is not installed (before a child starts)."""
 
     def __init__(self, source: AppLog | str | os.PathLike[str], *, on_error: ErrorCallback | None = None,
                  decode: Callable[[], Callable[[bytes], Any]] | None = None, batch: int = BATCH) -> None:

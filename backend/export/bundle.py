@@ -1,20 +1,14 @@
 """A post-mortem you can hand over: one self-contained HTML file holding the browser view and the answers it needs.
 
-The log is opened in an in-process server (``create_app``, its lifespan run, no network) and run to completion;
-then the GET routes the page asks are answered for a set of moments (the head, every mark's batch, every finding's
-batch, the moment the page opens a straggler finding at (``views.finding_opens_at``: just before its end), every
-blame segment's, and up to ``spaced`` evenly spaced batches) and stored as one JSON object keyed by path
-and parameters (``answer_key``; frontend/js/api.js computes the same key). The few answers per session and per scope
-are asked of the app itself, one ASGI call each; the many asked at every moment (a scope's state, explanations) are
-made by the routes' own functions from one replay restored per moment, in increasing order, so the cost follows the
-log: each scope is answered from its first moment until it has settled (no batch can reach it any more and no port
-has a frontier), after which its answers are the head's at that moment (``settled``). Under ``max_explain`` each
-mark's and finding's own scope at its moment is explained first (a straggler's stage output for its time at the
-moment the page opens it, too), then the head. The page is the one
-the server serves (``backend/web/page.py``: modules as data: URLs behind an import map, which a page opened from file://
-needs anyway, and the CSS inlined) with plotly.min.js inlined too. The browser still never computes progress: in
-bundle mode api.js answers from the stored object, choosing the nearest stored moment for a seek and saying so, and a
-settled scope's head answer labelled with the moment.
+The log is opened in an in-process server (``create_app``, no network) and run to completion; then the GET routes
+the page asks are answered for a set of moments (the head, every mark's and finding's batch, where the page opens a
+straggler finding, every blame segment's, and up to ``spaced`` evenly spaced batches) and stored in one JSON object
+keyed by path and parameters (``answer_key``, which frontend/js/api.js computes too). Per-session and per-scope
+answers are asked of the app itself; a scope's state and explanations at each moment come from the routes' own
+functions over one replay restored per moment, in increasing order, and only until the scope has settled (after
+which its head answer stands, ``settled``). The page is the one the server serves (``backend/web/page.py``) with
+plotly inlined. The browser still never computes progress: in bundle mode api.js answers from the stored object,
+choosing the nearest stored moment for a seek and saying so.
 """
 
 from __future__ import annotations
@@ -22,16 +16,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import orjson
-from fastapi import HTTPException
+from fastapi import FastAPI, HTTPException
 
 from backend.feeds.progress_feeds import FeedError
 from backend.views.projections import finding_opens_at, finding_port, session_info
@@ -39,6 +33,12 @@ from backend.web.api.deps import encode
 from backend.web.api.scopes import explain_answer, state_answer
 from backend.web.page import inline_page, script_json
 from tracker.reachability import Location
+
+if TYPE_CHECKING:
+    from backend.sessions.history import History
+    from backend.sessions.manager import SessionManager
+    from backend.sessions.session import Session
+    from tracker.replay import Replay
 
 __all__ = ["answer_key", "build_bundle", "BundleError"]
 
@@ -53,20 +53,22 @@ class BundleError(Exception):
 
 
 def answer_key(path: str, params: dict[str, Any]) -> str:
-    """The stored answer's key: the path, then the parameters (as strings) sorted by name, as compact JSON. Must
-    match ``answerKey`` in frontend/js/api.js."""
+    """The stored answer's key.
+
+    The path, then the parameters (as strings) sorted by name, as compact JSON. Must match ``answerKey`` in
+    frontend/js/api.js."""
     pairs = sorted([k, str(v)] for k, v in params.items() if v is not None)
     return path + "\n" + json.dumps(pairs, separators=(",", ":"), ensure_ascii=False)
 
 
-def _finding_batch(f: dict) -> int | None:
+def _finding_batch(finding: dict) -> int | None:
     """The batch a contract finding was found at, as the timeline places it (after the batch it names)."""
-    b = f.get("batch")
+    b = finding.get("batch")
     index = b.get("index") if isinstance(b, dict) else None
     return index + 1 if isinstance(index, int) else None
 
 
-def _pointed(marks: list[dict], findings: list[dict]) -> set[tuple[int, str]]:
+def _marked_moments(marks: list[dict], findings: list[dict]) -> set[tuple[int, str]]:
     """(batch, scope) of every mark and finding: the moments someone points at, in the scope they point into."""
     out = {(int(m["after"]), ",".join(map(str, m.get("scope") or []))) for m in marks if m.get("after") is not None}
     for f in findings:
@@ -76,10 +78,12 @@ def _pointed(marks: list[dict], findings: list[dict]) -> set[tuple[int, str]]:
     return out
 
 
-def _openings(history: Any, head: int, marks: list[dict]) -> list[tuple[int, tuple, list | None, str | None]]:
-    """Where the page opens each finding mark it does not open at its own batch (a straggler: just before its end):
-    (batch, scope, port, time as JSON), the batch as ``GET .../state?at=`` counts it (``batch_at_time``, at most the
-    head) and the port and time it explains there."""
+def _where_findings_open(history: History, head: int,
+                         marks: list[dict]) -> list[tuple[int, tuple, list | None, str | None]]:
+    """Where the page opens each finding mark it does not open at its own batch.
+
+    That is a straggler's, just before its end: (batch, scope, port, time as JSON), the batch as ``GET .../state?at=``
+    counts it (``batch_at_time``, at most the head) and the port and time it explains there."""
     out = []
     for m in marks:
         at = finding_opens_at(m)
@@ -99,9 +103,11 @@ def _moments(head: int, pointed: Iterable[tuple[int, str]], spaced: int) -> list
     return sorted(b for b in batches if 0 <= b <= head)
 
 
-def _until(history: Any, batch: int, head: int) -> float | None:
-    """The wall time from which a seek by time lands after ``batch`` (the next batch's, as ``batch_at_time`` counts:
-    the running maximum); None at the head. frontend/js/api.js reads it to tell a stored moment from a nearest one."""
+def _seek_time_after(history: History, batch: int, head: int) -> float | None:
+    """The wall time from which a seek by time lands after ``batch``; None at the head.
+
+    The next batch's, as ``batch_at_time`` counts: the running maximum. frontend/js/api.js reads it to tell a stored
+    moment from a nearest one."""
     return history.at_max[batch] if batch < head else None
 
 
@@ -112,12 +118,13 @@ def _scopes(tree: dict) -> Iterable[list[int]]:
 
 
 class _Answers:
-    """The answers kept under their keys. Per-session and per-scope ones are asked of the app itself, in process
-    (one ASGI call each, no network and no test client); the ones asked at many moments are made by the routes' own
-    functions (``state_answer``, ``explain_answer``) from one restored replay per moment, and kept as the routes
-    send them (``deps.encode``)."""
+    """The answers kept under their keys.
 
-    def __init__(self, app: Any) -> None:
+    Per-session and per-scope ones are asked of the app itself, in process (one ASGI call each, no network and no test
+    client); the ones asked at many moments are made by the routes' own functions (``state_answer``, ``explain_answer``)
+    from one restored replay per moment, and kept as the routes send them (``deps.encode``)."""
+
+    def __init__(self, app: FastAPI) -> None:
         self.app = app
         self.answers: dict[str, Any] = {}
 
@@ -136,7 +143,7 @@ class _Answers:
         return answer
 
 
-async def _asgi_get(app: Any, path: str, params: dict[str, Any]) -> tuple[int, bytes]:
+async def _asgi_get(app: FastAPI, path: str, params: dict[str, Any]) -> tuple[int, bytes]:
     """GET ``path`` of the ASGI ``app`` in this process, as a browser on this machine would."""
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
              "path": path, "raw_path": path.encode(), "root_path": "",
@@ -147,7 +154,7 @@ async def _asgi_get(app: Any, path: str, params: dict[str, Any]) -> tuple[int, b
     async def receive() -> dict:
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    async def send(message: dict) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         nonlocal status
         if message["type"] == "http.response.start":
             status = message["status"]
@@ -158,7 +165,7 @@ async def _asgi_get(app: Any, path: str, params: dict[str, Any]) -> tuple[int, b
     return status, b"".join(body)
 
 
-async def _wait_done(manager: Any, timeout: float) -> Any:
+async def _wait_done(manager: SessionManager, timeout: float) -> Session:
     deadline = time.monotonic() + timeout
     while True:
         sessions = list(manager.sessions.values())
@@ -174,10 +181,12 @@ async def _wait_done(manager: Any, timeout: float) -> Any:
         await asyncio.sleep(0.02)
 
 
-def _last_changes(session: Any, paths: list[tuple]) -> dict[tuple, int]:
-    """The last batch that may have changed each scope, from the batch index (which scope each batch was applied
-    to). A batch reaches its scope's ancestors and descendants through their ports, so it may change every scope
-    under the innermost enclosing scope without ports (nothing crosses that one's boundary), or the root."""
+def _last_changes(session: Session, paths: list[tuple]) -> dict[tuple, int]:
+    """The last batch that may have changed each scope, from the batch index.
+
+    The index says which scope each batch was applied to. A batch reaches its scope's ancestors and descendants through
+    their ports, so it may change every scope under the innermost enclosing scope without ports (nothing crosses that
+    one's boundary), or the root."""
     root = session.replay.root
     history = session.history
 
@@ -203,11 +212,12 @@ def _last_changes(session: Any, paths: list[tuple]) -> dict[tuple, int]:
 
 
 class _Moments:
-    """Answers every scope at each moment from one replay restored there, in increasing order (a restored replay is
-    advanced to the next moment, never rebuilt). A scope is answered within its lifetime only: from the first moment
-    it exists (before, the route says 404) until it has settled, that is, no batch can have changed it since and its
-    ports are as at the head with no frontier left; from then on its answers are the head's, with the moment's
-    batch and time (``settled``, which frontend/js/api.js reads so).
+    """Answers every scope at each moment from one replay restored there, in increasing order.
+
+    A restored replay is advanced to the next moment, never rebuilt. A scope is answered within its lifetime only: from
+    the first moment it exists (before, the route says 404) until it has settled, that is, no batch can have changed it
+    since and its ports are as at the head with no frontier left; from then on its answers are the head's, with the
+    moment's batch and time (``settled``, which frontend/js/api.js reads so).
 
     States are stored at every moment; explanations (of each port with a frontier; at the head of every port; a
     straggler finding's stage output for its time where the page opens it) are chosen first, by rank, and made in a
@@ -218,7 +228,7 @@ class _Moments:
     # other scopes at those moments; a port without a frontier at the head; the evenly spaced and blame moments
     MARKED, HEAD_HELD, AT_MARK, HEAD_FREE, SPACED = range(5)
 
-    def __init__(self, session: Any, rec: _Answers, base: str, scopes: list[list[int]],
+    def __init__(self, session: Session, rec: _Answers, base: str, scopes: list[list[int]],
                  pointed: set[tuple[int, str]]) -> None:
         self.session, self.rec, self.base = session, rec, base
         self.scopes = [(tuple(p), ",".join(map(str, p))) for p in scopes]
@@ -246,12 +256,14 @@ class _Moments:
         return st
 
     def opened(self, openings: list[tuple[int, tuple, list | None, str | None]]) -> None:
-        """The explanations the page asks where it opens a finding (``_openings``), ranked with the marks'."""
+        """The explanations the page asks where it opens a finding, ranked with the marks'.
+
+        Where it opens one is ``_where_findings_open``'s."""
         for b, path, port, t_json in openings:
             if port is not None:
                 self.candidates.append((self.MARKED, b, path, ",".join(map(str, path)), port, t_json))
 
-    def explain(self, replay: Any, path: tuple, key: str, port: list, batch: int, graphs: dict,
+    def explain(self, replay: Replay, path: tuple, key: str, port: list, batch: int, graphs: dict,
                 time_json: str | None = None) -> None:
         live = batch >= self.head
         answer = explain_answer(self.session, replay, path, Location.from_json(port), time_json,
@@ -328,9 +340,10 @@ class _Moments:
 def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_EXPLAIN,
                     timeout: float = 600.0, progress: Callable[[str], None] | None = None,
                     blame_times: int = DEFAULT_BLAME_TIMES) -> dict:
-    """Open LOG in an in-process server, run it to completion and store the answers the page asks for. The server
-    gets an event loop of its own, in a thread of its own: a caller may be running one (playwright's sync API).
-    ``blame_times``: how many of each scope's slowest times have their blame segments' moments stored."""
+    """Open LOG in an in-process server, run it to completion and store the answers the page asks for.
+
+    The server gets an event loop of its own, in a thread of its own: a caller may be running one (playwright's sync
+    API). ``blame_times``: how many of each scope's slowest times have their blame segments' moments stored."""
     with ThreadPoolExecutor(1, thread_name_prefix="flowscope-bundle") as pool:
         return pool.submit(asyncio.run, _collect(log, spaced, max_explain, timeout, progress, blame_times)).result()
 
@@ -374,8 +387,8 @@ async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,
         head = session.head
         scopes = list(_scopes(tree))
         # a straggler finding opens just before its end: that moment, in its scope, is pointed at too
-        openings = _openings(session.history, head, marks)
-        pointed = _pointed(marks, findings) | {(b, ",".join(map(str, path))) for b, path, _, _ in openings}
+        openings = _where_findings_open(session.history, head, marks)
+        pointed = _marked_moments(marks, findings) | {(b, ",".join(map(str, path))) for b, path, _, _ in openings}
         walk = _Moments(session, rec, base, scopes, pointed)
         walk.opened(openings)
         heads: dict[str, Any] = {}
@@ -405,7 +418,7 @@ async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,
         walk.explanations(max_explain)
         return {
             "sid": sid, "log": log.name, "made_at": time.time(), "head": head,
-            "moments": [[b, session.history.time_of(b), _until(session.history, b, head)] for b in moments],
+            "moments": [[b, session.history.time_of(b), _seek_time_after(session.history, b, head)] for b in moments],
             "spaced": spaced,
             "settled": walk.settled, "explains": walk.explained + blamed, "explains_capped": walk.capped,
             "heads": heads, "answers": rec.answers,

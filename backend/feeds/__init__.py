@@ -1,2 +1,3 @@
-"""What feeds a session: progress logs read whole or followed as they grow, pushed records, and the registry
-that turns a path into a feed."""
+"""What feeds a session.
+
+Progress logs read whole or followed as they grow, pushed records, and the registry that turns a path into a feed."""

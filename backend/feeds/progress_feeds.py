@@ -77,8 +77,10 @@ class Feed:
         pass
 
     def successor(self) -> Feed | None:
-        """After the feed ended: a feed for what replaced its source (a followed file rotated or rewritten in
-        place), which the server follows as a new session; None when nothing replaced it."""
+        """After the feed ended, a feed for what replaced its source; None when nothing replaced it.
+
+        A followed file rotated or rewritten in place is replaced; the server follows the new content as a new
+        session."""
         return None
 
 
@@ -140,8 +142,9 @@ class ProgressLogFeed(Feed):
 
 
 class FollowProgressLog(Feed):
-    """A plain-text progress log that is still being written: tailed with a :class:`~tracker.jsonl.JsonLinesCursor`
-    (a partial last line is kept for later).
+    """A plain-text progress log that is still being written.
+
+    Tailed with a :class:`~tracker.jsonl.JsonLinesCursor` (a partial last line is kept for later).
 
     A :class:`~backend.feeds.followed_file.FileWatch` notices when the file is truncated, replaced (rotated) or deleted:
     the feed then ends (no longer live) with a message in its errors, after reading what the old file still holds
@@ -323,8 +326,10 @@ class FeedRegistry:
             self.kinds.append(kind)
 
     def identify(self, path: str | os.PathLike, growing: bool = False) -> FeedKind:
-        """The kind of log at ``path``; :class:`FeedError` listing every kind's reason if none matches.
-        ``growing``: the file may still be written (followed), so a compressed stream may end early."""
+        """The kind of log at ``path``.
+
+        :class:`FeedError` lists every kind's reason if none matches. ``growing``: the file may still be written
+        (followed), so a compressed stream may end early."""
         p = Path(path)
         if not p.exists():
             raise FeedError(f"{p}: no such file or directory")
@@ -353,8 +358,10 @@ class FeedRegistry:
 
 
 def _broken_compression(path: Path, growing: bool = False) -> str | None:
-    """A .gz or .zst file whose first block does not decompress is no kind of log: say so, whatever the kind.
-    A stream that merely ends early is broken only if the file is finished (not ``growing``)."""
+    """A .gz or .zst file whose first block does not decompress is no kind of log.
+
+    Say so, whatever the kind. A stream that merely ends early is broken only if the file is finished (not
+    ``growing``)."""
     name = path.name
     if path.is_dir() or not name.endswith((".gz", ".zst", ".zstd")):
         return None

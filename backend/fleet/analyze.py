@@ -1,25 +1,17 @@
 """One application's Spark event log as the fleet's rows: its application row, its completed times, its stages.
 
-This is the per-application half of `flowscope fleet` (the Spark job in `job.py` runs it once per application,
-several applications per task), and it is plain Python so it is tested and benchmarked without Spark. The log goes
-through the project's own parts in the order the rest of flowscope uses them: the reader (`backend.eventlog`: every
-layout and codec), the Spark model (`backend.spark.model`) and the tracker (`tracker.replay.Replay`). What the
-rows say is read off the tracker, not re-derived from Spark's events:
+The per-application half of `flowscope fleet` (`job.py` runs it once per application), plain Python so it is
+tested and benchmarked without Spark. The log goes through the project's reader, Spark model and tracker, and the
+rows are read off the tracker, not re-derived from Spark's events:
 
-- a **time** is an epoch of a region (a job's sequence number in a batch region, a micro-batch id in a streaming
-  one; see docs/spark-model.md). It starts at its job's submission (a micro-batch: at its trigger's start, which
-  the query's progress reports) and ends at the first batch after which the region's driver sink's input
-  frontier no longer contains a time `<= t` (docs/blame.md, "Which times, from when to when"); its
-  `end_batch` counts batches as the debugger does (the state after that many), so the page opens there;
-- a **stage** row is a stage operator at one epoch: how long its output held capabilities at that epoch (from
-  submission until its last task's success or its release), with the task durations Spark reported for it
-  (median, max, the skew score and stragglers as the Spark model's findings define them: mean absolute deviation
-  over the mean, as FLIP-418, and ``backend.spark.tasks.straggler_median``).
+- a **time** is an epoch of a region (docs/spark-model.md): from its job's submission (a micro-batch: its trigger's
+  start) to the first batch after which the region's driver sink's input frontier passed it (docs/blame.md); its
+  `end_batch` counts batches as the debugger does, so the page's deep link opens there;
+- a **stage** row is a stage operator at one epoch: how long its output held capabilities then, with its task
+  durations (median, max, skew and stragglers as the Spark model's findings define them).
 
-Blame (who held those seconds, by kind) is computed elsewhere, from the same progress-log records; `analyze_log`
-takes it as a function (`blame=`) and `blame_columns` turns its answer (`flowscope blame --json`'s, docs/blame.md)
-into the `blame_<kind>_s` columns, which stay null without it. A log that cannot be read never raises: it becomes an
-application row whose `problems` say why.
+Blame comes in as a function (`analyze_log(blame=)`), its answer turned into `blame_<kind>_s` columns by
+`blame_columns`. A log that cannot be read never raises: it becomes an application row whose `problems` say why.
 """
 
 from __future__ import annotations
@@ -134,16 +126,19 @@ def _app_id_from_name(name: str) -> str:
 
 
 def signature_key(kind: str, name: str, attrs: dict) -> str:
-    """A stage operator's signature as a short stable string, equal across applications running the same code:
-    the region kind, the operator's name, call site, RDD scopes and names (never stage or job ids)."""
+    """A stage operator's signature as a short stable string.
+
+    Equal across applications running the same code: the region kind, the operator's name, call site, RDD scopes and
+    names (never stage or job ids)."""
     parts = [kind, name, attrs.get("callsite") or "", sorted(attrs.get("scopes") or []),
              sorted(str(r) for r in attrs.get("rdds") or [])]
     return hashlib.sha1(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def blame_columns(entry: dict) -> dict:
-    """docs/blame.md's answer for one time -> `{blame_<kind>_s: seconds}` for every kind (0.0 where none), plus the
-    culprit: the segment that held the time longest."""
+    """docs/blame.md's answer for one time as `{blame_<kind>_s: seconds}` columns.
+
+    Every kind has one (0.0 where none), plus the culprit: the segment that held the time longest."""
     cols: dict[str, Any] = {blame_column(k): 0.0 for k in BLAME_KINDS}
     worst: dict | None = None
     for seg in entry.get("blame") or []:
@@ -163,7 +158,7 @@ def blame_columns(entry: dict) -> dict:
     return cols
 
 
-def _ms(value: Any) -> float | None:
+def _seconds_from_ms(value: Any) -> float | None:
     return value / 1000.0 if isinstance(value, (int, float)) and value > 0 else None
 
 
@@ -221,30 +216,32 @@ class _Analysis:
         self._attach_blame(times, {"times": [t.to_json() for t in blame.times()]})
         return AppRows(self._application(reader, times, stages), times, stages)
 
-    def _event(self, e: dict) -> None:
-        """What the rows need from Spark's events beyond what the model turns into progress: task durations,
-        stage attempts, the micro-batches' trigger starts, the application's bounds and Spark version."""
-        kind = e.get("Event")
+    def _event(self, event: dict) -> None:
+        """What the rows need from Spark's events beyond what the model turns into progress.
+
+        Task durations, stage attempts, the micro-batches' trigger starts, the application's bounds and Spark
+        version."""
+        kind = event.get("Event")
         if kind == "SparkListenerTaskEnd":
-            info = e.get("Task Info") or {}
-            if (e.get("Task End Reason") or {}).get("Reason", "Success") == "Success" and not info.get("Failed"):
-                launch, finish = _ms(info.get("Launch Time")), _ms(info.get("Finish Time"))
+            info = event.get("Task Info") or {}
+            if (event.get("Task End Reason") or {}).get("Reason", "Success") == "Success" and not info.get("Failed"):
+                launch, finish = _seconds_from_ms(info.get("Launch Time")), _seconds_from_ms(info.get("Finish Time"))
                 if launch is not None and finish is not None:
-                    self.tasks[e.get("Stage ID", -1)].append((finish - launch, info))
+                    self.tasks[event.get("Stage ID", -1)].append((finish - launch, info))
         elif kind == "SparkListenerStageCompleted":
-            info = e.get("Stage Info") or {}
+            info = event.get("Stage Info") or {}
             sid, attempt = info.get("Stage ID", -1), info.get("Stage Attempt ID", 0)
             self.attempts[sid].add(attempt)
             if info.get("Failure Reason"):
                 self.failed_attempts[sid].add(attempt)
         elif kind == "SparkListenerApplicationStart":
-            self.app_start = _ms(e.get("Timestamp"))
+            self.app_start = _seconds_from_ms(event.get("Timestamp"))
         elif kind == "SparkListenerApplicationEnd":
-            self.app_end = _ms(e.get("Timestamp"))
+            self.app_end = _seconds_from_ms(event.get("Timestamp"))
         elif kind == "SparkListenerLogStart":
-            self.spark_version = e.get("Spark Version")
+            self.spark_version = event.get("Spark Version")
         elif isinstance(kind, str) and kind.endswith("QueryProgressEvent"):
-            p = e.get("progress") or {}
+            p = event.get("progress") or {}
             start = iso_seconds(p.get("timestamp"))
             if start is not None and p.get("batchId") is not None:
                 self.trigger_start[(p.get("id"), p["batchId"])] = start
@@ -273,12 +270,12 @@ class _Analysis:
         elif kind == "operator":
             self.operators[(tuple(rec["scope"]), rec["node"])] = rec
 
-    def _hold(self, scope: tuple, node: int, t: Any, d: int, at: float) -> None:
-        hold = self.holds.get((scope, node, t))
+    def _hold(self, scope: tuple, node: int, time: Any, delta: int, at: float) -> None:
+        hold = self.holds.get((scope, node, time))
         if hold is None:
-            hold = self.holds[(scope, node, t)] = _Hold()
+            hold = self.holds[(scope, node, time)] = _Hold()
         before = hold.count
-        hold.count += d
+        hold.count += delta
         if before <= 0 < hold.count:
             hold.since = at
             if hold.first is None:
@@ -452,8 +449,10 @@ class _Analysis:
 
 
 def _first_past(lows: list[float], t: int, monotone: bool) -> int | None:
-    """The index of the first frontier change after which no time `<= t` remains. Lows never decrease in a
-    well-formed log (binary search); a regression, which the contract checker would flag, is scanned linearly."""
+    """The index of the first frontier change after which no time `<= t` remains.
+
+    Lows never decrease in a well-formed log (binary search); a regression, which the contract checker would flag, is
+    scanned linearly."""
     if monotone:
         i = bisect.bisect_right(lows, t)
         return i if i < len(lows) else None

@@ -1,22 +1,14 @@
 """`flowscope fleet DIR -o OUT`: every application's event log in a directory, analysed on Spark, as Parquet tables.
 
-A platform team keeps thousands of event logs a day in one directory (local, HDFS, S3). This job lists them
-through Spark (the `binaryFile` source, so any filesystem Spark's Hadoop layer reads works), groups each
-application's files (a single file, or the parts and status marker of a rolling `eventlog_v2_` directory), deals
-the applications round-robin to a few tasks per core (`task_count`: a task's fixed cost is spread over many
-applications; the Python workers are reused, so the project is imported once per worker), and shuffles each
-file's bytes to its application's task, sorted so the task meets each application's files together. There the
-task copies them into a local temporary directory so the project's own readers (every layout and codec) read it
-as they read any log, and runs `analyze.analyze_log`: the Spark model and the tracker, once per application. A
-log that cannot be read comes back as an application row with its problem; the job itself never fails for a bad
-log. In local mode over local files the tasks skip the scan and read each log by path (`run_fleet(read_locally=)`).
-The analysis is one row per application (its rows, times and stages as arrays), built once and cached in the
-JVM; the tables are column selections of it, written without going back to Python.
-
-Tables under OUT: `applications/`, `times/`, `stages/` (one row per stage operator and epoch: the rows
-`stage_signatures/` aggregates) and `stage_signatures/` (per signature across the fleet: time held, skew,
-stragglers, its longest run); and `OUT/report.html` (`report.py`). On a cluster spark-submit runs `submit.py`,
-never this module as a script (see there).
+A platform team keeps thousands of event logs a day in one directory (local, HDFS, S3). The job lists them through
+Spark (the `binaryFile` source, so any filesystem Hadoop reads works), groups each application's files, deals the
+applications round-robin to a few tasks per core (`task_count`: a task's fixed cost is spread over many; Python
+workers are reused, so imports happen once per worker) and shuffles each file's bytes to its application's task.
+The task copies them to a local temporary directory, so the project's own readers read it as any log, and runs
+`analyze.analyze_log`. A log that cannot be read becomes an application row with its problem; the job never fails
+for a bad log. The analysis is one row per application, cached in the JVM; the tables (`applications/`, `times/`,
+`stages/`, `stage_signatures/`) are column selections of it, written without going back to Python, beside
+`report.html` (`report.py`). On a cluster spark-submit runs `submit.py`, never this module as a script.
 """
 
 from __future__ import annotations
@@ -51,8 +43,10 @@ INPROGRESS = ".inprogress"
 
 @dataclass(frozen=True)
 class FleetApp:
-    """One application's log as Spark listed it: `path` is the file or the rolling directory, `files` every file
-    that makes it up (the status marker and other empty files included), `index` its partition."""
+    """One application's log as Spark listed it.
+
+    `path` is the file or the rolling directory, `files` every file that makes it up (the status marker and other empty
+    files included), `index` its partition."""
 
     index: int
     path: str
@@ -74,9 +68,11 @@ class FleetSummary:
 
 
 def _is_single_log_name(name: str) -> bool:
-    """A single-file Spark log is named after its application id (`local-...`, `app-...`, `application_..._...`,
-    plus `_<attempt>`), maybe with a codec suffix and `.inprogress`: no other dot. READMEs, JSON sidecars and
-    Hadoop's checksum files are not logs."""
+    """Is this file name a single-file Spark log's?
+
+    Such a log is named after its application id (`local-...`, `app-...`, `application_..._...`, plus `_<attempt>`),
+    maybe with a codec suffix and `.inprogress`: no other dot. READMEs, JSON sidecars and Hadoop's checksum files are
+    not logs."""
     if name.startswith((".", "_")):
         return False
     base = strip_codec(name.removesuffix(INPROGRESS))
@@ -106,8 +102,10 @@ def group_applications(files: Iterable[str]) -> tuple[list[FleetApp], int]:
 
 
 def analyze_app(app: FleetApp, contents: Iterable[tuple[str, bytes]]) -> dict:
-    """In a task: write the application's files into a local temporary directory (same names, empty files from
-    the listing) and analyse that copy. Returns `{"applications": [row], "times": [...], "stages": [...]}`."""
+    """Analyse one application in a task, from a local copy of its files.
+
+    The copy is a temporary directory with the same names (empty files from the listing).
+    Returns `{"applications": [row], "times": [...], "stages": [...]}`."""
     data = dict(contents)
     with tempfile.TemporaryDirectory(prefix="flowscope-fleet-") as tmp:
         root = Path(tmp)
@@ -171,17 +169,20 @@ TASKS_PER_CORE = 3  # at least this many tasks per core (while applications last
 
 
 def task_count(applications: int, cores: int) -> int:
-    """How many tasks analyse `applications` on `cores`: enough for every core to take several (so a task of big
-    logs does not leave the others idle), few enough that a task's fixed cost (scheduling, a shuffle block, a
-    Python worker's round trip) is spread over many applications."""
+    """How many tasks analyse `applications` on `cores`.
+
+    Enough for every core to take several (so a task of big logs does not leave the others idle), few enough that a
+    task's fixed cost (scheduling, a shuffle block, a Python worker's round trip) is spread over many applications."""
     if applications <= 0:
         return 1
     return min(applications, max(cores * TASKS_PER_CORE, -(-applications // APPS_PER_TASK)))
 
 
 def analysis_schema() -> Any:
-    """One row per application: its application row, and its times and stages as arrays (analysis once, then
-    the three tables are column selections of this in the JVM)."""
+    """The analysis's schema: one row per application.
+
+    Its application row, and its times and stages as arrays (analysis once, then the three tables are column selections
+    of this in the JVM)."""
     from pyspark.sql.types import ArrayType, StructField, StructType
 
     tables = schemas()
@@ -192,12 +193,13 @@ def analysis_schema() -> Any:
 
 def analyze_task(apps: Sequence[FleetApp], task: int, tasks: int,
                  items: Iterable[tuple[int, tuple[str, bytes]]] | None) -> Iterator[tuple]:
-    """Task `task` of `tasks`: the applications dealt to it (`apps[task::tasks]`). With `items` ((application
-    index, (path, bytes)), sorted by index: what Spark read), each from its files' bytes through `analyze_app`;
-    an application none of whose files has bytes (only empty files) is analysed as well: it becomes a row with
-    its problem. Without (`items=None`: logs on the local filesystem, which the task reads itself), each from its
-    path, as one process would. Yields one `analysis_schema` tuple per application (columns in the *_COLUMNS
-    order)."""
+    """Task `task` of `tasks`: the applications dealt to it (`apps[task::tasks]`).
+
+    With `items` ((application index, (path, bytes)), sorted by index: what Spark read), each from its files' bytes
+    through `analyze_app`; an application none of whose files has bytes (only empty files) is analysed as well: it
+    becomes a row with its problem. Without (`items=None`: logs on the local filesystem, which the task reads itself),
+    each from its path, as one process would. Yields one `analysis_schema` tuple per application (columns in the
+    *_COLUMNS order)."""
     columns = {name: tuple(f.name for f in schema.fields) for name, schema in schemas().items()}
     grouped = groupby(items or (), key=itemgetter(0))
     current = next(grouped, None)
@@ -238,11 +240,12 @@ def _session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
 
 
 def _list_and_scan(spark: Any, directory: str) -> tuple[list[str], Any]:
-    """Every file under `directory` (Spark's listing: empty files included) and their (path, content) rows as an
-    RDD. Two of Spark's defaults are set for this job while the listing and the scan are planned: listing more
-    than 32 directories (rolling logs) is a Spark job of one task per directory, here one per core
-    (`parallelPartitionDiscovery.parallelism`); and every file counts as at least 4 MB when files are packed into
-    the scan's partitions (`openCostInBytes`), which makes a directory of small logs one scan task per two files,
+    """Every file under `directory` and their (path, content) rows as an RDD.
+
+    The listing is Spark's, empty files included. Two of Spark's defaults are set for this job while the listing and the
+    scan are planned: listing more than 32 directories (rolling logs) is a Spark job of one task per directory, here one
+    per core (`parallelPartitionDiscovery.parallelism`); and every file counts as at least 4 MB when files are packed
+    into the scan's partitions (`openCostInBytes`), which makes a directory of small logs one scan task per two files,
     each costing more than reading them: the scan only routes bytes to the analysis, so a file counts as
     `SCAN_OPEN_COST` and the scan has about one partition per core."""
     settings = {"spark.sql.sources.parallelPartitionDiscovery.parallelism": str(spark.sparkContext.defaultParallelism),
@@ -342,9 +345,10 @@ def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True,
 
 def _write_report(frames: dict[str, Any], signatures: Any, out: str, applications: list[dict],
                   partitions: int) -> tuple[str, int]:
-    """Collect what the report shows (every signature; the slowest times; the top signatures' series) from the
-    job's cached frames and write OUT/report.html; for an OUT that is not on the local filesystem the page goes
-    to ./fleet-report.html instead. Returns the page's path and the number of signatures."""
+    """Write OUT/report.html from the job's cached frames.
+
+    It shows every signature, the slowest times and the top signatures' series; for an OUT that is not on the local
+    filesystem the page goes to ./fleet-report.html instead. Returns the page's path and the number of signatures."""
     from pyspark.sql import functions as F
 
     from backend.fleet.report import REGRESSION_SIGNATURES, TOP_SIGNATURES, TOP_TIMES, render_report
@@ -409,8 +413,7 @@ def register(subparsers: Any) -> None:
 
 
 # A local-mode JVM that this job starts runs briefly and does little of the work (the Python workers do): its C2
-# compiler's warm-up cost more CPU than it saved (benchmarks/fleet.py: 38 -> 25 CPU seconds for a cold run of 90
-# small logs, 13 -> 8.5 warm), so it compiles with C1 only.
+# compiler's warm-up costs more CPU than it saves (benchmarks/README.md has the figures), so it compiles with C1 only.
 LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
@@ -419,9 +422,11 @@ CONSOLE_PROGRESS = "spark.ui.showConsoleProgress"
 
 
 def user_configured(key: str, launching: bool) -> bool:
-    """Whether the user set the Spark property `key` for this application. Under spark-submit (the JVM already
-    started) Spark's own conf holds every --conf and spark-defaults.conf value; a JVM this job starts reads
-    PYSPARK_SUBMIT_ARGS and spark-defaults.conf (in SPARK_CONF_DIR, else SPARK_HOME/conf, else pyspark's)."""
+    """Whether the user set the Spark property `key` for this application.
+
+    Under spark-submit (the JVM already started) Spark's own conf holds every --conf and spark-defaults.conf value; a
+    JVM this job starts reads PYSPARK_SUBMIT_ARGS and spark-defaults.conf (in SPARK_CONF_DIR, else SPARK_HOME/conf, else
+    pyspark's)."""
     if not launching:
         from pyspark.java_gateway import launch_gateway
 
@@ -445,9 +450,11 @@ def user_configured(key: str, launching: bool) -> bool:
 
 
 def build_session(master: str | None, conf: dict[str, str] | None = None) -> Any:
-    """A SparkSession for the job: `master` if given; under spark-submit (which starts the gateway) whatever it
-    set; otherwise local[*]. A local JVM started here gets `LOCAL_JVM_OPTIONS`; `conf` is set on the builder, and
-    the console progress bar is off unless `conf` or the user's Spark configuration sets it."""
+    """A SparkSession for the job.
+
+    `master` if given; under spark-submit (which starts the gateway) whatever it set; otherwise local[*]. A local JVM
+    started here gets `LOCAL_JVM_OPTIONS`; `conf` is set on the builder, and the console progress bar is off unless
+    `conf` or the user's Spark configuration sets it."""
     from pyspark.sql import SparkSession
 
     launching = "PYSPARK_GATEWAY_PORT" not in os.environ  # no JVM yet: this builder starts it
@@ -514,8 +521,10 @@ def _build_zip(target: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The same command without the flowscope CLI: what `backend/fleet/submit.py` (the script spark-submit runs)
-    calls, so that everything the job pickles belongs to this importable module, never to `__main__`."""
+    """The same command without the flowscope CLI.
+
+    What `backend/fleet/submit.py` (the script spark-submit runs) calls, so that everything the job pickles belongs to
+    this importable module, never to `__main__`."""
     return run_subcommand("fleet", register, argv)
 
 

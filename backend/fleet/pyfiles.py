@@ -20,8 +20,9 @@ ZIP_PACKAGES = ("backend", "tracker")
 
 
 def build_zip(target: str | Path) -> list[str]:
-    """Write the `.py` files of `ZIP_PACKAGES` to the zip `target` (replaced if it exists), each under its import
-    path (`backend/fleet/job.py`). Returns the names written."""
+    """Write the `.py` files of `ZIP_PACKAGES` to the zip `target`, replaced if it exists.
+
+    Each goes under its import path (`backend/fleet/job.py`). Returns the names written."""
     names = []
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for package in ZIP_PACKAGES:

@@ -31,19 +31,21 @@ code { font-size: 12px; background: #f6f6f6; padding: 1px 4px; user-select: all;
 """
 
 
-def _ts(seconds: Any) -> str:
+def _utc_text(seconds: Any) -> str:
     if not isinstance(seconds, (int, float)):
         return "-"
     return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
-def _num(value: Any, digits: int = 2) -> str:
+def _decimal(value: Any, digits: int = 2) -> str:
     return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "-"
 
 
 def moment_text(seconds: float) -> str:
-    """A wall-clock moment as `flowscope replay --at` reads it: ISO 8601 in UTC, to the millisecond when that is
-    exact (Spark's clocks), else to the microsecond (so it names the same float seconds back)."""
+    """A wall-clock moment as `flowscope replay --at` reads it.
+
+    ISO 8601 in UTC, to the millisecond when that is exact (Spark's clocks), else to the microsecond (so it names the
+    same float seconds back)."""
     moment = datetime.fromtimestamp(seconds, tz=UTC)
     spec = "milliseconds" if moment.microsecond % 1000 == 0 else "microseconds"
     return moment.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
@@ -57,8 +59,9 @@ def _shell_word(text: str) -> str:
 
 def replay_command(log: Any, *, batch: int | None = None, at: float | None = None,
                    scope: list[int] | tuple[int, ...] | None = None) -> str:
-    """The command that opens an application's log in the debugger: at a batch (`end_batch`) or a wall-clock
-    moment (seconds), in a scope (a region's path), when known."""
+    """The command that opens an application's log in the debugger.
+
+    At a batch (`end_batch`) or a wall-clock moment (seconds), in a scope (a region's path), when known."""
     words = ["flowscope", "replay", _shell_word(str(log or ""))]
     if batch is not None:
         words += ["--at", str(batch)]
@@ -72,7 +75,7 @@ def replay_command(log: Any, *, batch: int | None = None, at: float | None = Non
 def _moment(row: dict) -> str:
     batch = row.get("end_batch")
     where = f"batch {batch}" if batch is not None else "the end"
-    return f"completed at {where} ({_ts(row.get('end'))})"
+    return f"completed at {where} ({_utc_text(row.get('end'))})"
 
 
 def _time_command(row: dict) -> str:
@@ -97,9 +100,11 @@ def _figure_html(fig: Any, first: bool, div_id: str) -> str:
 
 def render_report(signatures: list[dict], slow: list[dict], series: list[dict], problems: list[dict],
                   totals: dict, out: str) -> str:
-    """The page. `signatures`: stage_signatures rows by time held; `slow`: times rows (with `log`) by latency;
-    `series`: per (signature, application) seconds held with `app_start` and `log`; `problems`: application rows
-    with problems; `totals`: {"applications", "unreadable"}."""
+    """The fleet report as one HTML page.
+
+    `signatures`: stage_signatures rows by time held; `slow`: times rows (with `log`) by latency; `series`: per
+    (signature, application) seconds held with `app_start` and `log`; `problems`: application rows with problems;
+    `totals`: {"applications", "unreadable"}."""
     import plotly.graph_objects as go
 
     e = html.escape
@@ -131,8 +136,8 @@ def render_report(signatures: list[dict], slow: list[dict], series: list[dict], 
             parts.append(
                 f"<tr><td><code>{e(str(s.get('signature')))}</code></td><td>{e(str(s.get('name')))}</td>"
                 f"<td>{e(str(s.get('region_kind')))}</td><td class=n>{s.get('applications')}</td>"
-                f"<td class=n>{s.get('runs')}</td><td class=n>{_num(s.get('held_s'))}</td>"
-                f"<td class=n>{_num(s.get('max_held_s'))}</td><td class=n>{_num(s.get('max_skew'), 2)}</td>"
+                f"<td class=n>{s.get('runs')}</td><td class=n>{_decimal(s.get('held_s'))}</td>"
+                f"<td class=n>{_decimal(s.get('max_held_s'))}</td><td class=n>{_decimal(s.get('max_skew'), 2)}</td>"
                 f"<td class=n>{s.get('stragglers')}</td><td class=n>{s.get('failed_attempts')}</td>"
                 f"<td><code>{e(_longest_command(s))}</code></td></tr>")
         parts.append("</table>")
@@ -146,7 +151,7 @@ def render_report(signatures: list[dict], slow: list[dict], series: list[dict], 
         for t in slow:
             what = f"batch {t['batch_id']}" if t.get("batch_id") is not None else f"epoch {t.get('time')}"
             parts.append(
-                f"<tr><td class=n>{_num(t.get('latency_s'))}</td><td>{e(str(t.get('app_id')))}<br>"
+                f"<tr><td class=n>{_decimal(t.get('latency_s'))}</td><td>{e(str(t.get('app_id')))}<br>"
                 f"<span class=muted>{e(str(t.get('name') or ''))}</span></td><td>{e(str(t.get('scope_name')))}</td>"
                 f"<td>{e(what)}</td><td>{e(', '.join(str(j) for j in t.get('job_ids') or []))}</td>"
                 f"<td>{e(str(t.get('culprit') or ''))}</td><td><code>{e(_time_command(t))}</code><br>"

@@ -1,28 +1,20 @@
 """The stream: one subscriber per WebSocket client, fed by the session, drained at the client's own pace.
 
-A subscriber watches one scope. The session, at the end of every ingest slice, adds the ports the slice touched
-in that scope to the subscriber's *dirty set* and wakes it; that is all the ingest ever does for a client. The
-client's sender (:func:`pump`) wakes, waits out ``min_interval`` since its previous message, and sends one message
-with the *current* state of every dirty port, the marks and findings that are new since its previous message, and
-the head. While a send is blocked (a slow client, a full socket), changes keep accumulating in the dirty set:
-whatever happened meanwhile is *coalesced* into the next message, which is as large as the scope at most. So a slow
-client costs the tracker nothing and other clients nothing, and its memory is bounded. A port's row is encoded once
-per ingest slice for all clients (:class:`SharedRows`): a message is its clients' dirty rows joined, so a hundred
-clients cost little more than one.
+At the end of every ingest slice the session adds the ports the slice touched to each subscriber's *dirty set* of
+its scope and wakes it; that is all the ingest does for a client. The client's sender (:func:`pump`) waits out
+``min_interval``, then sends the *current* rows of its dirty ports with the new marks and findings; while a send is
+blocked, changes coalesce in the dirty set, so a slow client costs the tracker and the others nothing. A port's row
+is encoded once per slice for all clients (:class:`SharedRows`).
 
-Messages (JSON text):
+Messages (JSON text), rows being ``[kind, node, port, frontier, pointstamps, implications]``:
 
-* ``{"type":"snapshot", "scope", "batch", "at", "status", "version", "ports": [rows], "marks_total": n,
-  "findings_total": n}`` first, and again after the client switches scope: every port of the scope, and how many
-  marks and findings exist so far (fetch those over REST); later messages carry only new ones.
-* ``{"type":"resume", ...}`` instead of the snapshot when the client connects with ``since=K``: only the ports that
-  changed after batch ``K`` (a client that reconnects resumes from the state it has, not from the beginning).
-* ``{"type":"delta", "scope", "batch", "at", "status", "version", "ports": [rows], "marks": [...],
-  "findings": [...], "t_first", "t_sent"}``: ``t_first`` is when the oldest batch in this message entered the
-  tracker, ``t_sent`` when the message was built (wall clock, for latency measurements).
+* ``snapshot`` (``scope``, ``batch``, ``at``, ``status``, ``version``, ``ports``, ``marks_total``,
+  ``findings_total``): every port of the scope, first and after a scope switch;
+* ``resume``, instead, for a client that connects with ``since=K``: the ports changed after batch ``K``;
+* ``delta``: the dirty rows, new ``marks`` and ``findings``, ``t_first`` (when its oldest batch entered the tracker)
+  and ``t_sent``.
 
-Port rows are ``[kind, node, port, frontier, pointstamps, implications]``. The client may send
-``{"type":"watch", "scope":[...], "since": K|null}`` to switch scope.
+The client sends ``{"type":"watch", "scope":[...], "since": K|null}`` to switch scope.
 """
 
 from __future__ import annotations
@@ -87,8 +79,10 @@ class Subscriber:
         self.event.set()
 
     def take(self) -> bytes:
-        """The next message, encoded: built from the live state now (between ingest slices: consistent). Port rows
-        come from the session's :class:`SharedRows`, so every client of a scope shares one encoding of each."""
+        """The next message, encoded: built from the live state now (between ingest slices: consistent).
+
+        Port rows come from the session's :class:`SharedRows`, so every client of a scope shares one encoding of
+        each."""
         s = self.session
         replay = s.replay
         head = s.head
@@ -134,10 +128,10 @@ def _encode(fields: dict[str, Any], ports: bytes) -> bytes:
 
 
 class SharedRows:
-    """Encoded port rows of one session's live state, made once per ingest slice and shared by every client: a
-    hundred clients watching a scope cost one encoding of each changed port per slice, not a hundred (a row
-    depends only on the live state, which changes only inside an ingest slice: :func:`shared_rows` starts afresh
-    after each)."""
+    """Encoded port rows of one session's live state, made once per ingest slice and shared by every client.
+
+    A hundred clients watching a scope cost one encoding of each changed port per slice, not a hundred (a row depends
+    only on the live state, which changes only inside an ingest slice: :func:`shared_rows` starts afresh after each)."""
 
     def __init__(self, epoch: tuple[int, int]) -> None:
         self.epoch = epoch  # (the session's ingest slices, its structure version) when these rows were read
@@ -181,8 +175,9 @@ def shared_rows(session: Session) -> SharedRows:
 
 
 async def pump(sub: Subscriber, send) -> None:
-    """Send messages to one client until it goes away or the session ends (``send`` is an async callable taking
-    the encoded message)."""
+    """Send messages to one client until it goes away or the session ends.
+
+    ``send`` is an async callable taking the encoded message."""
     while True:
         await sub.event.wait()
         sub.event.clear()

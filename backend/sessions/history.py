@@ -1,48 +1,19 @@
 """Session history: the state of the dataflow after any batch, quickly, without keeping every state.
 
-A session's live :class:`~tracker.replay.Replay` only knows the present. To answer "what did every port look like
-after batch k" (the timeline, seeking, explaining the past) the history keeps three things:
+A session's live :class:`~tracker.replay.Replay` knows only the present. To answer "what did every port look like
+after batch k" (the timeline, seeking, explaining the past) the history keeps:
 
-* **Segments of records.** Every structure, progress and ``detail`` record is kept, serialized (orjson, a one-byte
-  kind tag), in segments of
-  ``checkpoint_every`` batches; a full segment is compressed with zstandard (progress logs compress about ten
-  times) and written to the session's scratch file (:class:`~backend.sessions.scratch_dir.ScratchFile`, an anonymous
-  file
-  in the system's temporary directory): in memory stay only the open segment and where each sealed one is. The
-  structure records are kept a second time, apart, in compressed pages of the same scratch file
-  (:class:`~tracker.pages.PagedLines`): a checkpoint's replay declares them first.
-* **Checkpoints.** At the start of each segment (after batch ``i * checkpoint_every``) the history takes the
-  *primary* pointstamps of every scope: the counts the batches themselves put there (messages at inputs,
-  capabilities at outputs). Derived pointstamps are left out: a nested scope's ``out(0, i)`` (the parent's
-  frontier, pushed in) and a parent's ``out(K, j)`` for a nested scope ``K`` (its internal capabilities, reported
-  out) are recomputed by the hierarchy itself. Taking a checkpoint reads each port's counts once: O(ports). It
-  also copies the holder details present then (running tasks), so a restored replay knows them.
-* **A batch index.** Per batch, its wall-clock ``at``, worker and scope, in typed arrays, plus the running
-  maximum of ``at`` so "the state at wall time T" is a binary search. The index is paged with the segments: a
-  sealed segment's arrays go to the scratch file beside its records, and only the last running maximum of each
-  stays in memory (the binary search picks the segment, then reads its page).
+* **segments of records**: every structure, progress and ``detail`` record, in segments of ``checkpoint_every``
+  batches, each sealed one compressed into the session's :class:`~backend.sessions.scratch_dir.ScratchFile`;
+* **checkpoints**: at each segment's start, every scope's *primary* pointstamps (what batches put there; derived
+  ones, a nested scope's pushed-in frontier and reported capabilities, are recomputed) and the holder details;
+* **a batch index**: per batch its wall clock (with the running maximum, for seeks by time), worker and scope.
 
-**State at batch k** = restore the checkpoint at or before ``k`` and re-apply the records after it: a fresh
-``Replay`` gets the structure declared up to the checkpoint, its initial capabilities are dropped (the checkpoint
-already counts whatever is still held), the primary pointstamps are received scope by scope and one
-``schedule()`` derives everything else (frontiers, implications, nested scopes' reports). Then at most
-``checkpoint_every`` batches are re-applied from the decompressed segment. The state reached this way is the
-state the live replay had after batch ``k`` (``tests/test_backend_history.py`` checks this at every batch). Cost:
-one build of the structure plus at most ``checkpoint_every`` batches (4,096 by default: ~0.2 s at the tracker's
-~25k batches/s), independent of the session's length: seeking in a 1M-batch session is as fast as in a short
-one. Restored replays are kept in a small pool of *cursors*, so stepping forward (play, step) re-applies only the
-batches in between. Seeks run in worker threads (the API's routes never restore on the event loop) while the ingest
-loop keeps recording, so whatever a seek reads is either complete or not there yet.
-
-"State after batch k" includes the structure and marks read after batch ``k`` and before batch ``k + 1``, so
-``k = 0`` is the declared dataflow before any progress.
-
-**Folded scopes.** A session's replay folds finished scopes out of its live hierarchy (``retire`` records, see
-``docs/progress-log.md``); a restored replay folds the same ones at the same moments, so seeking to a moment before
-a fold shows the scope as it was. When a scope without inputs and outputs (a Spark region) is folded, its records
-(the scope, what was declared inside it, its retire) are marked dead from then on: a checkpoint taken later skips
-them (its replay declares nothing of it and counts it folded), so restoring costs the structure that is live at the
-checkpoint, not every record the application ever declared (a scan of one integer per structure record picks them).
+The state after batch ``k`` is a fresh ``Replay`` given the structure, the checkpoint at or before ``k`` and at most
+``checkpoint_every`` batches: its cost does not grow with the session. It equals the live replay's
+(``tests/test_backend_history.py``). Batch 0 is the declared dataflow before any progress. Restored replays are kept
+as *cursors* so stepping forward re-applies only the batches between. Folded scopes are folded again at the same
+moments; a folded region's records are skipped by later checkpoints, so a restore costs what is live then.
 """
 
 from __future__ import annotations
@@ -99,8 +70,10 @@ class Segment:
 
 
 class BatchIndex:
-    """The batches of one segment: wall clock, its running maximum over the session, worker (-1: none or not an
-    integer), scope id (into ``History.scope_paths``) and the record index in the segment."""
+    """The batches of one segment.
+
+    Wall clock, its running maximum over the session, worker (-1: none or not an integer), scope id (into
+    ``History.scope_paths``) and the record index in the segment."""
 
     __slots__ = ("at", "at_max", "worker", "scope", "line")
 
@@ -171,8 +144,10 @@ class History:
 
     def __init__(self, checkpoint_every: int = 4096, pool_size: int = 4, level: int = 3,
                  keep_finished: int | None = None, directory: Path | None = None):
-        """``keep_finished`` is the live replay's (restored replays fold the same scopes); ``directory`` is where
-        the scratch file is made (default: the system's temporary directory; the file is anonymous there)."""
+        """A history for a session's live replay.
+
+        ``keep_finished`` is the live replay's (restored replays fold the same scopes); ``directory`` is where the
+        scratch file is made (default: the system's temporary directory; the file is anonymous there)."""
         if checkpoint_every < 1:
             raise ValueError("checkpoint_every must be at least 1")
         self.every = checkpoint_every
@@ -262,9 +237,11 @@ class History:
             self._checkpoint(replay)
 
     def scope_folded(self, scope: Subgraph) -> None:
-        """The live replay is folding ``scope``. If nothing connects it to its parent, every record about it (its
-        own ``scope`` and ``retire`` records, what was declared inside it and in scopes nested in it) is dead for
-        every later checkpoint: a replay restored there never declares it, and counts it as folded."""
+        """The live replay is folding ``scope``.
+
+        If nothing connects it to its parent, every record about it (its own ``scope`` and ``retire`` records, what was
+        declared inside it and in scopes nested in it) is dead for every later checkpoint: a replay restored there never
+        declares it, and counts it as folded."""
         path, n = scope.path, len(scope.path)
         for k in [k for k in self._scope_ids if k[:n] == path]:  # no batch names it again: its id stays on disk
             del self._scope_ids[k]

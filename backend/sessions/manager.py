@@ -44,7 +44,9 @@ _SID = re.compile(r"[0-9a-f]{10}")  # secrets.token_hex(5), as uploads are named
 
 
 def _check_openable(path: Path, allowed: list[Path]) -> None:
-    """A log is a regular file, or a directory of them (a rolling Spark log) none of which leads outside the allowed
+    """Refuse a log that is not regular files inside the allowed directories.
+
+    A log is a regular file, or a directory of them (a rolling Spark log) none of which leads outside the allowed
     directories: a FIFO or a device would block the reader forever, a symlinked part would read any file."""
     if path.is_dir():
         for entry in path.iterdir():
@@ -95,8 +97,9 @@ class SessionManager:
         return session
 
     def _feed_ended(self, session: Session) -> None:
-        """A followed file was rotated or rewritten in place: follow the new content in a new session. One deleted
-        from a followed directory is forgotten there, so a new file of that name is followed again."""
+        """A followed file was rotated or rewritten in place: follow the new content in a new session.
+
+        One deleted from a followed directory is forgotten there, so a new file of that name is followed again."""
         ended = session.feed
         gone_path = getattr(ended, "path", None)  # followed feeds have the path they follow
         if ended.ended_early in (DELETED, FILE_VANISHED) and gone_path is not None:
@@ -120,8 +123,9 @@ class SessionManager:
                                              f"the new content is followed in session {new.id}"))
 
     def open_feed(self, path: str, follow: bool = False) -> Feed:
-        """The feed of a log inside the allowed directories (PathNotAllowed, FileNotFoundError, FeedError). It reads
-        the file to identify it, so the server calls it in a worker thread."""
+        """The feed of a log inside the allowed directories (PathNotAllowed, FileNotFoundError, FeedError).
+
+        It reads the file to identify it, so the server calls it in a worker thread."""
         p = confine(path, self.settings.allowed_dirs)
         if not p.exists():
             raise FileNotFoundError(f"{path}: no such file or directory")
@@ -170,8 +174,10 @@ class SessionManager:
         return session
 
     def restore(self) -> list[Session]:
-        """Bring back the uploads kept in ``data_dir`` by an earlier run, under their ids (so ``#/s/<id>`` links
-        keep working). Reads each file's first lines to identify it, so call it off the event loop's hot path."""
+        """Bring back the uploads kept in ``data_dir`` by an earlier run, under their ids.
+
+        So ``#/s/<id>`` links keep working. Reads each file's first lines to identify it, so call it off the event
+        loop's hot path."""
         root = Path(self.settings.data_dir) / "sessions"
         restored = []
         for directory in sorted(root.iterdir()) if root.is_dir() else []:

@@ -75,13 +75,16 @@ def _remove(path: Path) -> None:
 
 
 class ScratchFile:
-    """An append-only anonymous file (see the module docstring), a ``tracker.pages.PageStore``: ``put`` appends
-    bytes and returns ``(offset, size)``, ``get`` reads them back. Both may run in any thread (positioned reads
-    and writes, no shared file position)."""
+    """An append-only anonymous file (see the module docstring), a ``tracker.pages.PageStore``.
+
+    ``put`` appends bytes and returns ``(offset, size)``, ``get`` reads them back. Both may run in any thread
+    (positioned reads and writes, no shared file position)."""
 
     def __init__(self, directory: Path | None = None) -> None:
-        """``directory``: where the file is made (default: the system's temporary directory; being anonymous, it
-        adds no entry there, and a server given ``--data-dir`` makes no directory of its own)."""
+        """An anonymous scratch file in ``directory``.
+
+        The default is the system's temporary directory; being anonymous, the file adds no entry there, and a server
+        given ``--data-dir`` makes no directory of its own."""
         self._file = tempfile.TemporaryFile(dir=directory)
         self._fd = self._file.fileno()
         self.size = 0  # bytes written

@@ -141,8 +141,9 @@ class SeriesRecorder:
         series.counts_point(at)
 
     def forget(self, path: tuple) -> None:
-        """Drop the series of the scope at ``path`` and of the scopes it nests (it was folded: a session keeps
-        bounded memory however many scopes finished)."""
+        """Drop the series of the scope at ``path`` and of the scopes it nests.
+
+        The scope was folded: a session keeps bounded memory however many scopes finished."""
         n = len(path)
         for key in [k for k in self.scopes if k[:n] == path]:
             del self.scopes[key]

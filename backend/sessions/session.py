@@ -1,25 +1,14 @@
 """A session: one feed of records, the replay that tracks it, its history, and who is watching.
 
-The session owns the one live :class:`~tracker.replay.Replay` of its dataflow and runs the ingest loop on the
-server's event loop, in *slices*: records are polled from the feed and applied for at most ``slice_seconds``
-(10 ms), then the loop yields to everything else the server does (requests, WebSocket senders). Nothing else ever
-mutates the live replay, so anything running on the event loop between slices reads a consistent state: the
-state after the slice's last batch.
+The session owns the one live :class:`~tracker.replay.Replay` of its dataflow and runs the ingest on the server's
+event loop in *slices* of at most ``slice_seconds``, then yields to requests and WebSocket senders. Nothing else
+mutates the live replay, so whatever runs between slices reads a consistent state.
 
-Per batch the replay's observer does only cheap bookkeeping: the batch goes into the history's index (and a
-checkpoint is taken every ``checkpoint_every`` batches), and the ports it touched are collected (the batch's own
-ports, every port whose frontier moved in any scope, and, conservatively, the ports of the enclosing scopes that
-a nested scope's reports change). At the end of a slice the touched ports, deduplicated, update the charts'
-series and each port's "last changed" batch (what a reconnecting client resumes from), and are handed to the
-subscribers watching that scope. A subscriber only accumulates a set of dirty ports: how fast it is read is the
-stream's business and never slows the ingest.
-
-A long application's finished scopes (``retire`` records) are folded out of the live replay once more than
-``keep_finished`` of them are waiting, and the session forgets what it kept for them (last changes, charts, blame
-state); the history still restores them for any moment before their fold.
-
-The session only ingests; what the API and the stream show of it (port rows, the scope tree, the session's info,
-search) are functions in backend/views/projections.py.
+Per batch the replay's observer only notes the batch in the history and the ports it touched; at the end of a
+slice those update the charts and each port's "last changed" batch, and go to the subscribers watching the scope
+as dirty sets (how fast a client reads is the stream's business, never the ingest's). Finished scopes beyond
+``keep_finished`` are folded out of the live replay and forgotten here; the history still restores them for any
+moment before their fold. What the API and the stream show of a session is backend/views/projections.py's.
 """
 
 from __future__ import annotations
@@ -79,7 +68,7 @@ class Session:
         self.replay = Replay(feed.label, check_contracts=self.options.check_contracts, observer=self._observe,
                              keep_finished=self.options.keep_finished, checked_records=feed.checked_records)
         self.history = History(self.options.checkpoint_every, keep_finished=self.options.keep_finished)
-        self.replay.on_retire.append(self._folding)
+        self.replay.on_retire.append(self._forget_folded_scope)
         tasks = task_index_for(self.replay, bars=True)  # task attempts, filled by blame, read by both
         self.blame = spark_blame(self.replay, lazy=True, tasks=tasks)  # where completed times' seconds went
         self.task_timeline = TaskTimeline(tasks)  # every task attempt's bar, for the executor timeline
@@ -114,9 +103,11 @@ class Session:
             self._task = asyncio.get_running_loop().create_task(self.run(), name=f"session {self.id}")
 
     async def run(self) -> None:
-        """Read the feed on a worker thread (files, decompression, decoding never block the server) and apply
-        what was read on the event loop, in slices of ``slice_seconds``: requests and WebSocket senders run
-        between slices and always see a consistent state."""
+        """Ingest the feed until it ends or the session stops.
+
+        The feed is read on a worker thread (files, decompression, decoding never block the server) and what was read is
+        applied on the event loop, in slices of ``slice_seconds``: requests and WebSocket senders run between slices and
+        always see a consistent state."""
         feed, opts = self.feed, self.options
         chunk: list = []
         pos = 0
@@ -162,8 +153,10 @@ class Session:
             feed.close()
 
     async def stop(self, keep_files: bool = False) -> None:
-        """Stop ingesting and close the stream; the session's directory is removed unless ``keep_files`` (a server
-        shutting down with a ``--data-dir`` keeps its uploads for the next start)."""
+        """Stop ingesting and close the stream.
+
+        The session's directory is removed unless ``keep_files`` (a server shutting down with a ``--data-dir`` keeps its
+        uploads for the next start)."""
         self._stop = True
         task = self._task
         if task is not None and not task.done():
@@ -194,7 +187,7 @@ class Session:
             self.blame.record(record, line)  # and the task index the executor timeline reads
             self.schedule.record(record)
 
-    def _folding(self, scope: Subgraph) -> None:
+    def _forget_folded_scope(self, scope: Subgraph) -> None:
         """``scope`` (and what it nests) leaves the live replay: forget what the session kept for it."""
         path, n = scope.path, len(scope.path)
         self._flush_series()
@@ -254,8 +247,10 @@ class Session:
             self.series.update(scope, locs, at)
 
     def _chain(self, scope: Subgraph) -> list[tuple[Subgraph, list[Location]]]:
-        """For each enclosing scope, the ports a nested scope's reports may change (its node's ports and the
-        targets its outputs feed), and the nested scope's own boundary outputs (the pushed-in frontiers)."""
+        """For each enclosing scope, the ports a nested scope's reports may change.
+
+        Those are its node's ports and the targets its outputs feed, and the nested scope's own boundary outputs (the
+        pushed-in frontiers)."""
         chain = self._chains.get(scope.path)
         if chain is None:
             chain = []
@@ -279,9 +274,11 @@ class Session:
         return chain
 
     def _settle(self) -> None:
-        """Once the structure stops changing (a slice without structure records, or the feed has nothing more for
-        now), build the trackers and lay out the root scope in the background, so the first view of a loaded
-        session does not wait for either: its graph request finds the layout made, or being made."""
+        """Once the structure stops changing, build the trackers and lay out the root scope in the background.
+
+        The structure stops changing at a slice without structure records, or when the feed has nothing more for now.
+        The first view of a loaded session then waits for neither: its graph request finds the layout made, or being
+        made."""
         v = self.structure_version
         quiet = v == self._slice_version
         self._slice_version = v
@@ -323,8 +320,10 @@ class Session:
             await asyncio.shield(settling)
 
     def graph_json(self, path: tuple, columns: bool = False) -> asyncio.Future[bytes]:
-        """The laid-out graph of a scope as JSON bytes (as objects, or column by column: ``layout_columns``),
-        laid out once per structure version and encoded once per form, off the loop."""
+        """The laid-out graph of a scope as JSON bytes.
+
+        As objects, or column by column (``layout_columns``); laid out once per structure version and encoded once per
+        form, off the loop."""
         key = ("graph", path, self.structure_version, columns)
         fut = self.cache.get(key)
         if fut is None:

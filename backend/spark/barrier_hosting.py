@@ -1,5 +1,6 @@
-"""The runtime's workers as the tasks of a Spark barrier stage: Spark is the distributed engine, flowscope brings
-only the timely protocol.
+"""The runtime's workers as the tasks of a Spark barrier stage.
+
+Spark is the distributed engine, flowscope brings only the timely protocol.
 
 ``rdd.barrier().mapPartitions`` launches all N tasks together (Spark refuses a barrier stage it cannot schedule
 at once); each task becomes one worker, listens on its executor's address, and learns the others' through

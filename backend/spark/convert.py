@@ -282,11 +282,12 @@ def record(
     *,
     on_error: Callable[[LineError], None] | None = None,
 ) -> RecordSummary:
-    """Convert a Spark event log into a progress log (v1) at `out_path` (`.zst`/`.gz` compress by suffix; a
-    binary file object works too). `redact` rewrites every event first (`backend.spark.redact`); `progress`
-    is called with (bytes read, total bytes) as the log is read; `on_error` with each corrupt line as it is
-    found. Returns the summary; raises `FileNotFoundError`, `EventLogError` or `MissingCodecError` (before
-    anything is written) when the log cannot be read."""
+    """Convert a Spark event log into a progress log (v1) at `out_path`.
+
+    `.zst`/`.gz` compress by suffix; a binary file object works too. `redact` rewrites every event first
+    (`backend.spark.redact`); `progress` is called with (bytes read, total bytes) as the log is read; `on_error` with
+    each corrupt line as it is found. Returns the summary; raises `FileNotFoundError`, `EventLogError` or
+    `MissingCodecError` (before anything is written) when the log cannot be read."""
     conversion = SparkLogConversion(eventlog_path, redact=redact, on_error=on_error, progress=progress)
     return _write(conversion, out_path)
 

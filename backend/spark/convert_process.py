@@ -1,20 +1,14 @@
 """A Spark event log's conversion run in a child process, its records streamed back: two cores for one log.
 
-Reading, decoding and the Spark model (``SparkLogConversion``) are about half of the work of bringing a Spark log
-to its full state; applying the records to the tracker (``tracker.replay.Replay``) is the other half, and it has to
-happen where the state is wanted. :class:`ConversionProcess` runs the one conversion in a child process
-(``backend.eventlog.child``: forked where that is safe, spawned in a process with threads) and hands its records
-over a pipe in batches (JSON, a few hundred records per message), so the child reads and models the next events
-while this process applies the previous ones. It iterates like ``SparkLogConversion`` and ends with the same
-summary; corrupt lines reach ``on_error`` as they arrive. The pipe costs this process an ``orjson.loads`` per
-batch, a few microseconds per record, against the tens of microseconds the child's share of the work costs per
-event.
+Reading, decoding and the Spark model are about half the work of bringing a Spark log to its full state; applying
+the records to the tracker is the other half, and it has to happen where the state is wanted. So
+:class:`ConversionProcess` runs the conversion in a child (``backend.eventlog.child``) and hands its records over
+a pipe in batches, and the child models the next events while this process applies the previous ones. It iterates
+like ``SparkLogConversion`` and ends with the same summary; corrupt lines reach ``on_error`` as they arrive.
 
 :func:`replay_event_log` is what ``flowscope frontiers`` and ``explain`` do with a Spark event log, and
-:func:`event_log_conversion` its choice of processes, which ``flowscope blame`` shares: for a large
-log three processes (reading and decoding, the model, the replay: the three stages cost about the same on a
-many-small-jobs log, and reading plus the model twice the replay on a few-big-jobs log), for a small one all here;
-the settled ``Replay`` returned.
+:func:`event_log_conversion` its choice of processes, which ``flowscope blame`` shares: for a large log three
+(reading and decoding, the model, the replay), for a small one all here.
 """
 
 from __future__ import annotations
@@ -36,19 +30,21 @@ from tracker.replay import Replay
 __all__ = ["ConversionProcess", "event_log_conversion", "replay_event_log"]
 
 # Records per message: the pipe costs little, and the replay takes a batch's records while they are still in its
-# cache (1,024 cost it ~8% more CPU on the 100-job benchmark log).
+# cache (a larger batch costs it more CPU).
 BATCH = 256
 
 _RECORDS, _ERROR, _DONE = b"r", b"e", b"d"
 
 
 class ConversionProcess:
-    """``for rec in ConversionProcess(log): ...``: the records of ``SparkLogConversion(log)``, converted in a child
-    process. ``lines`` (while iterating) is the event-log line of the latest record; ``summary()`` and
-    ``model_summary()`` answer once the iteration ended. Raises like ``SparkLogConversion`` at construction when the
-    log cannot be read; a failure in the child is raised here as ``RuntimeError`` with its traceback.
-    ``read_in_child``: the child reads and decodes in a child of its own (``SparkLogConversion``'s option), so
-    reading, the model and whatever this process does with the records are three processes."""
+    """``for rec in ConversionProcess(log): ...``.
+
+    The records of ``SparkLogConversion(log)``, converted in a child process. ``lines`` (while iterating) is the
+    event-log line of the latest record; ``summary()`` and ``model_summary()`` answer once the iteration ended. Raises
+    like ``SparkLogConversion`` at construction when the log cannot be read; a failure in the child is raised here as
+    ``RuntimeError`` with its traceback. ``read_in_child``: the child reads and decodes in a child of its own
+    (``SparkLogConversion``'s option), so reading, the model and whatever this process does with the records are three
+    processes."""
 
     def __init__(self, source: str | os.PathLike[str] | AppLog, *,
                  on_error: Callable[[LineError], None] | None = None, batch: int = BATCH,
@@ -139,12 +135,14 @@ def _convert(put: Put, log: AppLog, batch: int, read_in_child: bool) -> None:
 def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None = None, check_contracts: bool = False,
                      on_error: Callable[[LineError], None] | None = None, threshold: int | None = None,
                      ) -> tuple[Replay, ConversionProcess | SparkLogConversion]:
-    """A Spark event log replayed to its full state (or its first ``at`` progress records) and settled, with the
-    conversion that fed it (its ``summary()`` and ``model_summary()``): the records ``flowscope record`` writes,
-    applied as ``flowscope frontiers`` applies them. A large log takes three processes: one reads and decodes
-    (``EventReaderProcess``), one models (``ConversionProcess``), this one applies; a small one is converted here.
-    Corrupt lines and rejected records both reach ``on_error`` and the replay's ``errors``, in the order found.
-    Raises like ``SparkLogConversion`` when the log cannot be read. ``threshold``: see :func:`event_log_conversion`."""
+    """A Spark event log replayed to its full state and settled, with the conversion that fed it.
+
+    Up to its first ``at`` progress records when given; the conversion gives its ``summary()`` and ``model_summary()``.
+    The records are those ``flowscope record`` writes, applied as ``flowscope frontiers`` applies them. A large log
+    takes three processes: one reads and decodes (``EventReaderProcess``), one models (``ConversionProcess``), this one
+    applies; a small one is converted here. Corrupt lines and rejected records both reach ``on_error`` and the replay's
+    ``errors``, in the order found. Raises like ``SparkLogConversion`` when the log cannot be read. ``threshold``: see
+    :func:`event_log_conversion`."""
     log = open_event_log(source)
     replay = Replay(str(log.path), check_contracts, on_error=on_error, checked_records=True)
 
@@ -170,11 +168,13 @@ def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None 
 def event_log_conversion(source: str | os.PathLike[str] | AppLog, *,
                          on_error: Callable[[LineError], None] | None = None, threshold: int | None = None,
                          ) -> ConversionProcess | SparkLogConversion:
-    """The conversion of a Spark event log that feeds a replay in this process: for a log of ``threshold`` bytes
-    (default ``READ_IN_CHILD_BYTES``) or more on disk, ``ConversionProcess`` reading in a child of its own (two
-    more processes, so that this one only applies the records), else ``SparkLogConversion`` here (a child's
-    start-up costs more than it saves). Iterate over it for the records (its ``line`` is the latest one's event-log
-    line) and ``close()`` it after; corrupt lines reach ``on_error`` as found. Raises like ``SparkLogConversion``."""
+    """The conversion of a Spark event log that feeds a replay in this process.
+
+    For a log of ``threshold`` bytes (default ``READ_IN_CHILD_BYTES``) or more on disk, ``ConversionProcess`` reading in
+    a child of its own (two more processes, so that this one only applies the records), else ``SparkLogConversion`` here
+    (a child's start-up costs more than it saves). Iterate over it for the records (its ``line`` is the latest one's
+    event-log line) and ``close()`` it after; corrupt lines reach ``on_error`` as found. Raises like
+    ``SparkLogConversion``."""
     log = open_event_log(source)
     if sum(_size(p) for p in log.files) >= (READ_IN_CHILD_BYTES if threshold is None else threshold):
         return ConversionProcess(log, on_error=on_error, read_in_child=True)

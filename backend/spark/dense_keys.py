@@ -25,8 +25,9 @@ def dense_index(key: Any) -> int | None:
 
 
 class KeySet:
-    """A set of ids, or of ``(id, attempt)`` keys, a byte per dense key (see the module docstring). One kind of key
-    per set: ``i`` and ``(i, 0)`` are the same byte."""
+    """A set of ids, or of ``(id, attempt)`` keys, a byte per dense key (see the module docstring).
+
+    One kind of key per set: ``i`` and ``(i, 0)`` are the same byte."""
 
     __slots__ = ("_bytes", "_others")
 

@@ -1,19 +1,14 @@
-"""Spark event logs as feeds: an application's log replayed or followed while Spark writes it, and a directory of
-logs followed as applications appear (``flowscope serve --follow DIR``).
+"""Spark event logs as feeds: an application's log replayed or followed, and a directory of logs followed.
 
 :class:`SparkLogFeed` runs one application's log (a file, ``.inprogress`` or not, any codec, or a rolling
 ``eventlog_v2_`` directory) through :class:`~backend.eventlog.EventLogFollower` and the Spark model: each ``poll``
 returns the progress records of the events Spark has flushed since the previous one. Followed, it stays live until
-Spark finalizes the log (the rename of ``.inprogress``, the rolling directory's ``appstatus_`` marker), then ends,
-so the session turns complete. Not followed, it ends at the end of what is there. Gaps in the events
-(:mod:`backend.spark.gaps`) mark the session uncertain, as for a live attachment.
-
-:class:`SparkDirectoryFollower` finds the applications that appear in a directory (by application name, so the
-rename of ``app.inprogress`` to ``app`` is the same application) and gives a followed feed for each.
-``register(registry)`` adds Spark event logs to a server's feed registry.
+Spark finalizes the log, then ends, so the session turns complete; gaps in the events (:mod:`backend.spark.gaps`)
+mark the session uncertain. :class:`SparkDirectoryFollower` gives a followed feed for each application that appears
+in a directory (``flowscope serve --follow DIR``); ``register(registry)`` adds Spark event logs to a server's feeds.
 
 Spark flushes task events only with job, stage and SQL events (and at its buffer size), so a followed session sees
-a task's end up to a few seconds late unless the application writes its log uncompressed with a small buffer
+a task's end a few seconds late unless the log is written uncompressed with a small buffer
 (``spark.eventLog.compress=false``, ``spark.eventLog.buffer.kb=1k``); ``flowscope.attach`` has no such delay.
 """
 

@@ -1,20 +1,14 @@
 """Gaps: Spark events that cannot follow from the ones before unless some were lost.
 
 Spark drops events when a listener lags (its listener-bus queues are bounded), a socket can break, a log can be cut
-short. The drop counters say so when they exist; the event stream itself says so too, and that works for logs
-written by anyone. The model already notices events about things it never heard of (a task of a stage no job
-listed, a job end for a job that never started). This module adds what needs a memory of the stream:
+short; the event stream itself says so, in logs written by anyone. The model notices events about things it never
+heard of; this module adds what needs a memory of the stream: a task of a stage attempt whose submission was never
+seen, a first attempt that succeeds with fewer successful task ends than tasks, a successful job end with a stage
+attempt that never completed, and a stream that ends with a job that never ended although the application did.
 
-* a task of a stage attempt whose submission was never seen (the stage was listed by its job);
-* a first attempt of a stage that completes successfully with fewer successful task ends than it had tasks;
-* a successful job end while one of its submitted stage attempts never completed;
-* the end of the stream (a finalized log, a closed connection) with a job that never ended although the
-  application did.
-
-Each is reported once as a reason; what to do with it (the model's "uncertain from here" mark) is the caller's
-business (the model's ``note_gap``). Memory: a set of task indices per running stage attempt, released at its end,
-and a byte per stage for the stages listed and the attempts finished (``dense_keys.KeySet``): a long application's
-detector grows by a few bytes a job.
+Each is reported once as a reason; what to do with it is the caller's (the model's ``note_gap``). Memory: a set of
+task indices per running stage attempt, released at its end, and a byte per stage listed and per attempt finished
+(``dense_keys.KeySet``).
 """
 
 from __future__ import annotations

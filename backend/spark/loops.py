@@ -1,30 +1,16 @@
 """Driver loops in a Spark job's stage DAG: which stages are skipped, which repeat the same code on their own output.
 
-An iterative algorithm driven from the driver (PageRank, k-means, gradient steps) submits one job per iteration,
-and each job's lineage holds every earlier iteration: job k lists the stage of iteration k, whose parent is the
-stage of iteration k-1 (skipped: its shuffle output exists), whose parent is iteration k-2's, and so on. The stage
-ids are new in every job and the lineage grows, so the Spark model's recursive stage signatures differ per job;
-what repeats is the *code*: the stage name (its call site, ``reduceByKey at pagerank.py:20``) and the scopes and
-call sites of its RDDs, as sets (iteration 1 may pipeline a few more or fewer RDDs than iteration 2 on the same
-lines). ``docs/spark-model.md`` ("Loops") states the rule this module implements:
+An iterative algorithm driven from the driver (PageRank, k-means, gradient steps) submits one job per iteration, and
+each job's lineage holds every earlier iteration, with new stage ids each time: the Spark model's recursive stage
+signatures differ per job. What repeats is the *code*: a stage's name (its call site) and its RDDs' scopes and call
+sites, as sets (:func:`loop_key`). From that this module tells which stages are *skipped* (their output exists:
+:func:`shuffle_writes`), which are *loop steps* (a parent runs the same code one iteration earlier), and which jobs
+are *iterations*, by a chain of steps or, when iterations do not chain (k-means), by *repetition* of the previous
+job's code on new data from common data (:class:`JobCode`, :func:`repeats`). docs/spark-model.md ("Loops") states
+the rule in full.
 
-* a stage is *skipped* when its output is already there: Spark listed it before under the same stage id and it
-  completed, or a shuffle map stage that completed wrote the same shuffles (:func:`shuffle_writes`: its output RDD,
-  the highest RDD id of a stage, as read by its children's RDDs). Only stages with children in the job can be
-  skipped (a result stage always runs);
-* a stage is a *loop step* of iteration ``i >= 1`` when one of its parents runs the same code (``loop_key``) at
-  iteration ``i - 1`` (a chain of such stages counts 0, 1, 2, ... from its first stage);
-* a job is an *iteration* of the loop of key K when one of the stages it runs (not skipped) is a step of K, or runs
-  K's code once the region has that loop. Its iteration number is the highest position of such a stage;
-* a job whose iterations do not chain (k-means: every iteration reads the same cached input, the driver carries the
-  centers) is an iteration by *repetition* (:func:`repeats`): it started after the region's previous job ended, its
-  running stages run the same code as that job's (:class:`JobCode`), on new data (none of the RDDs its running
-  stages write is one the previous job's wrote: adaptive SQL's jobs list their earlier query stages again, which
-  write the same RDD) built from common data (they share an RDD). Its iteration is the
-  previous job's plus one (:func:`plan_repeat`), the loop's key that of its first running stage.
-
-Everything here is a pure function of one job's ``Stage Infos`` and what completed before; ``model.py`` decides
-where the stages go (see ``SparkModel`` and the docs).
+Everything here is a pure function of one job's ``Stage Infos`` and what completed before; ``placement.py`` decides
+where the stages go.
 """
 
 from __future__ import annotations
@@ -57,8 +43,10 @@ def _scope_name(scope: str) -> str | None:
 
 
 class StageCode:
-    """What one stage info says about the code its stage runs, read in one pass over its RDDs: a job's start reads it
-    for the stage's operator signature, its loop key, its operator's attributes and the job's :class:`JobCode`.
+    """What one stage info says about the code its stage runs, read in one pass over its RDDs.
+
+    A job's start reads it for the stage's operator signature, its loop key, its operator's attributes and the job's
+    :class:`JobCode`.
 
     ``scopes``: its RDDs' scope names (those with one), sorted, repeats kept; ``callsites``: every RDD's call site
     (as text), sorted; ``key``: its :func:`loop_key`; ``rdd_names``: its RDDs' names, in order; ``output`` (its
@@ -115,10 +103,11 @@ def output_rdd(info: dict) -> int | None:
 
 
 def shuffle_writes(info: dict, children: list[dict]) -> frozenset:
-    """The shuffles a shuffle map stage writes, each as (its output RDD, the RDD of a child stage that reads it): a
-    later job's stage that writes the same ones is skipped. Two shuffles of one RDD (Scala's ``pairs.reduceByKey``
-    and ``pairs.groupByKey``) are read through different RDDs, so they stay apart. A log without RDD parent ids
-    names each by the output RDD alone."""
+    """The shuffles a shuffle map stage writes, each as (its output RDD, the RDD of a child stage that reads it).
+
+    A later job's stage that writes the same ones is skipped. Two shuffles of one RDD (Scala's ``pairs.reduceByKey`` and
+    ``pairs.groupByKey``) are read through different RDDs, so they stay apart. A log without RDD parent ids names each
+    by the output RDD alone."""
     return shuffles_read(output_rdd(info), children)
 
 
@@ -133,9 +122,10 @@ def shuffles_read(out: int | None, children: list[dict]) -> frozenset:
 
 @dataclass
 class LoopPlan:
-    """Where one job's stages go when the job is an iteration: the loop's key, and for every stage placed in the
-    loop its iteration (members of the loop's chain: their position; stages downstream of a running member: the
-    highest iteration among their parents in the loop)."""
+    """Where one job's stages go when the job is an iteration.
+
+    The loop's key, and for every stage placed in the loop its iteration (members of the loop's chain: their position;
+    stages downstream of a running member: the highest iteration among their parents in the loop)."""
 
     key: tuple
     iteration: int  # the job's: its highest running member's
@@ -167,10 +157,11 @@ def chain_positions(keys: Mapping[int, tuple], parents: Mapping[int, list[int]])
 
 def plan_iteration(keys: Mapping[int, tuple], pos: Mapping[int, int], parents: Mapping[int, list[int]],
                    skipped: Collection[int], known: Collection[tuple]) -> LoopPlan | None:
-    """The loop this job iterates, or None. ``keys``: each stage's :func:`loop_key`; ``pos``: their
-    :func:`chain_positions`; ``parents``: each stage's parents within the job; ``skipped``: the stages whose output
-    exists; ``known``: the keys of the region's loops so far (a job that runs a known loop's code is one of its
-    iterations, even at position 0)."""
+    """The loop this job iterates, or None.
+
+    ``keys``: each stage's :func:`loop_key`; ``pos``: their :func:`chain_positions`; ``parents``: each stage's parents
+    within the job; ``skipped``: the stages whose output exists; ``known``: the keys of the region's loops so far (a job
+    that runs a known loop's code is one of its iterations, even at position 0)."""
     running = [s for s in sorted(keys) if s not in skipped]
     steps = [s for s in running if pos[s] >= 1 or keys[s] in known]
     if not steps:
@@ -194,8 +185,9 @@ def plan_iteration(keys: Mapping[int, tuple], pos: Mapping[int, int], parents: M
 
 def _downstream(members: set[int], keys: Mapping[int, tuple], parents: Mapping[int, list[int]],
                 skipped: Collection[int]) -> list[int]:
-    """The stages the job runs downstream of its running ``members`` (the iteration's own work: its action's result
-    stage), not members themselves, by id."""
+    """The stages the job runs downstream of its running ``members``, by id.
+
+    The iteration's own work (its action's result stage), not the members themselves."""
     children: dict[int, list[int]] = {s: [] for s in keys}
     for s, ps in parents.items():
         for p in ps:
@@ -212,10 +204,11 @@ def _downstream(members: set[int], keys: Mapping[int, tuple], parents: Mapping[i
 
 
 class JobCode:
-    """What a job of a batch region ran, to tell a repetition: the loop keys of its running stages, the RDDs they
-    write (each stage's output RDD), and every RDD they compute or read. Made from the running stages'
-    :class:`StageCode` s (``running``), the RDD sets are read only when asked for: only a job whose keys are its
-    region's previous job's needs them."""
+    """What a job of a batch region ran, to tell a repetition.
+
+    The loop keys of its running stages, the RDDs they write (each stage's output RDD), and every RDD they compute or
+    read. Made from the running stages' :class:`StageCode` s (``running``), the RDD sets are read only when asked for:
+    only a job whose keys are its region's previous job's needs them."""
 
     __slots__ = ("keys", "_outputs", "_rdds", "_running")
 
@@ -244,16 +237,19 @@ def job_code(codes: Mapping[int, StageCode], skipped: Collection[int]) -> JobCod
 
 
 def repeats(previous: JobCode | None, job: JobCode) -> bool:
-    """Whether ``job`` runs ``previous``'s code again on a new dataset from a common one (see the module docstring;
-    that it started after ``previous`` ended is the caller's to check)."""
+    """Whether ``job`` runs ``previous``'s code again on a new dataset from a common one.
+
+    See the module docstring; that it started after ``previous`` ended is the caller's to check."""
     return (previous is not None and bool(job.keys) and job.keys == previous.keys and bool(job.outputs)
             and job.outputs.isdisjoint(previous.outputs) and not job.rdds.isdisjoint(previous.rdds))
 
 
 def plan_repeat(keys: Mapping[int, tuple], parents: Mapping[int, list[int]], skipped: Collection[int],
                 iteration: int) -> LoopPlan:
-    """Where a repeating job's stages go: its first running stage's code is the loop's step, it and what the job
-    runs downstream of it at ``iteration`` (nothing chains: every stage of the iteration is at it)."""
+    """Where a repeating job's stages go.
+
+    Its first running stage's code is the loop's step, it and what the job runs downstream of it at ``iteration``
+    (nothing chains: every stage of the iteration is at it)."""
     running = [s for s in sorted(keys) if s not in skipped]
     lead = next(s for s in running if all(p in skipped for p in parents[s]))  # a job's stages form a DAG
     members = {s for s in keys if keys[s] == keys[lead]}

@@ -119,9 +119,11 @@ class StagePlacement(JobRetention):
         return bool(writes) and all(w in written for w in writes)
 
     def _wrote(self, writes: frozenset) -> None:
-        """Remember the shuffles a completed stage wrote: the latest ``KEEP_WRITTEN`` (Spark keeps a shuffle while
-        its RDD lives; one older than that is taken as gone: its stage then waits for its tokens like any, and its
-        job's end releases them, as for a stage Spark never submitted)."""
+        """Remember the shuffles a completed stage wrote.
+
+        The latest ``KEEP_WRITTEN`` (Spark keeps a shuffle while its RDD lives; one older than that is taken as gone:
+        its stage then waits for its tokens like any, and its job's end releases them, as for a stage Spark never
+        submitted)."""
         written = self._written
         for w in writes:
             written.pop(w, None)
@@ -140,13 +142,14 @@ class StagePlacement(JobRetention):
         return self._next_signature_id
 
     def _intern_signature(self, base: Any) -> int:
-        """The id of a stage signature not among the latest generation's. Ids count up and are never reused, so
-        an id means one signature for the application's life; only the signatures of the last
-        ``SIGNATURE_IDS_KEPT`` to ``2 * SIGNATURE_IDS_KEPT`` distinct ones seen are remembered (two generations,
-        the older dropped whole when the newer fills), so an application whose stage code differs in every job
-        (generated code) keeps a bounded map. A signature forgotten and seen again gets a new id: a region still
-        holding an operator under the old one would then declare a second operator for it, which needs that
-        many distinct signatures in between, far more than any region's operators."""
+        """The id of a stage signature not among the latest generation's.
+
+        Ids count up and are never reused, so an id means one signature for the application's life; only the signatures
+        of the last ``SIGNATURE_IDS_KEPT`` to ``2 * SIGNATURE_IDS_KEPT`` distinct ones seen are remembered (two
+        generations, the older dropped whole when the newer fills), so an application whose stage code differs in every
+        job (generated code) keeps a bounded map. A signature forgotten and seen again gets a new id: a region still
+        holding an operator under the old one would then declare a second operator for it, which needs that many
+        distinct signatures in between, far more than any region's operators."""
         sig = self._signature_ids.get(base)  # a caller's view of the newer generation may predate a rotation
         if sig is not None:
             return sig
@@ -164,11 +167,12 @@ class StagePlacement(JobRetention):
     def _place(self, region: Region, epoch: int, codes: dict[int, StageCode], parents: dict, sigs: dict,
                skipped: Collection[int], streaming: bool
                ) -> tuple[Placement, int | None, Region | None]:
-        """Each stage's scope, operator signature and time, the job's iteration and its loop (None, None: not an
-        iteration). In the region by default (its recursive signature, the epoch); an iteration of a loop
-        (loops.py) puts the loop's code and what runs downstream of it in the loop's scope, at
-        ``(epoch, iteration)``: the step operator for the stages running the loop's code, loop-local signatures
-        (parents in the loop only) for the others."""
+        """Each stage's scope, operator signature and time, the job's iteration and its loop.
+
+        The iteration and loop are (None, None) when the job is not an iteration. A stage goes in the region by default
+        (its recursive signature, the epoch); an iteration of a loop (loops.py) puts the loop's code and what runs
+        downstream of it in the loop's scope, at ``(epoch, iteration)``: the step operator for the stages running the
+        loop's code, loop-local signatures (parents in the loop only) for the others."""
         place: Placement = {sid: (region, sigs[sid], epoch) for sid in codes}
         if streaming:
             return place, None, None
@@ -204,8 +208,10 @@ class StagePlacement(JobRetention):
         return place, plan.iteration, loop
 
     def _loop(self, region: Region, key: tuple, epoch: int) -> Region:
-        """A new loop scope in ``region`` for the stages running ``key``'s code: its driver (which holds
-        ``[epoch, 0]`` and moves on with the region's), its feedback, and an output to the region's driver."""
+        """A new loop scope in ``region`` for the stages running ``key``'s code.
+
+        Its driver (which holds ``[epoch, 0]`` and moves on with the region's), its feedback, and an output to the
+        region's driver."""
         node = region.next_node
         region.next_node += 1
         name = f"loop: {key[0]}"[:120]

@@ -28,8 +28,10 @@ __all__ = ["FLUSH_BYTES", "RedactStats", "main", "redact_log"]
 
 @dataclass
 class RedactStats:
-    """What `redact_log` did: the output path, events written, lines skipped as corrupt (never copied: a line
-    that does not parse cannot be redacted), and the bytes in and out."""
+    """What `redact_log` did.
+
+    The output path, events written, lines skipped as corrupt (never copied: a line that does not parse cannot be
+    redacted), and the bytes in and out."""
 
     output: Path
     files: int = 0

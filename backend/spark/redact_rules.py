@@ -1,35 +1,17 @@
 """Redaction rules: a Spark event's strings without the machine it ran on, and without the secrets Spark left in it.
 
-A Spark event log is a post-mortem worth sharing, and it is full of the machine that wrote it: call sites and
-stack traces with file paths (home directories, user names), the classpath, Java and system properties, host
-names and IP addresses of the driver and every executor, executor log URLs, YARN container attributes, the user
-who ran the application. Spark redacts configuration values whose keys look secret, but only in the environment
-event; passwords in JDBC URLs, `--conf ...secret.key=...` on a command line, tokens in job properties and AWS keys
-in a SQL plan go through untouched. This module rewrites events so that none of that remains while everything
-the Spark model needs stays exactly as it was: event types, every id (jobs, stages, attempts, tasks, executors,
-RDDs, queries), stage and RDD names and scopes, task counts, parent ids, times, statuses and metrics.
+A Spark event log is a post-mortem worth sharing, and it is full of the machine that wrote it (paths, user and host
+names, addresses, the classpath, properties, log URLs) and of secrets Spark does not redact outside the environment
+event (passwords in JDBC URLs, `--conf ...secret.key=...`, tokens, AWS keys). Every string of an event (keys and
+values) goes through the rules in order: **secrets** become Spark's own `*********(redacted)`; **URLs** keep their
+scheme, a host placeholder, the port and the last path segment; **file paths** keep only their last segment
+(`count at job.py:42`, as Spark names Scala call sites); **hosts** become `host-1`, `host-2`, ... in order of first
+appearance, user names `user`. Whole parts go: the classpath, Hadoop and most system properties, executor and driver
+log URLs and attributes. Everything the Spark model needs stays exactly as it was (types, ids, names and scopes,
+counts, times, statuses, metrics).
 
-The rules, in the order they apply to every string of an event (keys and values):
-
-* **secrets**: values under keys that name a secret (password, secret, token, credential, access key, private
-  key, api key, keytab, principal, signature), `key=value` pairs of that kind inside text, `user:pass@` in URLs,
-  bearer tokens, AWS access key ids and secret keys, and a few well-known token shapes become Spark's own
-  `*********(redacted)`;
-* **URLs** keep their scheme, a host placeholder, the port and the last path segment;
-* **file paths** (absolute, `~/`, Windows) keep only their last segment: `count at /home/ann/etl/job.py:42`
-  becomes `count at job.py:42`, which is how Spark names Scala call sites anyway; a home directory itself
-  becomes `~`;
-* **hosts**: IP addresses, host names from the log's `Host` fields (and, by default, this machine's own name),
-  EC2-style `ip-10-0-0-1` names and dotted host names under common domains become `host-1`, `host-2`, ... in
-  order of first appearance (loopback becomes `localhost`); user names become `user`.
-
-Whole parts of events go: the classpath, the Hadoop properties and every system property but a few Java/OS
-version facts, executor log URLs and attributes, driver log URLs. The mapping (which host is `host-3`) lives in a
-`Redactor` and is never written anywhere, so redacting the same log twice gives the same bytes, and one log
-redacted event by event (`flowscope record --redact`) or as a file (`redact_log`) gives the same names.
-
-Use: `Redactor().event(e)` (or `redact_event(e)` for one event); `backend/spark/redact.py` rewrites whole logs
-with it.
+The mapping lives in a `Redactor` and is never written, so redacting a log twice gives the same bytes, event by
+event (`flowscope record --redact`) or as a file (`backend/spark/redact.py`).
 """
 
 from __future__ import annotations
@@ -345,8 +327,10 @@ _KEY_KINDS: dict[str, int] = {}
 
 
 def _key_kind(key: str) -> int:
-    """What a key says about its string value (user, secret, directory, host, or plain text), plus `_REWRITE_KEY`
-    when the key itself needs rewriting (a path or an address as a key). Cached: logs repeat their keys."""
+    """What a key says about its string value: user, secret, directory, host, or plain text.
+
+    Plus `_REWRITE_KEY` when the key itself needs rewriting (a path or an address as a key). Cached: logs repeat their
+    keys."""
     kind = _KEY_KINDS.get(key)
     if kind is None:
         last = key.rsplit(".", 1)[-1].lower().replace("_", "").replace(" ", "")
@@ -386,8 +370,10 @@ def _host_part(v: str) -> str:
 
 
 def _secret_assignment(m: re.Match[str]) -> str:
-    """`secret.key=value` in text loses its value. Kept: booleans, values already redacted, and numbers after a
-    colon (`TokenCache.java:45` in a stack trace is a line number, not a token)."""
+    """`secret.key=value` in text loses its value.
+
+    Kept: booleans, values already redacted, and numbers after a colon (`TokenCache.java:45` in a stack trace is a line
+    number, not a token)."""
     head, value = m.groups()
     v = value.strip("\"'").lower()
     if v in ("true", "false", "") or value == REDACTED or (head.rstrip().endswith(":") and v.isdigit()):

@@ -24,8 +24,10 @@ _STATUS_CODE = {status: k + 1 for k, status in enumerate(_STATUSES)}  # 0: no en
 
 
 class StatusTable:
-    """Statuses of finished jobs (keyed by job id) or stage attempts (``(stage id, attempt)``), a byte each
-    (``dense_keys``): attempt 0 of id ``i`` is byte ``i`` of an array; anything else goes to a small dict."""
+    """Statuses of finished jobs or stage attempts, a byte each.
+
+    Keyed by job id or by ``(stage id, attempt)``, as ``dense_keys`` stores them: attempt 0 of id ``i`` is byte ``i`` of
+    an array; anything else goes to a small dict."""
 
     def __init__(self) -> None:
         self._codes = bytearray()
@@ -107,8 +109,9 @@ class JobRetention(ModelState):
                 self._fold_job(self._ended_jobs.popleft())
 
     def _fold_job(self, job_id: int) -> None:
-        """Keep only the statuses of an ended job and of its stages' attempts (``retain_jobs``): a long
-        application's model then grows by a few bytes a job."""
+        """Keep only the statuses of an ended job and of its stages' attempts (``retain_jobs``).
+
+        A long application's model then grows by a few bytes a job."""
         job = self.jobs.pop(job_id, None)
         if job is None:
             return

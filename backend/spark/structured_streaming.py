@@ -1,18 +1,12 @@
-"""Per streaming query: its micro-batches' durations against the trigger interval, and its event-time watermark
-against processing time, from the Spark model's "batch N done" marks (``trigger_start``, the trigger's execution
-in ``phases_ms`` (else ``duration_ms``), ``watermark``; see docs/spark-model.md).
+"""Per streaming query: its micro-batches against the trigger interval, its watermark against processing time.
 
-Spark's events do not state a query's trigger interval, so it is inferred from the trigger starts, unless the user
-gives it. The rule follows Spark's processing-time trigger, which starts the next batch on the next tick of the
-interval after the current batch's start, or at once when the current batch ran past that tick:
-
-* a batch *waited* when it started at least ``WAIT_S`` after its predecessor ended (a batch that starts at once
-  after a late predecessor says nothing about the interval);
-* the start-to-start differences of the batches that waited, rounded to ``ROUND_S``, are candidate intervals (a
-  tick without new data runs no batch, so a difference may be a multiple of the interval); the smallest one that
-  at least ``MIN_VOTES`` waited batches show is the interval;
-* otherwise the interval is unknown (the default trigger runs batches back to back; a query that is always
-  behind never waits): the answer says so, and the user may set it.
+Both come from the Spark model's "batch N done" marks (``trigger_start``, the trigger's execution in ``phases_ms``
+(else ``duration_ms``), ``watermark``; see docs/spark-model.md). Spark's events do not state a query's trigger
+interval, so unless the user gives it, it is inferred as Spark's processing-time trigger runs (the next batch on the
+next tick after the current one's start, or at once when that tick has passed): the start-to-start differences of
+the batches that *waited* (started at least ``WAIT_S`` after their predecessor ended), rounded to ``ROUND_S``, are
+candidates (a tick without data runs no batch, so a difference may be a multiple), and the smallest one that at
+least ``MIN_VOTES`` waited batches show is the interval; otherwise it is unknown, and the answer says so.
 
 A batch is *late* when it ran longer than the interval (Spark's own "falling behind" test). Watermarks are epoch
 seconds; Spark's initial watermark (the epoch itself) means no watermark yet and is given as null.
@@ -33,15 +27,18 @@ MIN_VOTES = 2
 
 
 def _seconds(iso: Any) -> float | None:
-    """An ISO-8601 timestamp (Spark writes ``2026-11-21T19:49:33.989Z``) as epoch seconds; None if absent, the
-    epoch itself (no watermark yet) or unreadable."""
+    """An ISO-8601 timestamp as epoch seconds.
+
+    Spark writes ``2026-11-21T19:49:33.989Z``. None if absent, the epoch itself (no watermark yet) or unreadable."""
     t = iso_seconds(iso)
     return t if t is not None and t > 0 else None
 
 
 def infer_trigger_interval(batches: list[dict]) -> tuple[float | None, str]:
-    """The trigger interval (seconds) from batches in order (each with ``start`` and ``duration_s``), by the rule
-    in the module docstring, and a sentence saying how it was obtained."""
+    """The trigger interval (seconds) from batches in order, and how it was obtained.
+
+    Each batch has ``start`` and ``duration_s``; the rule is the module docstring's, and the sentence returned says how
+    it applied."""
     votes: dict[float, int] = {}
     for prev, cur in zip(batches, batches[1:], strict=False):
         if prev["start"] is None or cur["start"] is None or prev["duration_s"] is None:
@@ -65,10 +62,11 @@ def infer_trigger_interval(batches: list[dict]) -> tuple[float | None, str]:
 
 def streaming_queries(marks: Iterable[dict], scope_names: dict[tuple, str] | None = None,
                       trigger_s: float | None = None, triggers: dict[str, float] | None = None) -> list[dict]:
-    """Every streaming query with batch marks, in order of first appearance: ``{query, scope, name, trigger:
-    {interval_s, source, how}, batches: [{batch, start, end, duration_s, late, watermark, input_rows}]}``.
-    The user's settings replace the inferred interval: ``triggers`` per query id (queries of one application may
-    run on different triggers), ``trigger_s`` for every query ``triggers`` does not name."""
+    """Every streaming query with batch marks, in order of first appearance.
+
+    ``{query, scope, name, trigger: {interval_s, source, how}, batches: [{batch, start, end, duration_s, late,
+    watermark, input_rows}]}``. The user's settings replace the inferred interval: ``triggers`` per query id (queries of
+    one application may run on different triggers), ``trigger_s`` for every query ``triggers`` does not name."""
     queries: dict[str, dict] = {}
     for m in marks:
         qid = m.get("query")

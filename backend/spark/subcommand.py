@@ -1,5 +1,6 @@
-"""One `flowscope` subcommand run without the flowscope CLI (`python -m backend.spark.convert LOG -o OUT`,
-`spark-submit backend/fleet/submit.py DIR -o OUT`).
+"""One `flowscope` subcommand run without the flowscope CLI.
+
+As in `python -m backend.spark.convert LOG -o OUT` or `spark-submit backend/fleet/submit.py DIR -o OUT`.
 
 A module that owns a subcommand's arguments registers them on the CLI's subparsers (`register(subparsers)`);
 run alone, it builds a parser holding only that subcommand and runs it. The subcommand's own name may be given

@@ -1,5 +1,6 @@
-"""What changed in one scope between two moments: the comparison a person otherwise makes by scrubbing back and
-forth.
+"""What changed in one scope between two moments.
+
+The comparison a person otherwise makes by scrubbing back and forth.
 
 A moment is what the history can produce for a scope after some batch: its port rows (``[kind, node, port,
 frontier, pointstamps, implications]``, as :func:`backend.sessions.session.port_rows` builds them) and the names of its
@@ -53,8 +54,10 @@ def _as_json(t: Any) -> Any:
 
 
 def diff_moments(before: Moment, after: Moment) -> dict:
-    """The ports that advanced (and by how much), the ports that did not move while holding times (stuck),
-    the ports whose pointstamp or implication counts changed, and the operators that appeared."""
+    """What changed in one scope between two moments.
+
+    The ports that advanced (and by how much), the ports that did not move while holding times (stuck), the ports whose
+    pointstamp or implication counts changed, and the operators that appeared."""
     old = {(r[0], r[1], r[2]): r for r in before.ports}
     advanced, stuck, counts = [], [], []
     for row in after.ports:

@@ -1,24 +1,15 @@
 """Graph layout of one scope: layered left to right by topological order, feedback edges set aside.
 
-Plain functions over a networkx graph, testable without a server:
+Plain functions over a networkx graph, testable without a server. :func:`scope_graph` makes a graph of *boxes*
+(every child, and a nested scope's boundary split into ``"enter"`` on the left and ``"leave"`` on the right; the
+channels between two boxes are one edge). :func:`feedback_edges` sets aside the edges that close cycles (a loop's
+feedback channel), :func:`strata` groups operators by layer, and :func:`layered_layout` layers boxes by longest
+path, orders each layer by barycenter sweeps (fewer crossings) and wraps long pipelines into bands, like lines of
+text, to keep the picture near a browser window's aspect.
 
-* :func:`scope_graph` turns a scope into a ``networkx.DiGraph`` of *boxes*: every child (leaf operator or folded
-  nested scope) and, for a nested scope, its boundary split in two: ``"enter"`` (the scope's inputs, child 0's
-  outputs) on the left and ``"leave"`` (the scope's outputs, child 0's inputs) on the right. Channels between the
-  same two boxes are one edge carrying the list of channels.
-* :func:`feedback_edges` finds edges whose removal leaves a DAG, by a depth-first search from the sources in node
-  order (the edges that close a cycle: typically the loop's feedback channel).
-* :func:`strata` is the stratification itself: operators grouped by layer, and the feedback edges.
-* :func:`layered_layout` assigns layers by longest path in that DAG (``enter`` first, ``leave`` last), orders
-  boxes within a layer by a few barycenter sweeps (fewer crossings), and places them. A long thin graph (a
-  pipeline of hundreds of stages) would be a ribbon thousands of boxes wide, so layers are wrapped into bands,
-  like lines of text, to keep the picture near the aspect of a browser window.
-
-The passes work on plain adjacency lists read from the graph once, so the cost is linear in boxes and channels
-(plus the sorts within layers): a scope of 10,000 operators is laid out in a few tenths of a second.
-
-Coordinates are pixels for the browser's SVG: each box has ``x, y, w, h``; ports sit on its left (inputs) and
-right (outputs) edges, spaced ``PORT_GAP`` apart, the browser derives them.
+The passes run over plain adjacency lists read from the graph once, so the cost is linear in boxes and channels
+(plus the sorts within layers). Coordinates are pixels for the browser's SVG: each box has ``x, y, w, h``; the
+browser places its ports on its left (inputs) and right (outputs) edges, ``PORT_GAP`` apart.
 """
 
 from __future__ import annotations
@@ -47,9 +38,11 @@ ENTER, LEAVE = "enter", "leave"
 
 @gc_paused()  # a copy of a large scope: many objects, all kept
 def scope_graph(scope: Subgraph) -> nx.DiGraph:
-    """The scope as boxes and box-to-box edges; everything the layout needs is copied into the graph, so
-    :func:`layout_graph` can run without touching the scope (off the event loop). Reads the declared structure
-    only: the scope's tracker need not be built (that is the stream's work, not the picture's)."""
+    """The scope as boxes and box-to-box edges.
+
+    Everything the layout needs is copied into the graph, so :func:`layout_graph` can run without touching the scope
+    (off the event loop). Reads the declared structure only: the scope's tracker need not be built (that is the stream's
+    work, not the picture's)."""
     g = nx.DiGraph(scope=list(scope.path), name=scope.name, depth=scope.domain.depth)
     if scope.inputs:
         g.add_node(ENTER, kind="enter", name="scope inputs", inputs=0, outputs=scope.inputs, attrs={})
@@ -89,18 +82,20 @@ def _order_key(n: Any) -> tuple:
     return (0, 0) if n == ENTER else (2, 0) if n == LEAVE else (1, n)
 
 
-def _adjacency(g: nx.DiGraph) -> tuple[list, dict[Any, list]]:
-    """The nodes in drawing order (``enter``, operators by number, ``leave``) and each node's successors in that
-    order: plain lists, read once (the layout's passes then cost O(V + E), not networkx's per-call views)."""
-    nodes = sorted(g.nodes, key=_order_key)
+def _adjacency(graph: nx.DiGraph) -> tuple[list, dict[Any, list]]:
+    """The nodes in drawing order and each node's successors in that order.
+
+    Drawing order is ``enter``, operators by number, ``leave``. Plain lists, read once: the layout's passes then cost
+    O(V + E), not networkx's per-call views."""
+    nodes = sorted(graph.nodes, key=_order_key)
     rank = {v: i for i, v in enumerate(nodes)}
-    succ = {u: sorted(nbrs, key=rank.__getitem__) for u, nbrs in g.adjacency()}
+    succ = {u: sorted(nbrs, key=rank.__getitem__) for u, nbrs in graph.adjacency()}
     return nodes, succ
 
 
-def feedback_edges(g: nx.DiGraph, adjacency: tuple[list, dict[Any, list]] | None = None) -> set[tuple]:
+def feedback_edges(graph: nx.DiGraph, adjacency: tuple[list, dict[Any, list]] | None = None) -> set[tuple]:
     """Edges closing a cycle in a DFS from the sources (in node order), then from any node not yet reached."""
-    nodes, succ = adjacency or _adjacency(g)
+    nodes, succ = adjacency or _adjacency(graph)
     has_pred = {v for vs in succ.values() for v in vs}
     starts = [n for n in nodes if n not in has_pred] + nodes
     state: dict[Any, int] = {}  # 1 on the stack, 2 done
@@ -130,17 +125,18 @@ def _height(inputs: int, outputs: int) -> int:
     return max(34, 14 + PORT_GAP * max(inputs, outputs, 1))
 
 
-def layered_layout(g: nx.DiGraph, sweeps: int = 4) -> dict:
-    """Positions for every box of ``g`` (see the module docstring). Linear in boxes and channels but for the
-    ordering's sorts within layers: a 10,000-operator scope takes a fraction of a second."""
-    adjacency = _adjacency(g)
-    back = feedback_edges(g, adjacency)
-    # The DAG left once the feedback edges are set aside, in g's own edge order (the order the picture has
+def layered_layout(graph: nx.DiGraph, sweeps: int = 4) -> dict:
+    """Positions for every box of ``graph`` (see the module docstring).
+
+    Linear in boxes and channels but for the ordering's sorts within layers."""
+    adjacency = _adjacency(graph)
+    back = feedback_edges(graph, adjacency)
+    # The DAG left once the feedback edges are set aside, in the graph's own edge order (the order the picture has
     # always been drawn in: the ordering below breaks ties by it).
-    order_key = {v: _order_key(v) for v in g.nodes}
-    dag_succ: dict[Any, list] = {v: [] for v in g.nodes}
-    indegree: dict[Any, int] = dict.fromkeys(g.nodes, 0)
-    for u, v in g.edges:
+    order_key = {v: _order_key(v) for v in graph.nodes}
+    dag_succ: dict[Any, list] = {v: [] for v in graph.nodes}
+    indegree: dict[Any, int] = dict.fromkeys(graph.nodes, 0)
+    for u, v in graph.edges:
         if u != v and (u, v) not in back:
             dag_succ[u].append(v)
             indegree[v] += 1
@@ -148,7 +144,7 @@ def layered_layout(g: nx.DiGraph, sweeps: int = 4) -> dict:
     heap = [(order_key[v], v) for v, d in indegree.items() if d == 0]
     heapq.heapify(heap)
     order = []
-    layer: dict[Any, int] = dict.fromkeys(g.nodes, 0)
+    layer: dict[Any, int] = dict.fromkeys(graph.nodes, 0)
     while heap:
         _, u = heapq.heappop(heap)
         order.append(u)
@@ -170,10 +166,10 @@ def layered_layout(g: nx.DiGraph, sweeps: int = 4) -> dict:
         layers[layer[v]].append(v)
     # A channel spanning several layers gets a virtual box in each layer it crosses: the ordering then keeps
     # real boxes out of its way, and the browser draws the channel through those points.
-    preds: dict[Any, list] = {v: [] for v in g.nodes}  # neighbours one layer back / on, virtual boxes included
-    succs: dict[Any, list] = {v: [] for v in g.nodes}
+    preds: dict[Any, list] = {v: [] for v in graph.nodes}  # neighbours one layer back / on, virtual boxes included
+    succs: dict[Any, list] = {v: [] for v in graph.nodes}
     chains: dict[tuple, list[tuple]] = {}
-    for u in g.nodes:
+    for u in graph.nodes:
         for v in dag_succ[u]:
             span = layer[v] - layer[u]
             if span <= 1:
@@ -208,7 +204,7 @@ def layered_layout(g: nx.DiGraph, sweeps: int = 4) -> dict:
             for i, v in enumerate(lay):
                 pos[v] = i
     # Sizes and columns.
-    data = dict(g.nodes(data=True))
+    data = dict(graph.nodes(data=True))
     heights = {v: (DUMMY_H if isinstance(v, tuple) else _height(data[v]["inputs"], data[v]["outputs"]))
                for lay in layers for v in lay}
     col_h = [sum(heights[v] for v in lay) + ROW_GAP * max(0, len(lay) - 1) for lay in layers]
@@ -246,10 +242,12 @@ def layered_layout(g: nx.DiGraph, sweeps: int = 4) -> dict:
             "height": height, "band_y": band_y}
 
 
-def strata(g: nx.DiGraph) -> dict:
-    """The scope's stratification: boxes grouped by layer (longest path from the sources once the feedback
-    edges are set aside), and those feedback edges. Boundary boxes are left out."""
-    lay = layered_layout(g, sweeps=0)
+def strata(graph: nx.DiGraph) -> dict:
+    """The scope's stratification.
+
+    Boxes grouped by layer (longest path from the sources once the feedback edges are set aside), and those feedback
+    edges. Boundary boxes are left out."""
+    lay = layered_layout(graph, sweeps=0)
     layers: dict[int, list] = {}
     for v, box in lay["boxes"].items():
         if isinstance(v, int):
@@ -266,11 +264,11 @@ def layout_scope(scope: Subgraph) -> dict:
 
 
 @gc_paused()  # likewise
-def layout_graph(g: nx.DiGraph) -> dict:
+def layout_graph(graph: nx.DiGraph) -> dict:
     """Boxes with their ports, channels (feedback marked), the canvas size: the JSON the browser draws."""
-    lay = layered_layout(g)
+    lay = layered_layout(graph)
     nodes = []
-    node_data = dict(g.nodes(data=True))
+    node_data = dict(graph.nodes(data=True))
     for v, (x, y, w, h, layer, band) in lay["boxes"].items():
         data = node_data[v]
         entry = {
@@ -292,7 +290,7 @@ def layout_graph(g: nx.DiGraph) -> dict:
     feedback = lay["feedback"]
     routes = lay["routes"]
     edges = []
-    for u, v, data in g.edges(data=True):
+    for u, v, data in graph.edges(data=True):
         fb = (u, v) in feedback or u == v
         via = [[x, y] for x, y in routes.get((u, v), ())]
         for src, tgt in data["channels"]:
@@ -301,10 +299,10 @@ def layout_graph(g: nx.DiGraph) -> dict:
                 edge["via"] = via
             edges.append(edge)
     return {
-        "scope": g.graph.get("scope", []),
-        "name": g.graph.get("name", ""),
-        "depth": g.graph.get("depth", 1),
-        "folded": g.graph.get("folded", 0),
+        "scope": graph.graph.get("scope", []),
+        "name": graph.graph.get("name", ""),
+        "depth": graph.graph.get("depth", 1),
+        "folded": graph.graph.get("folded", 0),
         "nodes": nodes,
         "edges": edges,
         "width": lay["width"],

@@ -36,10 +36,10 @@ def port_graph(scope: Subgraph) -> nx.DiGraph:
     return g
 
 
-def holder_path(g: nx.DiGraph, holder: Location, port: Location) -> list[Location]:
+def holder_path(graph: nx.DiGraph, holder: Location, port: Location) -> list[Location]:
     if holder == port:
         return [port]
     try:
-        return nx.shortest_path(g, holder, port)
+        return nx.shortest_path(graph, holder, port)
     except (nx.NetworkXNoPath, nx.NodeNotFound):
         return [holder, port]

@@ -28,14 +28,15 @@ FINDING_FIELDS = ("finding", "node", "time", "stage", "attempt", "task", "index"
                   "batch", "recommendation", "metric", "threshold")
 
 
-def completed_time(m: dict) -> Any:
-    """The time of its scope that a mark says completed, which blame splits (``GET .../blame?scope=&time=``): a
-    finished job's epoch (its mark carries the job's status), a micro-batch's id (its ``batch N done`` mark, with
-    the trigger's start); None for any other mark."""
-    if "status" in m and "job" in m and m.get("epoch") is not None:
-        return m["epoch"]
-    if "trigger_start" in m and m.get("batch") is not None:
-        return m["batch"]
+def completed_time(mark: dict) -> Any:
+    """The time of its scope that a mark says completed, which blame splits (``GET .../blame?scope=&time=``).
+
+    A finished job's epoch (its mark carries the job's status), a micro-batch's id (its ``batch N done`` mark, with the
+    trigger's start); None for any other mark."""
+    if "status" in mark and "job" in mark and mark.get("epoch") is not None:
+        return mark["epoch"]
+    if "trigger_start" in mark and mark.get("batch") is not None:
+        return mark["batch"]
     return None
 
 
@@ -43,44 +44,50 @@ def completed_time(m: dict) -> Any:
 BEFORE_END_S = 0.001
 
 
-def finding_opens_at(m: dict) -> float | None:
-    """The wall time at which the page opens a finding mark (``GET .../state?at=`` turns it into a batch, as
-    ``History.batch_at_time`` counts): a straggler's just before its end (``ended_at``), while it still held its
-    stage's time; None for any other mark, opened at its own batch (``after``). frontend/js/routing.js
-    ``openFinding`` mirrors it; ``flowscope bundle`` stores the moment it gives."""
-    end = m.get("ended_at")
-    if m.get("finding") == "straggler" and isinstance(end, (int, float)) and not isinstance(end, bool):
+def finding_opens_at(mark: dict) -> float | None:
+    """The wall time at which the page opens a finding mark, or None.
+
+    ``GET .../state?at=`` turns it into a batch, as ``History.batch_at_time`` counts. A straggler's is just before its
+    end (``ended_at``), while it still held its stage's time; any other mark is opened at its own batch (``after``).
+    frontend/js/routing.js ``openFinding`` mirrors it; ``flowscope bundle`` stores the moment it gives."""
+    end = mark.get("ended_at")
+    if mark.get("finding") == "straggler" and isinstance(end, (int, float)) and not isinstance(end, bool):
         return end - BEFORE_END_S
     return None
 
 
-def finding_port(m: dict) -> list | None:
-    """The port the page selects (and, for a straggler, explains for the finding's ``time``) when it opens a finding
-    mark: its stage's output. frontend/js/routing.js ``openFinding`` mirrors it."""
-    node = m.get("node")
+def finding_port(mark: dict) -> list | None:
+    """The port the page selects when it opens a finding mark: its stage's output.
+
+    For a straggler the page also explains it for the finding's ``time``. frontend/js/routing.js ``openFinding`` mirrors
+    it."""
+    node = mark.get("node")
     return ["out", node, 0] if node is not None else None
 
 
-def mark_json(m: dict) -> dict:
-    """A timeline mark as the API and the stream send it: label, wall time, the batches before it, its scope, the
-    time it completes there (:func:`completed_time`), and a finding's details (``FINDING_FIELDS``) when it is one."""
-    out = {"label": str(m.get("label", "")), "at": m.get("at"), "after": m.get("after", 0)}
-    scope = m.get("scope")
+def mark_json(mark: dict) -> dict:
+    """A timeline mark as the API and the stream send it.
+
+    Label, wall time, the batches before it, its scope, the time it completes there (:func:`completed_time`), and a
+    finding's details (``FINDING_FIELDS``) when it is one."""
+    out = {"label": str(mark.get("label", "")), "at": mark.get("at"), "after": mark.get("after", 0)}
+    scope = mark.get("scope")
     if isinstance(scope, list):
         out["scope"] = scope
-        done = completed_time(m)
+        done = completed_time(mark)
         if done is not None:
             out["completes"] = done
-    if isinstance(m.get("finding"), str):
+    if isinstance(mark.get("finding"), str):
         for k in FINDING_FIELDS:
-            if k in m:
-                out[k] = m[k]
+            if k in mark:
+                out[k] = mark[k]
     return out
 
 
 def parse_scope(text: str | None) -> tuple:
-    """``""`` or ``None`` is the root; ``"3"`` or ``"3,1"`` (or JSON ``[3,1]``) a nested scope path. The one parser
-    of a scope path: the REST API's ``scope=`` and the CLI's ``--scope`` take the same forms."""
+    """``""`` or ``None`` is the root; ``"3"`` or ``"3,1"`` (or JSON ``[3,1]``) a nested scope path.
+
+    The one parser of a scope path: the REST API's ``scope=`` and the CLI's ``--scope`` take the same forms."""
     if text is None:
         return ()
     steps = text.strip().strip("[]").replace(".", ",").replace("/", ",")

@@ -45,9 +45,10 @@ __all__ = ["Settings", "create_app", "plotly_js", "locate_frontend", "is_loopbac
 
 
 def locate_frontend() -> Path:
-    """The browser view's files (index.html, css/, js/). A wheel carries them inside this package, as
-    ``backend/frontend`` (pyproject.toml maps the checkout's top-level ``frontend/`` there); a source checkout or an
-    editable install has them in ``frontend/`` beside the package."""
+    """The browser view's files (index.html, css/, js/).
+
+    A wheel carries them inside this package, as ``backend/frontend`` (pyproject.toml maps the checkout's top-level
+    ``frontend/`` there); a source checkout or an editable install has them in ``frontend/`` beside the package."""
     package = Path(str(importlib.resources.files("backend")))
     candidates = (package / "frontend", package.parent / "frontend")
     for candidate in candidates:
@@ -92,8 +93,9 @@ def plotly_js() -> Path:
 
 
 def _start_spark_ingest(settings: Settings, manager: SessionManager):
-    """Accept Spark listeners (flowscope.attach(spark, url), or spark.extraListeners by configuration): each
-    application that connects becomes a live session. Listeners must send the server's token if it has one."""
+    """Accept Spark listeners (flowscope.attach(spark, url), or spark.extraListeners by configuration).
+
+    Each application that connects becomes a live session. Listeners must send the server's token if it has one."""
     import asyncio
 
     from backend.spark.live import SparkIngestServer

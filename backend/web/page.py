@@ -1,7 +1,7 @@
 """The page as the browser loads it: ``frontend/index.html`` with its stylesheets and ES modules inlined.
 
 Served as files, the page's thirty-odd modules and 2 stylesheets cost the browser six rounds of requests over its six
-connections to a host before anything runs (half a second on a loaded two-core machine, most of a first render).
+connections to a host before anything runs, most of a first render.
 Inlined, the page is one response. Nothing is built or rewritten beyond that: each module stays its own module (a
 data: URL behind an import map, its relative imports named ``flowscope/NAME.js``, which the map resolves), read
 from the files as they are now, so an edited file shows at the next reload. ``/static/`` still serves every file
@@ -32,8 +32,10 @@ def script_json(value: Any) -> str:
 
 
 def module_map(js_dir: Path) -> dict[str, str]:
-    """Every module of the page as a data: URL, its relative imports rewritten to bare ``flowscope/NAME.js``
-    specifiers the import map resolves (a data: URL is no base for ``./NAME.js``)."""
+    """Every module of the page as a data: URL.
+
+    Its relative imports are rewritten to bare ``flowscope/NAME.js`` specifiers the import map resolves (a data: URL is
+    no base for ``./NAME.js``)."""
     out = {}
     for f in sorted(js_dir.glob("*.js")):
         src = re.sub(r'(from\s+|import\s*\(?\s*)"\./([\w-]+\.js)"', rf'\1"{MODULE_PREFIX}\2"',
@@ -43,8 +45,9 @@ def module_map(js_dir: Path) -> dict[str, str]:
 
 
 def inline_page(frontend: Path) -> str:
-    """index.html with the stylesheets in a <style> and the modules in an import map; the entry module imported
-    by name."""
+    """index.html with the stylesheets and the modules inlined.
+
+    The stylesheets in a <style>, the modules in an import map; the entry module imported by name."""
     html = (frontend / "index.html").read_text(encoding="utf-8")
     html = re.sub(r'<link rel="modulepreload"[^>]*>\n?', "", html)
     css = "\n".join((frontend / "css" / name).read_text(encoding="utf-8")
@@ -61,8 +64,10 @@ def inline_page(frontend: Path) -> str:
 
 
 class InlinePage:
-    """The inlined page as bytes (and gzipped), with an ETag; made again when a file of the page changes (by
-    modification time and size, looked at on every request: a few dozen stat calls)."""
+    """The inlined page as bytes (and gzipped), with an ETag.
+
+    Made again when a file of the page changes (by modification time and size, looked at on every request: a few dozen
+    stat calls)."""
 
     def __init__(self, frontend: Path) -> None:
         self.frontend = frontend

@@ -1,5 +1,7 @@
-"""What the server lets in: requests for this server from its own page, a token on every request and WebSocket, and
-paths only inside allowed directories.
+"""What the server lets in.
+
+Requests for this server from its own page, a token on every request and WebSocket, and paths only inside allowed
+directories.
 
 The server binds 127.0.0.1 unless told otherwise, and refuses another host without a token (see
 ``backend.web.app.Settings``). :class:`SameOriginMiddleware` keeps other web pages from driving it through the user's
@@ -57,8 +59,9 @@ def check_path_text(path: str | os.PathLike) -> str:
 
 
 def confine(path: str | os.PathLike, allowed: Iterable[Path]) -> Path:
-    """``path`` resolved (symlinks followed), if it lies inside one of the ``allowed`` directories
-    (:class:`BadPath` for a path no file can have)."""
+    """``path`` resolved (symlinks followed), if it lies inside one of the ``allowed`` directories.
+
+    :class:`BadPath` for a path no file can have."""
     p = Path(check_path_text(path)).expanduser()
     try:
         resolved = p.resolve(strict=False)
@@ -101,7 +104,7 @@ class TokenMiddleware:
         self.app = app
         self.token = token.encode()
 
-    def _ok(self, scope: dict) -> bool:
+    def _has_token(self, scope: dict) -> bool:
         given = _scope_token(scope)
         return given is not None and hmac.compare_digest(given.encode(), self.token)
 
@@ -109,7 +112,7 @@ class TokenMiddleware:
         kind = scope["type"]
         if kind not in ("http", "websocket"):
             return await self.app(scope, receive, send)
-        if not self._ok(scope):
+        if not self._has_token(scope):
             if kind == "websocket":
                 await send({"type": "websocket.close", "code": 1008, "reason": "a valid token is required"})
                 return
@@ -133,8 +136,9 @@ class TokenMiddleware:
 
 
 def is_loopback(host: str) -> bool:
-    """Does binding this host keep a server on this machine? (Anything else needs a token.) The empty host binds
-    every interface, so it is not loopback."""
+    """Does binding this host keep a server on this machine?
+
+    (Anything else needs a token.) The empty host binds every interface, so it is not loopback."""
     if host.lower() == "localhost":
         return True
     try:
@@ -157,9 +161,11 @@ _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
 class SameOriginMiddleware:
-    """Pure ASGI middleware: refuse requests a foreign web page makes through the user's browser (DNS rebinding,
-    cross-site WebSocket hijacking, cross-site POSTs) before any route runs. ``host`` is the host the server binds:
-    when it is a loopback one, the ``Host`` header must name this machine."""
+    """Refuse requests a foreign web page makes through the user's browser, before any route runs.
+
+    A pure ASGI middleware, against DNS rebinding, cross-site WebSocket hijacking and cross-site POSTs. ``host`` is
+    the host the server binds: when it is a loopback one, the
+    ``Host`` header must name this machine."""
 
     def __init__(self, app, host: str):
         self.app = app

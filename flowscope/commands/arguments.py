@@ -1,5 +1,7 @@
-"""Option types the subcommands share: an option means the same in every command, and a bad value is argparse's
-usage error (the option named, exit code 2), never a traceback.
+"""Option types the subcommands share.
+
+An option means the same in every command, and a bad value is argparse's usage error (the option named, exit code 2),
+never a traceback.
 
 ``--scope`` and ``--port`` go through the parsers the REST API uses (``backend.views.projections``), imported only
 when an
@@ -41,7 +43,7 @@ def apply_thresholds(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _int(text: str) -> int:
+def _integer_arg(text: str) -> int:
     try:
         return int(text)
     except ValueError:
@@ -50,7 +52,7 @@ def _int(text: str) -> int:
 
 def positive_int(text: str) -> int:
     """A count that must be at least 1 (``--top N``)."""
-    n = _int(text)
+    n = _integer_arg(text)
     if n < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: give a positive integer")
     return n
@@ -58,7 +60,7 @@ def positive_int(text: str) -> int:
 
 def non_negative_int(text: str) -> int:
     """A count where 0 means none (``--at 0``: before the first record)."""
-    n = _int(text)
+    n = _integer_arg(text)
     if n < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: give 0 or a positive integer")
     return n

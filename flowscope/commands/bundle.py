@@ -1,5 +1,7 @@
-"""``flowscope bundle LOG -o postmortem.html``: one self-contained HTML file with the browser view and its answers
-precomputed (``backend/export/bundle.py``): it opens offline, from file://, with no server."""
+"""``flowscope bundle LOG -o postmortem.html``.
+
+One self-contained HTML file with the browser view and its answers precomputed (``backend/export/bundle.py``): it opens
+offline, from file://, with no server."""
 
 from __future__ import annotations
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .arguments import add_thresholds_option, json_time, non_negative_int, port, scope_path
 from .offline import dump_json, fmt_time, listed, no_scope, replay_log, report_errors
+
+if TYPE_CHECKING:
+    from tracker.subgraph import Subgraph
 
 __all__ = ["register", "cmd_explain"]
 
@@ -75,9 +78,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ports_of(scope: Any) -> str:
-    """What the user can ask about in ``scope`` instead: its ports, or, for a scope without (a Spark log's root),
-    the scopes inside it."""
+def _ports_of(scope: Subgraph) -> str:
+    """What the user can ask about in ``scope`` instead.
+
+    Its ports, or, for a scope without (a Spark log's root), the scopes inside it."""
     ports = [str(loc) for loc in scope.built_tracker().locations]
     if ports:
         return "its " + listed("ports", ports)

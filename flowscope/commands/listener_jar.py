@@ -1,6 +1,7 @@
-"""``flowscope listener-jar``: build flowscope's Spark listener (once) and print the jar's path, for ``spark.jars``
-or ``spark-submit --jars`` in applications that attach by configuration alone. ``register(subparsers)`` adds the
-command to the ``flowscope`` CLI."""
+"""``flowscope listener-jar``: build flowscope's Spark listener (once) and print the jar's path.
+
+For ``spark.jars`` or ``spark-submit --jars`` in applications that attach by configuration alone.
+``register(subparsers)`` adds the command to the ``flowscope`` CLI."""
 
 from __future__ import annotations
 

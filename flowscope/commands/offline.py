@@ -1,5 +1,6 @@
-"""What ``frontiers`` and ``explain`` share: they replay a log and print text or JSON (``blame`` says a missing
-scope as they do).
+"""What ``frontiers`` and ``explain`` share.
+
+They replay a log and print text or JSON (``blame`` says a missing scope as they do).
 
 A progress log is replayed in this process; a Spark event log is converted (in a child process when it is large:
 ``backend.spark.convert_process.replay_event_log``) and its records applied here, the same records ``flowscope
@@ -12,7 +13,11 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from tracker.replay import Replay
+    from tracker.subgraph import Subgraph
 
 __all__ = ["dump_json", "fmt_time", "fmt_counts", "report_errors", "replay_log", "listed", "no_scope"]
 
@@ -51,21 +56,22 @@ def listed(what: str, names: list[str], most: int = 12) -> str:
     return f"{what}: {', '.join(names[:most])}{more}"
 
 
-def no_scope(log: str, path: list, root: Any) -> str:
+def no_scope(log: str, path: list, root: Subgraph) -> str:
     """The message for a ``--scope`` the log does not have, naming the scopes it has."""
     scopes = listed("scopes", [str(list(s.path)) for s in root.scopes()])
     return f"flowscope: {log}: no scope {list(path)} ({scopes}; `flowscope frontiers LOG` shows their ports)"
 
 
-def report_errors(replay: Any, stream: Any = sys.stderr) -> None:
+def report_errors(replay: Replay, stream: TextIO = sys.stderr) -> None:
     """The replay's rejected batches and corrupt lines, one line each."""
     for err in replay.errors:
         print(f"flowscope: {err}", file=stream)
 
 
 def replay_log(args: argparse.Namespace, check: bool) -> Any:
-    """Replay ``args.log`` (up to ``args.at`` progress records), a progress log or a Spark event log; None, after
-    saying why, if it cannot be read."""
+    """Replay ``args.log``, a progress log or a Spark event log, up to ``args.at`` progress records.
+
+    None, after saying why, if it cannot be read."""
     from tracker.progress_log import ProgressLogError
     from tracker.replay import replay_file
 

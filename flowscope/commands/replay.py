@@ -14,8 +14,10 @@ __all__ = ["register", "cmd_replay", "parse_moment"]
 
 
 def parse_moment(text: str) -> Landing:
-    """`--at`: a batch number (`1234`: the state after that many batches, as the page's timeline counts) or a
-    wall-clock time in ISO 8601 (`2026-11-28T01:02:03.123Z`; UTC when it names no zone)."""
+    """`--at`: a batch number or a wall-clock time.
+
+    A batch number (`1234`) is the state after that many batches, as the page's timeline counts; a time is ISO 8601
+    (`2026-11-28T01:02:03.123Z`; UTC when it names no zone)."""
     value = text.strip()
     if value.isdigit():
         return Landing(batch=int(value))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .arguments import add_thresholds_option, positive_int
 
 if TYPE_CHECKING:
+    from backend.sessions.session import Session
     from backend.web.app import Settings
 
 __all__ = ["Landing", "add_server_options", "server_settings", "run_server"]
@@ -25,9 +26,11 @@ __all__ = ["Landing", "add_server_options", "server_settings", "run_server"]
 
 @dataclass(frozen=True)
 class Landing:
-    """Where the printed URL opens the one log given: a scope, and a moment, either a batch number (the state after
-    that many batches, as the page counts) or a wall-clock time in epoch seconds (the state after every batch
-    stamped at or before it). The page's deep link takes a batch, so a wall-clock time is resolved to one."""
+    """Where the printed URL opens the one log given.
+
+    A scope, and a moment, either a batch number (the state after that many batches, as the page counts) or a wall-clock
+    time in epoch seconds (the state after every batch stamped at or before it). The page's deep link takes a batch, so
+    a wall-clock time is resolved to one."""
 
     scope: tuple[int, ...] = ()
     batch: int | None = None
@@ -85,7 +88,7 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _url(args: argparse.Namespace, port: int, sid: str | None, scope: tuple[int, ...] = (),
+def _page_url(args: argparse.Namespace, port: int, sid: str | None, scope: tuple[int, ...] = (),
          batch: int | None = None) -> str:
     """The page's URL; with a session, its deep link (frontend/js/routing.js: `#/s/ID?scope=3,1&batch=20`)."""
     host = args.host if args.host not in ("0.0.0.0", "::", "") else "127.0.0.1"  # every interface: this one
@@ -101,9 +104,10 @@ def _url(args: argparse.Namespace, port: int, sid: str | None, scope: tuple[int,
     return f"http://{host}:{port}/{query}{link}"
 
 
-async def _landing_batch(session: Any, landing: Landing) -> int | None:
-    """The batch `landing` names in `session`, once the session has read that far (or read all it has): a
-    wall-clock time is the number of batches stamped at or before it, known when a later batch arrives."""
+async def _landing_batch(session: Session, landing: Landing) -> int | None:
+    """The batch `landing` names in `session`, once the session has read that far (or read all it has).
+
+    A wall-clock time is the number of batches stamped at or before it, known when a later batch arrives."""
     def reached() -> bool:
         if landing.batch is not None:
             return session.head >= landing.batch
@@ -121,8 +125,10 @@ async def _landing_batch(session: Any, landing: Landing) -> int | None:
 
 def run_server(args: argparse.Namespace, settings: Settings, open_logs: list[str], follow_dirs: list[Path],
                follow_file: bool, landing: Landing | None = None) -> int:
-    """Serve until Ctrl-C, with ``open_logs`` opened (followed if ``follow_file``) and ``follow_dirs`` watched;
-    with ``landing``, the printed URL opens the one log there (printed once the log has been read that far)."""
+    """Serve until Ctrl-C, with ``open_logs`` opened and ``follow_dirs`` watched.
+
+    Logs are followed if ``follow_file``. With ``landing``, the printed URL opens the one log there (printed once the
+    log has been read that far)."""
     try:
         return asyncio.run(_serve(args, settings, open_logs, follow_dirs, follow_file, landing))
     except KeyboardInterrupt:
@@ -178,9 +184,9 @@ async def _serve(args: argparse.Namespace, settings: Settings, open_logs: list[s
             console.print(f"[yellow]flowscope: {one.name} has {one.head} batches: --at {batch} shows the "
                           "last[/yellow]")
             batch = one.head
-        url = _url(args, port, one.id, landing.scope, batch)
+        url = _page_url(args, port, one.id, landing.scope, batch)
     else:
-        url = _url(args, port, one.id if one is not None else None)
+        url = _page_url(args, port, one.id if one is not None else None)
     print(f"flowscope: serving {url}", flush=True)
     if args.open:
         webbrowser.open(url)

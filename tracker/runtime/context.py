@@ -60,8 +60,9 @@ class OperatorLogic(Protocol):
 
 
 class OperatorSpec(Protocol):
-    """What a context reads of its operator's description (``graph.OpSpec``), said here so that a context needs
-    nothing from the module describing dataflows, which builds on this one."""
+    """What a context reads of its operator's description (``graph.OpSpec``).
+
+    Said here so that a context needs nothing from the module describing dataflows, which builds on this one."""
 
     node: int
     name: str

@@ -27,8 +27,10 @@ __all__ = ["Fabric", "ThreadFabric", "GlobalView", "Chaos"]
 
 
 class Fabric(Protocol):
-    """How a worker reaches the others. Messages are ``("data", path, target, time, records)`` for one worker and
-    ``("progress", ProgressBatch)`` for all."""
+    """How a worker reaches the others.
+
+    Messages are ``("data", path, target, time, records)`` for one worker and ``("progress", ProgressBatch)`` for
+    all."""
 
     @property
     def global_view(self) -> GlobalView | None:
@@ -94,8 +96,9 @@ class GlobalView:
                         f"input {i} could still receive it (true frontier {tracker.frontier(Target(node, i))})")
 
     def check_replica(self, worker: int, replica: Subgraph) -> None:
-        """No port of any of worker ``worker``'s replicas (``replica``, its root) may be ahead of the truth (safety
-        of the protocol)."""
+        """No port of worker ``worker``'s replicas may be ahead of the truth.
+
+        ``replica`` is its root. This is the safety of the protocol."""
         with self.lock:
             for scope in replica.scopes():
                 if scope.tracker is None or not scope.path or scope.path[:1] not in {p[:1] for p in self._installed}:

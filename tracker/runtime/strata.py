@@ -20,12 +20,15 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .context import OperatorContext
 from .graph import Exchange, ScopeBuilder, Stream
 from .operators import Operator
 from .worker import Worker
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["Program", "StratificationError", "stratify", "StrataRunner", "stable_hash"]
 
@@ -322,12 +325,12 @@ class StrataRunner:
         scope.add_operator(node.name, inputs, 0, Operator(collect), attrs=attrs)
         self._stratum_ports.setdefault(self.strata[node.name], [])
 
-    def _build_loop(self, root: ScopeBuilder, members: list[str], g, streams: dict) -> None:
+    def _build_loop(self, root: ScopeBuilder, members: list[str], program_graph: nx.DiGraph, streams: dict) -> None:
         """A recursive (monotone) component as an iterative scope: back edges go through a feedback."""
         import networkx as nx
 
         program = self.program
-        sub = g.subgraph(members)
+        sub = program_graph.subgraph(members)
         order = list(nx.dfs_preorder_nodes(sub, source=min(members)))
         order += [n for n in members if n not in order]
         position = {n: k for k, n in enumerate(order)}

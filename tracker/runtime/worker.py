@@ -1,25 +1,14 @@
 """A worker: runs its copy of every dataflow and keeps its own tracker replica of every scope.
 
-Each step a worker (1) takes what has arrived: data messages into operator input queues (a message reaching a
-nested scope's input is *harvested*: the scope's batch says it entered at child 0, and its records move on to the
-operators inside), progress batches from any worker into its replicas; (2) schedules its operators, which read their
-input frontiers from the replicas; (3) broadcasts what its operators did as one atomic batch per scope, to every
-worker including itself. Its own actions reach its replicas only through that loopback, exactly as in the seeds:
-every replica applies the same multiset of batches, in its own order and at its own time, except that one
-sender's batches are applied in the order it sent them: that is the per-worker prefix the safety argument needs.
-The protocol's parts are ``tracker.broadcast``'s: an :class:`Outbox` numbers this worker's batches (one sequence
-over all its scopes, each :class:`ProgressBatch` naming its scope) and a :class:`SenderOrder` releases each sender's
-batches in that order, holding back one that overtook an earlier one.
+Each step a worker (1) takes what has arrived: data into operator input queues (a message reaching a nested scope's
+input is *harvested* into the operators inside), progress batches into its replicas; (2) schedules its operators,
+which read their input frontiers from the replicas; (3) broadcasts what they did as one atomic batch per scope to
+every worker, itself included. Its own actions reach its replicas only through that loopback, as in the seeds;
+``tracker.broadcast``'s :class:`Outbox` and :class:`SenderOrder` keep each sender's batches in the order sent.
 
-Counts are in records: producing ``n`` records counts ``n`` at every input the output connects to, consuming them
-subtracts ``n``. Each worker's replica counts every worker's initial capabilities (``peers`` copies).
-
-Operators reach their worker only through :class:`~tracker.runtime.context.OperatorHost` (``local_progress``,
-``send_produced``, ``notification_delivered``); the worker reaches its peers only through a
-:class:`~tracker.runtime.fabric.Fabric`.
-
-A worker can record its view as a progress log (format v1): the structure, then every batch in the order its
-replica applied it, with ``worker`` naming the sender: replaying it shows exactly what that worker knew.
+Counts are in records. Operators reach their worker only through :class:`~tracker.runtime.context.OperatorHost`;
+the worker reaches its peers only through a :class:`~tracker.runtime.fabric.Fabric`. A worker can record its view
+as a progress log, with ``worker`` naming each batch's sender: replaying it shows exactly what that worker knew.
 """
 
 from __future__ import annotations
@@ -82,44 +71,44 @@ class Worker:
         self.replica.schedule()
         return result
 
-    def _install(self, sb: ScopeBuilder, parent: Subgraph, record: bool, instantiate: bool = True) -> None:
-        """Add scope ``sb`` to ``parent`` (a replica), recording its structure and instantiating its operators."""
-        replica = parent.add_scope(sb.path[-1], sb.name, sb.inputs, sb.outputs, sb.depth)
+    def _install(self, scope: ScopeBuilder, parent: Subgraph, record: bool, instantiate: bool = True) -> None:
+        """Add ``scope`` to ``parent`` (a replica), recording its structure and instantiating its operators."""
+        replica = parent.add_scope(scope.path[-1], scope.name, scope.inputs, scope.outputs, scope.depth)
         log = self.log if record else None
         if log:
-            log.scope(sb.path, sb.name, sb.inputs, sb.outputs, sb.depth)
+            log.scope(scope.path, scope.name, scope.inputs, scope.outputs, scope.depth)
         if instantiate:
-            self._scopes[sb.path] = sb
-        for node in sorted(sb.ops):
-            spec = sb.ops[node]
+            self._scopes[scope.path] = scope
+        for node in sorted(scope.ops):
+            spec = scope.ops[node]
             if spec.scope is not None:
                 self._install(spec.scope, replica, record, instantiate)
             else:
-                self._install_operator(sb, spec, replica, log, instantiate)
-        for src, tgt in sb.edges:
+                self._install_operator(scope, spec, replica, log, instantiate)
+        for src, tgt in scope.edges:
             replica.add_edge(src, tgt)
             if log:
-                log.edge(sb.path, src, tgt)
+                log.edge(scope.path, src, tgt)
             if instantiate:
-                self._edges.setdefault((sb.path, src), []).append((tgt, self._pact(sb, tgt)))
+                self._edges.setdefault((scope.path, src), []).append((tgt, self._pact(scope, tgt)))
 
-    def _install_operator(self, sb: ScopeBuilder, spec: OpSpec, replica: Subgraph, log: ProgressLogWriter | None,
+    def _install_operator(self, scope: ScopeBuilder, spec: OpSpec, replica: Subgraph, log: ProgressLogWriter | None,
                           instantiate: bool) -> None:
-        caps = [[sb.domain.minimum] * self.peers for _ in range(spec.outputs)] if spec.initial_capability else None
+        caps = [[scope.domain.minimum] * self.peers for _ in range(spec.outputs)] if spec.initial_capability else None
         attrs = dict(spec.attrs)
         replica.add_operator(spec.node, spec.name, spec.inputs, spec.outputs, spec.summary, caps, attrs)
         if log:
-            log.operator(sb.path, spec.node, spec.name, spec.inputs, spec.outputs, spec.summary, caps, attrs or None)
+            log.operator(scope.path, spec.node, spec.name, spec.inputs, spec.outputs, spec.summary, caps, attrs or None)
         if instantiate:
-            ctx = OperatorContext(self, sb.path, spec, sb.domain, replica)
+            ctx = OperatorContext(self, scope.path, spec, scope.domain, replica)
             ctx.logic.bind(ctx)
             self.ops.append(ctx)
-            self._ops_at[(sb.path, spec.node)] = ctx
+            self._ops_at[(scope.path, spec.node)] = ctx
 
     @staticmethod
-    def _pact(sb: ScopeBuilder, target: Location) -> Any:
+    def _pact(scope: ScopeBuilder, target: Location) -> Any:
         """How records reach ``target``: its operator's pact for that input, else pipelined."""
-        spec = sb.ops.get(target.node)
+        spec = scope.ops.get(target.node)
         if target.node != 0 and spec is not None and spec.scope is None and target.port < len(spec.pacts):
             return spec.pacts[target.port]
         return PIPELINE

@@ -116,17 +116,20 @@ async def state(
 
 
 def state_answer(session: Session, replay: Replay, scope, batch: int) -> dict:
-    """GET .../state's answer for ``scope`` of ``replay`` (the live one, or one restored at ``batch``): public so
-    that ``flowscope bundle`` answers every scope at a moment from one restored replay."""
+    """GET .../state's answer for ``scope`` of ``replay`` (the live one, or one restored at ``batch``).
+
+    Public so that ``flowscope bundle`` answers every scope at a moment from one restored replay."""
     return {"scope": list(scope.path), "batch": batch, "head": session.head, "at": session.history.time_of(batch),
             "version": session.structure_version, "ports": port_rows(scope)}
 
 
 def explain_answer(session: Session, replay: Replay, path: tuple, loc: Location, time_text: str | None,
                    batch: int, live: bool, graphs: dict | None = None) -> dict:
-    """GET .../explain's answer at ``batch`` from ``replay`` (the live one when ``live``, else one restored there).
-    ``graphs``: the caller's cache of port graphs for this replay (``flowscope bundle`` explains many ports of a
-    scope at one moment); the live replay's are cached in the session."""
+    """GET .../explain's answer at ``batch`` from ``replay``.
+
+    ``replay`` is the live one when ``live``, else one restored there. ``graphs``: the caller's cache of port graphs for
+    this replay (``flowscope bundle`` explains many ports of a scope at one moment); the live replay's are cached in the
+    session."""
     scope = _find(replay.root, path, batch)
     scope.ensure_built()
     tracker = scope.tracker

@@ -1,5 +1,7 @@
-"""/api/sessions/{sid}/streaming: each streaming query's micro-batches against its trigger interval and its
-event-time watermark against processing time (``backend/spark/structured_streaming.py``), for the Streaming tab."""
+"""/api/sessions/{sid}/streaming: each streaming query's micro-batches, for the Streaming tab.
+
+Its micro-batches against its trigger interval and its event-time watermark against processing time
+(``backend/spark/structured_streaming.py``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""/api/sessions/{sid}/...: what the timeline shows: marks, contract findings, read errors, chart series, workers
-and their batches."""
+"""/api/sessions/{sid}/...: what the timeline shows.
+
+Marks, contract findings, read errors, chart series, workers and their batches."""
 
 from __future__ import annotations
 
