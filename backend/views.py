@@ -189,4 +189,7 @@ def session_info(session: Session) -> dict[str, Any]:
         "operators": operators,
         "folded": replay.folded,
         "checked": session.options.check_contracts,
+        # a live Spark feed: events it never received (listener outages, full queues), and whether it is connected
+        "events_lost": getattr(feed, "events_lost", 0),
+        "connected": getattr(feed, "connected", None),
     }

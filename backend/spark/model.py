@@ -225,6 +225,7 @@ class SparkModel:
         self.unknown_events: dict[str, int] = {}
         self.task_ends = 0
         self.uncertain: list[str] = []
+        self.events_lost = 0  # counted by note_lost
         self.app_name: str | None = None
         self.app_id: str | None = None
         self.ended = False
@@ -287,6 +288,19 @@ class SparkModel:
         for ``reason``. Returns the records that say so (a mark, the first time)."""
         self._out = []
         self._uncertain(reason)
+        return self._out
+
+    def note_lost(self, count: int, reason: str, until: float | None = None) -> list[dict]:
+        """Events known to be lost (a broken connection, a full queue): an "events lost" mark with the ``count``, from
+        the latest event's time to ``until`` (wall-clock seconds, when known), and uncertain from here. The marks'
+        ``lost``/``lost_until`` fields let the timeline draw the stretch and explain/blame say an answer spans it."""
+        self._out = []
+        self._uncertain(reason)
+        self.events_lost += count
+        extra: dict[str, Any] = {"lost": count, "uncertain": True}
+        if until is not None and until > self._at:
+            extra["lost_until"] = until
+        self._mark(f"events lost: {count}: {reason}", **extra)
         return self._out
 
     def note(self, label: str) -> dict:
