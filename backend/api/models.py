@@ -50,6 +50,9 @@ class SessionInfo(BaseModel):
     scopes: int
     operators: int
     checked: bool
+    events_lost: int = Field(0, description="a live Spark session: events its listener took from Spark that never "
+                                            "arrived (outages of the server or the network, a full listener queue)")
+    connected: bool | None = Field(None, description="a live Spark session: its listener is connected now")
 
 
 class ScopeTree(BaseModel):

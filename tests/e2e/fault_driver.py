@@ -1,12 +1,13 @@
 """A PySpark driver the fault tests steer line by line on stdin, while they kill, stop and restart flowscope servers.
 
 Usage: ``python -m tests.e2e.fault_driver JAR PORT QUEUE``. The application has flowscope's JVM listener by
-configuration alone (``spark.extraListeners``, Spark's shared queue) and the Py4J listener by ``flowscope.attach``,
-both streaming to the Spark ingest port PORT, each with a queue of QUEUE events. Commands (one a line):
+configuration alone (``spark.extraListeners``, Spark's shared queue) and the Py4J listener (added as
+``flowscope.attach`` adds it), both streaming to the Spark ingest port PORT, each with a queue of QUEUE events.
+Commands (one a line):
 
 * ``batch N``: a job of N tasks with a shuffle; prints ``RUNNING batch`` when it starts, ``DONE batch <sum>``.
-* ``stream S``: a streaming query (rate source, 100 ms trigger, memory sink) for S seconds; ``RUNNING stream``, then
-  ``DONE stream <batches> <rows>``.
+* ``stream N``: a streaming query (rate source, 100 ms trigger, memory sink) for N micro-batches; ``RUNNING stream``
+  once the first is done, then ``DONE stream <batches> <rows in the sink>``.
 * ``stats``: ``STATS <json>``: each listener's counters.
 * ``stop``: stops Spark and prints ``RESULT <json>``: the counters, the listener-bus queues' drop counters, and the
   slowest event each flowscope listener took (Spark's own per-listener timers), then exits.
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
 
 
@@ -26,7 +26,7 @@ def main() -> None:
     jar, port, queue = sys.argv[1], sys.argv[2], sys.argv[3]
     from pyspark.sql import SparkSession
 
-    import flowscope
+    from backend.spark.listener import Py4JListener
 
     spark = (SparkSession.builder.master("local[2]").appName("flowscope-faults")
              .config("spark.ui.showConsoleProgress", "false").config("spark.ui.enabled", "false")
@@ -40,11 +40,14 @@ def main() -> None:
     jvm = sc._jvm
     level = jvm.org.apache.logging.log4j.Level.INFO
     jvm.org.apache.logging.log4j.core.config.Configurator.setLevel("org.apache.spark.scheduler.AsyncEventQueue", level)
-    py4j = flowscope.attach(spark, f"tcp://127.0.0.1:{port}", listener="py4j", name="flowscope-faults py4j",
-                            capacity=int(queue), quiet=True)
+    # attach adds nothing to an application that has the listener by configuration: the Py4J one is added by hand
+    py4j = Py4JListener(sc, "127.0.0.1", int(port), capacity=int(queue), app_name="flowscope-faults py4j")
+    py4j.send(json.dumps({"Event": "SparkListenerApplicationStart", "App Name": "flowscope-faults py4j",
+                          "App ID": sc.applicationId, "Timestamp": sc.startTime, "User": sc.sparkUser()}))
+    sc._jsc.sc().addSparkListener(py4j)
     bus = sc._jsc.sc().listenerBus()
     config = next(lis for lis in bus.listeners() if lis.getClass().getName() == "flowscope.FlowscopeListener")
-    listeners = {"jvm": config, "py4j": py4j.listener}
+    listeners = {"jvm": config, "py4j": py4j}
     say("READY")
     for command in sys.stdin:
         words = command.split()
@@ -57,7 +60,7 @@ def main() -> None:
                      .reduceByKey(lambda a, b: a + b, 2).values().sum())
             say(f"DONE batch {total}")
         elif words[0] == "stream":
-            say(f"DONE stream {stream(spark, float(words[1]))}")
+            say(f"DONE stream {stream(spark, int(words[1]))}")
         elif words[0] == "stats":
             say("STATS " + json.dumps({k: counters(v) for k, v in listeners.items()}))
         elif words[0] == "stop":
@@ -66,23 +69,34 @@ def main() -> None:
             drops = {name: int(c.getCount()) for name, c in bus.metrics().metricRegistry().getCounters().items()
                      if name.endswith("numDroppedEvents")}
             spark.stop()
-            py4j.detach(timeout=1)
+            py4j.close(1000)
             say("RESULT " + json.dumps({"stats": stats, "spark_dropped": drops, "slowest_ms": slowest}))
             return
 
 
-def stream(spark, seconds: float) -> str:
-    say("RUNNING stream")
+def stream(spark, batches: int) -> str:
+    """A streaming query that runs ``batches`` micro-batches (``RUNNING stream`` once the first is done)."""
+    name = f"faults{time.monotonic_ns()}"
     q = (spark.readStream.format("rate").option("rowsPerSecond", 200).load()
          .selectExpr("value % 5 AS k").groupBy("k").count()
-         .writeStream.outputMode("complete").format("memory").queryName(f"faults{time.monotonic_ns()}")
+         .writeStream.outputMode("complete").format("memory").queryName(name)
          .trigger(processingTime="100 milliseconds").start())
-    stopper = threading.Timer(seconds, q.stop)
-    stopper.start()
-    q.awaitTermination()
-    stopper.join()
-    batches = [p["batchId"] for p in q.recentProgress]
-    return f"{len(batches)} {sum(p['numInputRows'] for p in q.recentProgress)}"
+    try:
+        wait_for_batch(q, 1)
+        say("RUNNING stream")
+        wait_for_batch(q, batches)
+    finally:
+        q.stop()
+    rows = spark.table(name).count()
+    return f"{q.lastProgress['batchId'] + 1} {rows}"
+
+
+def wait_for_batch(q, n: int) -> None:
+    end = time.monotonic() + 120
+    while (q.lastProgress is None or q.lastProgress["batchId"] < n) and time.monotonic() < end:
+        if q.exception() is not None:
+            raise RuntimeError(str(q.exception()))
+        time.sleep(0.05)
 
 
 def counters(listener) -> dict:

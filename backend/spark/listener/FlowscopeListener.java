@@ -16,7 +16,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkFirehoseListener;
-import org.apache.spark.scheduler.SparkListenerApplicationEnd;
 import org.apache.spark.scheduler.SparkListenerBlockUpdated;
 import org.apache.spark.scheduler.SparkListenerEvent;
 import org.apache.spark.scheduler.SparkListenerExecutorMetricsUpdate;
@@ -33,8 +32,8 @@ import org.apache.spark.util.JsonProtocol;
  * a {"Event":"flowscope.Hello"} line naming this listener instance and how many lines it had taken off its queue
  * ("seq") and dropped before it, so the server resumes the same session and counts the events lost in the outage.
  * Whenever this listener's or Spark's listener-bus drop counters move, a {"Event":"flowscope.Dropped"} line goes out
- * in order. At the application end the listener thread waits at most APP_END_FLUSH_MS, and only while connected;
- * what is still queued then goes out from a JVM shutdown hook (at most SHUTDOWN_FLUSH_MS, again only if connected).
+ * in order. Nothing waits on Spark's thread, not even at the application end: what is still queued when the JVM
+ * exits goes out from a shutdown hook (at most SHUTDOWN_FLUSH_MS, and only while connected).
  *
  * By configuration alone (any Spark application, Scala and Java included): spark.jars=the built jar,
  * spark.extraListeners=flowscope.FlowscopeListener, spark.flowscope.host and spark.flowscope.port (the server's
@@ -43,12 +42,13 @@ import org.apache.spark.util.JsonProtocol;
  * flowscope builds the jar from this file with the JDK on the machine (javac --release 8 against Spark's jars).
  */
 public class FlowscopeListener extends SparkFirehoseListener {
-    static final long APP_END_FLUSH_MS = 200;
     static final long SHUTDOWN_FLUSH_MS = 3000;
     static final int CONNECT_TIMEOUT_MS = 1000;
     static final long BACKOFF_FIRST_MS = 200;
     static final long BACKOFF_MAX_MS = 5000;
     static final long DEFAULT_QUEUE_BYTES = 64L << 20;
+    static final long DEFERRED_SIZE = 4096;  // what an event not yet serialized counts for in the byte bound
+    static final String SCHEDULER_PACKAGE = "org.apache.spark.scheduler.";
 
     private final String host;
     private final int port;
@@ -56,7 +56,7 @@ public class FlowscopeListener extends SparkFirehoseListener {
     private final String appName;
     private final String appId;
     private final String instance = UUID.randomUUID().toString();
-    private final ArrayBlockingQueue<String> queue;
+    private final ArrayBlockingQueue<Object> queue;  // JSON lines, or events to serialize on the sender thread
     private final long maxBytes;
     private final AtomicLong queuedBytes = new AtomicLong();
     private final AtomicLong dropped = new AtomicLong();
@@ -97,12 +97,19 @@ public class FlowscopeListener extends SparkFirehoseListener {
         sender.start();
     }
 
-    /** On Spark's listener thread: serialize and offer, never wait on the network. */
+    /** On Spark's listener thread: serialize and offer, never wait on the network. Events from outside Spark's
+     *  scheduler (SQL, streaming: immutable, serialized by Jackson, whose first pass over a class is slow) are
+     *  offered as they are and serialized on the sender thread; the scheduler's own are serialized here, at once,
+     *  as Spark's event log does (a job's stage infos change after its start is posted). */
     @Override
     public void onEvent(SparkListenerEvent event) {
         if (event instanceof SparkListenerExecutorMetricsUpdate || event instanceof SparkListenerBlockUpdated
                 || !event.logEvent()) {
             return;  // what Spark's own event log leaves out (heartbeats, block updates)
+        }
+        if (!event.getClass().getName().startsWith(SCHEDULER_PACKAGE)) {
+            offer(event, DEFERRED_SIZE);
+            return;
         }
         String json;
         try {
@@ -111,20 +118,20 @@ public class FlowscopeListener extends SparkFirehoseListener {
             failed.incrementAndGet();
             return;
         }
-        send(json);
-        if (event instanceof SparkListenerApplicationEnd && connected()) {
-            flush(APP_END_FLUSH_MS);  // briefly; the shutdown hook sends the rest
-        }
+        send(json);  // nothing waits here, not even at the application end: the shutdown hook sends the rest
     }
 
     /** Queue one JSON line (also for lines from elsewhere, e.g. a synthetic application start); false if dropped. */
     public boolean send(String json) {
-        long size = json.length();
+        return offer(json, json.length());
+    }
+
+    private boolean offer(Object item, long size) {
         if (closed) {
             dropped.incrementAndGet();
             return false;
         }
-        if (queuedBytes.addAndGet(size) > maxBytes || !queue.offer(json)) {
+        if (queuedBytes.addAndGet(size) > maxBytes || !queue.offer(item)) {
             queuedBytes.addAndGet(-size);
             dropped.incrementAndGet();
             return false;
@@ -180,7 +187,8 @@ public class FlowscopeListener extends SparkFirehoseListener {
     private volatile OutputStream out;
     private volatile long sent = 0;  // lines written and flushed to the socket
     private volatile long taken = 0;  // lines taken off the queue (sent, being sent, or lost with a connection)
-    private volatile long handled = 0;  // lines taken and flushed or lost: what flush() waits for
+    private volatile long polled = 0;  // items taken off the queue (a line each, unless it could not be serialized)
+    private volatile long handled = 0;  // items polled and flushed or lost: what flush() waits for
     private volatile long connectFailures = 0;
     private volatile long connections = 0;
     private long reportedDrops = 0;
@@ -218,21 +226,34 @@ public class FlowscopeListener extends SparkFirehoseListener {
 
     /** Send what is queued (waiting 100 ms for a line at most), then flush when the queue is empty. */
     private void pump() throws IOException, InterruptedException {
-        String line = queue.poll(100, TimeUnit.MILLISECONDS);
+        Object item = queue.poll(100, TimeUnit.MILLISECONDS);
         long now = System.currentTimeMillis();
         boolean withSpark = now - lastCheck >= 1000;
         if (withSpark) lastCheck = now;
         report(withSpark);
-        if (line != null) {
-            queuedBytes.addAndGet(-line.length());
-            taken++;
-            write(line);
+        if (item != null) {
+            polled++;
+            String line = item instanceof String ? (String) item : serialize((SparkListenerEvent) item);
+            queuedBytes.addAndGet(item instanceof String ? -line.length() : -DEFERRED_SIZE);
+            if (line != null) {
+                taken++;
+                write(line);
+            }
         }
         if (queue.isEmpty()) {
             out.flush();
             sent = taken;
-            handled = taken;
+            handled = polled;
             synchronized (lock) { lock.notifyAll(); }
+        }
+    }
+
+    private String serialize(SparkListenerEvent event) {
+        try {
+            return JsonProtocol.sparkEventToJsonString(event);
+        } catch (Throwable t) {
+            failed.incrementAndGet();
+            return null;
         }
     }
 
@@ -240,7 +261,7 @@ public class FlowscopeListener extends SparkFirehoseListener {
         try { if (socket != null) socket.close(); } catch (IOException ignored) { }
         socket = null;
         out = null;
-        handled = taken;  // what was taken is sent or lost: flush() stops waiting for it
+        handled = polled;  // what was taken is sent or lost: flush() stops waiting for it
         synchronized (lock) { lock.notifyAll(); }
     }
 

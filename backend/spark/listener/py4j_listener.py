@@ -6,8 +6,9 @@ round trip from Spark's listener thread into Python and back into the JVM for th
 machines: about 2.8k events/s, a 20,000-task job 20% slower, and Spark dropping events once the listener lags), so
 flowscope uses it only when it must and says so. It behaves as the JVM listener does when the server is down or
 slow: its queue is bounded (in lines and in bytes) and never blocks Spark's thread, the sending thread reconnects
-with backoff and warns once per outage, and the application end waits for the network only briefly and only while
-connected. Spark's drop counters are read once a second from the sending thread.
+with backoff and warns once per outage, and nothing on Spark's thread waits for the network (at the application
+end, ``Attachment.detach`` at exit sends the rest). Spark's drop counters are read once a second from the sending
+thread.
 """
 
 from __future__ import annotations
@@ -26,13 +27,12 @@ from .. import py4j_bridge
 __all__ = ["Py4JListener"]
 
 _SKIPPED = ('{"Event":"SparkListenerExecutorMetricsUpdate"', '{"Event":"SparkListenerBlockUpdated"')
-_APP_END = '{"Event":"SparkListenerApplicationEnd"'
 # the same bounds and delays as FlowscopeListener.java's
-APP_END_FLUSH_MS = 200
 CONNECT_TIMEOUT_S = 1.0
 BACKOFF_FIRST_S = 0.2
 BACKOFF_MAX_S = 5.0
 DEFAULT_QUEUE_BYTES = 64 << 20
+DEFERRED_SIZE = 4096  # what an event not yet serialized counts for in the byte bound
 
 
 class Py4JListener:
@@ -54,7 +54,7 @@ class Py4JListener:
         self._hello = {"Event": "flowscope.Hello", "protocol": 1, "listener": "py4j", "token": self._token,
                        "app": app_name or sc.appName or "", "appId": sc.applicationId or "",
                        "instance": str(uuid.uuid4())}
-        self._queue: queue.Queue[str] = queue.Queue(maxsize=max(16, capacity))
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(16, capacity))  # lines, or events to serialize
         self._max_bytes = max(1 << 16, max_bytes)
         self._queued_bytes = 0  # approximate (characters); updated under _count_lock
         self._count_lock = threading.Lock()
@@ -63,7 +63,8 @@ class Py4JListener:
         self._failed = 0
         self._sent = 0
         self._taken = 0  # lines taken off the queue: sent, or lost with a connection
-        self._handled = 0  # lines taken and sent or lost: what flush() waits for
+        self._polled = 0  # items taken off the queue (a line each, unless it could not be serialized)
+        self._handled = 0  # items polled and sent or lost: what flush() waits for
         self._connections = 0
         self._connect_failures = 0
         self._closed = False
@@ -74,9 +75,14 @@ class Py4JListener:
     # --- called by Spark (through Py4J, on Spark's listener thread) ----------------------------------------
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("on"):  # onTaskEnd, onJobStart, ... onOtherEvent: all the same
+        if name == "onOtherEvent":  # SQL, streaming: immutable, serialized on the sending thread
+            return self._on_other_event
+        if name.startswith("on"):  # onTaskEnd, onJobStart, ...: serialized at once, as Spark's event log does
             return self._on_event
         raise AttributeError(name)
+
+    def _on_other_event(self, event: Any) -> None:
+        self._offer(event, DEFERRED_SIZE)
 
     def _on_event(self, event: Any) -> None:
         try:
@@ -86,20 +92,20 @@ class Py4JListener:
             return
         if line.startswith(_SKIPPED):
             return
-        self.send(line)
-        if line.startswith(_APP_END) and self.connected():
-            self.flush(APP_END_FLUSH_MS)  # briefly: atexit's detach sends the rest
+        self.send(line)  # nothing waits here, not even at the application end: atexit's detach sends the rest
 
     # --- the same surface as the JVM listener --------------------------------------------------------------
 
     def send(self, line: str) -> bool:
-        size = len(line)
+        return self._offer(line, len(line))
+
+    def _offer(self, item: Any, size: int) -> bool:
         with self._count_lock:
             if self._closed or self._queued_bytes + size > self._max_bytes:
                 self._dropped += 1
                 return False
             try:
-                self._queue.put_nowait(line)
+                self._queue.put_nowait(item)
             except queue.Full:
                 self._dropped += 1
                 return False
@@ -207,15 +213,17 @@ class Py4JListener:
     def _pump(self, sock: socket.socket, reported: tuple[int, dict], spark: dict) -> tuple[int, dict]:
         """Send up to 512 queued lines (waiting 0.1 s for the first), after a flowscope.Dropped line if a counter
         moved; the counters now reported."""
-        lines = []
+        items = []
         try:
-            lines.append(self._queue.get(timeout=0.1))
-            while len(lines) < 512:
-                lines.append(self._queue.get_nowait())
+            items.append(self._queue.get(timeout=0.1))
+            while len(items) < 512:
+                items.append(self._queue.get_nowait())
         except queue.Empty:
             pass
+        self._polled += len(items)
         with self._count_lock:
-            self._queued_bytes -= sum(len(line) for line in lines)
+            self._queued_bytes -= sum(len(i) if type(i) is str else DEFERRED_SIZE for i in items)
+        lines = [line for i in items if (line := i if type(i) is str else self._serialize(i)) is not None]
         self._taken += len(lines)
         if (self._dropped, spark) != reported:
             reported = (self._dropped, spark)
@@ -225,16 +233,23 @@ class Py4JListener:
             sock.sendall(("\n".join(lines) + "\n").encode())
             self._sent += len(lines)
         with self._lock:
-            self._handled = self._taken
+            self._handled = self._polled
             self._lock.notify_all()
         return reported
+
+    def _serialize(self, event: Any) -> str | None:
+        try:
+            return self._json.sparkEventToJsonString(event)
+        except Exception:
+            self._failed += 1
+            return None
 
     def _disconnect(self) -> None:
         sock, self._sock = self._sock, None
         if sock is not None:
             sock.close()
         with self._lock:
-            self._handled = self._taken  # sent or lost: flush() stops waiting for it
+            self._handled = self._polled  # sent or lost: flush() stops waiting for it
             self._lock.notify_all()
 
     def _spark_drops(self) -> dict:
