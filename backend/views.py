@@ -60,7 +60,8 @@ def finding_port(m: dict) -> list | None:
 
 def mark_json(m: dict) -> dict:
     """A timeline mark as the API and the stream send it: label, wall time, the batches before it, its scope, the
-    time it completes there (:func:`completed_time`), and a finding's details (``FINDING_FIELDS``) when it is one."""
+    time it completes there (:func:`completed_time`), a finding's details (``FINDING_FIELDS``) when it is one, and
+    an "events lost" mark's ``lost`` count and ``lost_until``."""
     out = {"label": str(m.get("label", "")), "at": m.get("at"), "after": m.get("after", 0)}
     scope = m.get("scope")
     if isinstance(scope, list):
@@ -72,6 +73,9 @@ def mark_json(m: dict) -> dict:
         for k in FINDING_FIELDS:
             if k in m:
                 out[k] = m[k]
+    if type(m.get("lost")) is int:  # events that never arrived (a live listener's outage): a stretch to draw
+        out["lost"] = m["lost"]
+        out["lost_until"] = m.get("lost_until", m.get("at"))
     return out
 
 

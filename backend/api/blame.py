@@ -10,6 +10,7 @@ import orjson
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from ..blame import select
+from ..lost_events import lost_during, lost_stretches
 from ..session import Session
 from ..views import parse_scope
 from . import deps
@@ -26,7 +27,8 @@ router = APIRouter(prefix="/api/sessions/{sid}", tags=["blame"])
                         "`[epoch, iteration]`'s iteration, else null. A time whose job failed has "
                         "`\"status\": \"failed\"` and `failure` (what Spark says failed it); a succeeded one has "
                         "neither. A recompute holder's `failure`: why the work is redone (reason, executor, host, "
-                        "message, executor_removed).")
+                        "message, executor_removed). A time whose span overlaps a stretch of events that never "
+                        "arrived (a live session's listener outage) has `events_lost`: those stretches.")
 async def blame(
     session: Session = Depends(deps.session),
     scope: str | None = Query(None, description="only this scope, e.g. 2"),
@@ -40,5 +42,11 @@ async def blame(
         t = orjson.loads(time) if time else None
     except (ValueError, orjson.JSONDecodeError) as e:
         raise HTTPException(400, f"scope/time: {e}") from None
-    times = select(session.blame.times(), path, t, top, nested)
-    return deps.JSON({"times": [b.to_json() for b in times]})
+    times = [b.to_json() for b in select(session.blame.times(), path, t, top, nested)]
+    stretches = lost_stretches(session.replay)
+    if stretches:  # a time whose span overlaps a stretch of lost events is missing part of its story
+        for entry in times:
+            overlap = lost_during(stretches, entry.get("start"), entry.get("end"))
+            if overlap:
+                entry["events_lost"] = overlap
+    return deps.JSON({"times": times})

@@ -18,6 +18,7 @@ from tracker.replay import Replay
 
 from ..graph_layout import scope_graph
 from ..graph_layout import strata as stratify
+from ..lost_events import lost_before
 from ..paths import holder_path, port_graph
 from ..session import Session
 from ..views import parse_port, port_rows, scope_tree
@@ -123,10 +124,13 @@ def state_answer(session: Session, replay: Replay, scope, batch: int) -> dict:
 
 
 def explain_answer(session: Session, replay: Replay, path: tuple, loc: Location, time_text: str | None,
-                   batch: int, live: bool, graphs: dict | None = None) -> dict:
+                   batch: int, live: bool, graphs: dict | None = None, lost: list | None = None) -> dict:
     """GET .../explain's answer at ``batch`` from ``replay`` (the live one when ``live``, else one restored there).
     ``graphs``: the caller's cache of port graphs for this replay (``flowscope bundle`` explains many ports of a
-    scope at one moment); the live replay's are cached in the session."""
+    scope at one moment); the live replay's are cached in the session. ``lost``: the stretches of lost events
+    before ``batch`` (``lost_before`` of the live replay; read on the event loop when this runs in a thread)."""
+    if lost is None:
+        lost = lost_before(session.replay, batch)
     scope = _find(replay.root, path, batch)
     scope.ensure_built()
     tracker = scope.tracker
@@ -138,7 +142,7 @@ def explain_answer(session: Session, replay: Replay, path: tuple, loc: Location,
     if t is None:
         if not frontier:
             return {"scope": list(path), "port": loc.to_json(), "time": None, "frontier": [], "batch": batch,
-                    "holders": [], "implied": [], "held": False}
+                    "holders": [], "implied": [], "held": False, "events_lost": lost}
         t = min(frontier)
     answer = tracker_explain(scope, loc, t)
     key = ("ports", path, session.structure_version)
@@ -162,6 +166,7 @@ def explain_answer(session: Session, replay: Replay, path: tuple, loc: Location,
         "scope": list(path), "port": loc.to_json(), "time": t, "frontier": frontier, "batch": batch,
         "holders": [holder(h) for h in answer.holders], "implied": [holder(h) for h in answer.implied],
         "held": answer.held, "late": late,
+        "events_lost": lost,
     }
 
 
@@ -180,9 +185,11 @@ async def explain(
     if k >= session.head:
         return deps.JSON(explain_answer(session, session.replay, path, loc, time, session.head, True))
 
+    lost = lost_before(session.replay, k)
+
     def past():
         with session.history.at_batch(k) as replay:
-            return explain_answer(session, replay, path, loc, time, k, False)
+            return explain_answer(session, replay, path, loc, time, k, False, lost=lost)
 
     return deps.JSON(await run_in_threadpool(past))
 
