@@ -6,11 +6,16 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.spark.SparkConf;
@@ -49,6 +54,8 @@ public class FlowscopeListener extends SparkFirehoseListener {
     static final long DEFAULT_QUEUE_BYTES = 64L << 20;
     static final long DEFERRED_SIZE = 4096;  // what an event not yet serialized counts for in the byte bound
     static final String SCHEDULER_PACKAGE = "org.apache.spark.scheduler.";
+    static final String QUEUE_NAME = "flowscope";  // the listener-bus queue of its own (jvm.py registers there too)
+    static final long HANDOFF_WAIT_MS = 2000;
 
     private final String host;
     private final int port;
@@ -65,6 +72,16 @@ public class FlowscopeListener extends SparkFirehoseListener {
     private final Object lock = new Object();
     private final Thread shutdownHook = new Thread(() -> flush(SHUTDOWN_FLUSH_MS), "flowscope-listener-flush");
     private volatile boolean closed = false;
+    // a configured listener moves from Spark's shared queue to a queue of its own (see onSharedQueue)
+    private boolean moveToOwnQueue = false;
+    private final AtomicBoolean moveStarted = new AtomicBoolean();
+    private final Object moveLock = new Object();
+    private final Set<SparkListenerEvent> sharedDelivered = Collections.newSetFromMap(new IdentityHashMap<>());
+    private final ArrayDeque<SparkListenerEvent> sharedOrder = new ArrayDeque<>();
+    private SparkListenerEvent handoff = null;  // the own queue's first event (guarded by moveLock)
+    private volatile boolean sharedDone = false;  // the shared queue's deliveries are ignored from now on
+    private volatile boolean ownStarted = false;
+    private volatile boolean skipping = false;  // the own queue skips what the shared queue delivered already
 
     /** Spark creates extra listeners with their SparkConf. */
     public FlowscopeListener(SparkConf conf) {
@@ -72,6 +89,7 @@ public class FlowscopeListener extends SparkFirehoseListener {
              conf.get("spark.flowscope.token", ""), conf.getInt("spark.flowscope.queue", 100000),
              conf.getLong("spark.flowscope.queueBytes", DEFAULT_QUEUE_BYTES),
              conf.get("spark.app.name", ""), conf.get("spark.app.id", ""));
+        moveToOwnQueue = conf.getBoolean("spark.flowscope.ownQueue", true);
     }
 
     public FlowscopeListener(String host, int port, String token, int capacity, String appName, String appId) {
@@ -97,12 +115,22 @@ public class FlowscopeListener extends SparkFirehoseListener {
         sender.start();
     }
 
-    /** On Spark's listener thread: serialize and offer, never wait on the network. Events from outside Spark's
-     *  scheduler (SQL, streaming: immutable, serialized by Jackson, whose first pass over a class is slow) are
-     *  offered as they are and serialized on the sender thread; the scheduler's own are serialized here, at once,
-     *  as Spark's event log does (a job's stage infos change after its start is posted). */
+    /** On Spark's listener thread: serialize and offer, never wait on the network. */
     @Override
     public void onEvent(SparkListenerEvent event) {
+        if (!moveToOwnQueue) {
+            handle(event);
+        } else if (!Thread.currentThread().getName().endsWith("-" + QUEUE_NAME)) {
+            onSharedQueue(event);
+        } else {
+            onOwnQueue(event);
+        }
+    }
+
+    /** Events from outside Spark's scheduler (SQL, streaming: immutable, serialized by Jackson, whose first pass over
+     *  a class is slow) are offered as they are and serialized on the sender thread; the scheduler's own are
+     *  serialized here, at once, as Spark's event log does (a job's stage infos change after its start is posted). */
+    private void handle(SparkListenerEvent event) {
         if (event instanceof SparkListenerExecutorMetricsUpdate || event instanceof SparkListenerBlockUpdated
                 || !event.logEvent()) {
             return;  // what Spark's own event log leaves out (heartbeats, block updates)
@@ -119,6 +147,98 @@ public class FlowscopeListener extends SparkFirehoseListener {
             return;
         }
         send(json);  // nothing waits here, not even at the application end: the shutdown hook sends the rest
+    }
+
+    // --- a configured listener moves to a queue of its own -----------------------------------------------------
+    //
+    // Spark puts listeners named in spark.extraListeners on its shared queue, where a slow moment would delay Spark's
+    // other listeners. So at the first event a helper thread adds this listener to a queue of its own (QUEUE_NAME:
+    // its own thread and buffer, spark.scheduler.listenerbus.eventqueue.flowscope.capacity). Both queues then deliver
+    // every event in the same order, each on its own thread. Until the hand-off the shared queue's deliveries are
+    // kept (and remembered); the own queue's first event E decides: if the shared queue already delivered E, it stops
+    // at once and the own queue skips what it delivered; else the own queue waits (at most HANDOFF_WAIT_MS, holding
+    // only itself) until the shared queue reaches E. From then on only the own queue's deliveries count, and the
+    // shared queue's cost a volatile read.
+
+    private void onSharedQueue(SparkListenerEvent event) {
+        if (sharedDone) return;
+        if (moveStarted.compareAndSet(false, true)) startMove();
+        synchronized (moveLock) {
+            if (sharedDone) return;
+            if (event == handoff) {
+                sharedDone = true;
+                return;
+            }
+            handle(event);
+            sharedOrder.addLast(event);
+            sharedDelivered.add(event);
+            if (sharedOrder.size() > 10000) sharedDelivered.remove(sharedOrder.removeFirst());
+        }
+    }
+
+    private void onOwnQueue(SparkListenerEvent event) {
+        if (!ownStarted) {
+            boolean wait;
+            synchronized (moveLock) {
+                ownStarted = true;
+                if (sharedDelivered.contains(event)) {
+                    sharedDone = true;  // the shared queue is ahead: it stops here, its deliveries are skipped
+                    skipping = true;
+                } else {
+                    handoff = event;
+                }
+                wait = !sharedDone;
+            }
+            long end = System.currentTimeMillis() + HANDOFF_WAIT_MS;
+            while (wait && !sharedDone && System.currentTimeMillis() < end) {
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            synchronized (moveLock) {
+                sharedDone = true;
+            }
+            send("{\"Event\":\"flowscope.Queue\",\"name\":\"" + QUEUE_NAME + "\"}");
+        }
+        if (skipping) {
+            synchronized (moveLock) {
+                if (sharedDelivered.contains(event)) return;
+                skipping = false;
+            }
+        }
+        if (!sharedDelivered.isEmpty() && !skipping) {
+            synchronized (moveLock) {
+                sharedDelivered.clear();
+                sharedOrder.clear();
+            }
+        }
+        handle(event);
+    }
+
+    /** On a helper thread: once the SparkContext is active, add this listener to its own queue. */
+    private void startMove() {
+        Thread mover = new Thread(() -> {
+            long end = System.currentTimeMillis() + 120_000;
+            while (System.currentTimeMillis() < end && !closed) {
+                try {
+                    scala.Option<SparkContext> sc = org.apache.spark.SparkContext$.MODULE$.getActive();
+                    if (sc.isDefined()) {
+                        sc.get().listenerBus().addToQueue(this, QUEUE_NAME);
+                        return;
+                    }
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    return;
+                } catch (Throwable t) {
+                    return;  // another Spark version's internals: it stays on the shared queue
+                }
+            }
+        }, "flowscope-listener-queue");
+        mover.setDaemon(true);
+        mover.start();
     }
 
     /** Queue one JSON line (also for lines from elsewhere, e.g. a synthetic application start); false if dropped. */
@@ -197,7 +317,24 @@ public class FlowscopeListener extends SparkFirehoseListener {
     private long outageSince = 0;  // when the current outage began (0: none)
     private long droppedAtOutage = 0;
 
+    /** Parse and serialize a few real scheduler events once (flowscope/warmup.jsonl in the jar), on this thread,
+     *  so that the first real ones on Spark's thread do not pay for class loading and JIT. Best effort. */
+    private void warmUp() {
+        try (java.io.InputStream in = FlowscopeListener.class.getResourceAsStream("/flowscope/warmup.jsonl")) {
+            if (in == null) return;
+            java.lang.reflect.Method parse = JsonProtocol.class.getMethod("sparkEventFromJson", String.class);
+            java.io.BufferedReader lines = new java.io.BufferedReader(
+                new java.io.InputStreamReader(in, StandardCharsets.UTF_8));
+            for (String line; (line = lines.readLine()) != null; ) {
+                JsonProtocol.sparkEventToJsonString((SparkListenerEvent) parse.invoke(null, line));
+            }
+        } catch (Throwable ignored) {
+            // another Spark version's parser: no warm-up
+        }
+    }
+
     private void run() {
+        warmUp();
         long backoff = BACKOFF_FIRST_MS;
         while (!closed) {
             if (out == null) {

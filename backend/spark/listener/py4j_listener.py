@@ -23,6 +23,7 @@ import uuid
 from typing import Any
 
 from .. import py4j_bridge
+from .build import WARMUP
 
 __all__ = ["Py4JListener"]
 
@@ -155,7 +156,17 @@ class Py4JListener:
 
     # --- the sending thread --------------------------------------------------------------------------------
 
+    def _warm_up(self) -> None:
+        """Parse and serialize a few real scheduler events once in the driver JVM (``build.WARMUP``), so that the
+        first real ones on Spark's thread do not pay for class loading and JIT. Best effort."""
+        try:
+            for line in WARMUP.read_text().splitlines():
+                self._json.sparkEventToJsonString(self._json.sparkEventFromJson(line))
+        except Exception:
+            pass  # another Spark version's parser: no warm-up
+
     def _run(self) -> None:
+        self._warm_up()
         backoff = BACKOFF_FIRST_S
         outage_since: float | None = None
         dropped_at_outage = 0
