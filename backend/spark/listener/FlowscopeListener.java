@@ -56,6 +56,7 @@ public class FlowscopeListener extends SparkFirehoseListener {
     static final String SCHEDULER_PACKAGE = "org.apache.spark.scheduler.";
     static final String QUEUE_NAME = "flowscope";  // the listener-bus queue of its own (jvm.py registers there too)
     static final long HANDOFF_WAIT_MS = 2000;
+    static final int HANDOFF_MAX_EVENTS = 10000;
 
     private final String host;
     private final int port;
@@ -79,8 +80,9 @@ public class FlowscopeListener extends SparkFirehoseListener {
     private final Set<SparkListenerEvent> sharedDelivered = Collections.newSetFromMap(new IdentityHashMap<>());
     private final ArrayDeque<SparkListenerEvent> sharedOrder = new ArrayDeque<>();
     private SparkListenerEvent handoff = null;  // the own queue's first event (guarded by moveLock)
+    private long handoffSince = 0;
+    private final ArrayDeque<SparkListenerEvent> pending = new ArrayDeque<>();  // the own queue's, held back
     private volatile boolean sharedDone = false;  // the shared queue's deliveries are ignored from now on
-    private volatile boolean ownStarted = false;
     private volatile boolean skipping = false;  // the own queue skips what the shared queue delivered already
 
     /** Spark creates extra listeners with their SparkConf. */
@@ -156,8 +158,9 @@ public class FlowscopeListener extends SparkFirehoseListener {
     // its own thread and buffer, spark.scheduler.listenerbus.eventqueue.flowscope.capacity). Both queues then deliver
     // every event in the same order, each on its own thread. Until the hand-off the shared queue's deliveries are
     // kept (and remembered); the own queue's first event E decides: if the shared queue already delivered E, it stops
-    // at once and the own queue skips what it delivered; else the own queue waits (at most HANDOFF_WAIT_MS, holding
-    // only itself) until the shared queue reaches E. From then on only the own queue's deliveries count, and the
+    // at once and the own queue skips what it delivered; else the own queue holds its events back until the shared
+    // queue reaches E, which then hands them over (neither thread ever waits; a shared queue HANDOFF_WAIT_MS or
+    // HANDOFF_MAX_EVENTS behind is not waited for). From then on only the own queue's deliveries count, and the
     // shared queue's cost a volatile read.
 
     private void onSharedQueue(SparkListenerEvent event) {
@@ -166,56 +169,60 @@ public class FlowscopeListener extends SparkFirehoseListener {
         synchronized (moveLock) {
             if (sharedDone) return;
             if (event == handoff) {
-                sharedDone = true;
+                handOver();
                 return;
             }
             handle(event);
             sharedOrder.addLast(event);
             sharedDelivered.add(event);
-            if (sharedOrder.size() > 10000) sharedDelivered.remove(sharedOrder.removeFirst());
+            if (sharedOrder.size() > HANDOFF_MAX_EVENTS) sharedDelivered.remove(sharedOrder.removeFirst());
         }
     }
 
     private void onOwnQueue(SparkListenerEvent event) {
-        if (!ownStarted) {
-            boolean wait;
+        if (!sharedDone) {
             synchronized (moveLock) {
-                ownStarted = true;
-                if (sharedDelivered.contains(event)) {
-                    sharedDone = true;  // the shared queue is ahead: it stops here, its deliveries are skipped
-                    skipping = true;
-                } else {
-                    handoff = event;
+                if (!sharedDone) {
+                    if (handoff == null) {
+                        if (sharedDelivered.contains(event)) {
+                            skipping = true;  // the shared queue is ahead: it stops here; skip what it delivered
+                            handOver();
+                        } else {
+                            handoff = event;
+                            handoffSince = System.currentTimeMillis();
+                        }
+                    }
+                    if (!sharedDone) {
+                        pending.addLast(event);  // delivered by the shared queue's thread once it reaches the handoff
+                        if (pending.size() > HANDOFF_MAX_EVENTS
+                                || System.currentTimeMillis() - handoffSince > HANDOFF_WAIT_MS) {
+                            handOver();  // the shared queue lags too far (or dropped the handoff): stop waiting
+                        }
+                        return;
+                    }
                 }
-                wait = !sharedDone;
             }
-            long end = System.currentTimeMillis() + HANDOFF_WAIT_MS;
-            while (wait && !sharedDone && System.currentTimeMillis() < end) {
-                try {
-                    Thread.sleep(1);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-            }
-            synchronized (moveLock) {
-                sharedDone = true;
-            }
-            send("{\"Event\":\"flowscope.Queue\",\"name\":\"" + QUEUE_NAME + "\"}");
         }
         if (skipping) {
             synchronized (moveLock) {
                 if (sharedDelivered.contains(event)) return;
                 skipping = false;
-            }
-        }
-        if (!sharedDelivered.isEmpty() && !skipping) {
-            synchronized (moveLock) {
                 sharedDelivered.clear();
                 sharedOrder.clear();
             }
         }
         handle(event);
+    }
+
+    /** Under moveLock: from now on only the own queue's deliveries count; those it held back are handled first. */
+    private void handOver() {
+        sharedDone = true;
+        for (SparkListenerEvent e; (e = pending.pollFirst()) != null; ) handle(e);
+        if (!skipping) {
+            sharedDelivered.clear();
+            sharedOrder.clear();
+        }
+        send("{\"Event\":\"flowscope.Queue\",\"name\":\"" + QUEUE_NAME + "\"}");
     }
 
     /** On a helper thread: once the SparkContext is active, add this listener to its own queue. */
