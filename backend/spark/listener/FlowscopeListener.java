@@ -74,7 +74,7 @@ public class FlowscopeListener extends SparkFirehoseListener {
     private final Thread shutdownHook = new Thread(() -> flush(SHUTDOWN_FLUSH_MS), "flowscope-listener-flush");
     private volatile boolean closed = false;
     // a configured listener moves from Spark's shared queue to a queue of its own (see onSharedQueue)
-    private boolean moveToOwnQueue = false;
+    private volatile boolean moveToOwnQueue = false;
     private final AtomicBoolean moveStarted = new AtomicBoolean();
     private final Object moveLock = new Object();
     private final Set<SparkListenerEvent> sharedDelivered = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -225,23 +225,27 @@ public class FlowscopeListener extends SparkFirehoseListener {
         send("{\"Event\":\"flowscope.Queue\",\"name\":\"" + QUEUE_NAME + "\"}");
     }
 
-    /** On a helper thread: once the SparkContext is active, add this listener to its own queue. */
+    /** On a helper thread: once the SparkContext is active, add this listener to its own queue (if that cannot be
+     *  done, it stays on the shared queue and forgets what the hand-off would have needed). */
     private void startMove() {
         Thread mover = new Thread(() -> {
             long end = System.currentTimeMillis() + 120_000;
-            while (System.currentTimeMillis() < end && !closed) {
-                try {
+            try {
+                while (System.currentTimeMillis() < end && !closed) {
                     scala.Option<SparkContext> sc = org.apache.spark.SparkContext$.MODULE$.getActive();
                     if (sc.isDefined()) {
                         sc.get().listenerBus().addToQueue(this, QUEUE_NAME);
                         return;
                     }
                     Thread.sleep(20);
-                } catch (InterruptedException e) {
-                    return;
-                } catch (Throwable t) {
-                    return;  // another Spark version's internals: it stays on the shared queue
                 }
+            } catch (Throwable t) {
+                // another Spark version's internals, or interrupted: it stays on the shared queue
+            }
+            synchronized (moveLock) {
+                moveToOwnQueue = false;
+                sharedDelivered.clear();
+                sharedOrder.clear();
             }
         }, "flowscope-listener-queue");
         mover.setDaemon(true);
