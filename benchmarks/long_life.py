@@ -5,8 +5,9 @@ Two parts, each reporting memory at 10%, 50% and 100% of its run (warm-up is the
 * **server**: a real ``flowscope serve --spark-port`` process is fed, through its Spark ingest port and the listener
   protocol, a streaming query's events: the micro-batches of ``fixtures/spark/streaming_stall`` (a real pyspark
   streaming query) replicated with fresh job, stage, task, SQL and micro-batch ids and later times until at least
-  ``--events`` events (default 1,000,000: a 1-second trigger for a day makes about that many), as fast as the
-  server takes them (TCP pushes back). Reported: the server process's RSS, and the session's batches and status.
+  ``--events`` events (default 1,000,000: 62,000 micro-batches of this query, 17 hours of a one-second trigger), as
+  fast as the server takes them (TCP pushes back). Reported: the server process's RSS, the session's batches and
+  status.
 * **listener**: a real PySpark streaming query (rate source, ``--trigger-ms`` trigger, a memory sink) runs for
   ``--minutes`` with the JVM listener attached to the same server; reported: the driver JVM's heap in use after a
   full GC, the driver's and the JVM's RSS, the listener's queue and counters. (A real query at a 100 ms trigger
