@@ -28,6 +28,7 @@ from .build import WARMUP
 __all__ = ["Py4JListener"]
 
 _SKIPPED = ('{"Event":"SparkListenerExecutorMetricsUpdate"', '{"Event":"SparkListenerBlockUpdated"')
+_IGNORED = frozenset({"onExecutorMetricsUpdate", "onBlockUpdated"})  # heartbeats, block updates
 # the same bounds and delays as FlowscopeListener.java's
 CONNECT_TIMEOUT_S = 1.0
 BACKOFF_FIRST_S = 0.2
@@ -76,6 +77,8 @@ class Py4JListener:
     # --- called by Spark (through Py4J, on Spark's listener thread) ----------------------------------------
 
     def __getattr__(self, name: str) -> Any:
+        if name in _IGNORED:  # what Spark's event log leaves out: answered without a round trip into the JVM
+            return _ignore_event
         if name == "onOtherEvent":  # SQL, streaming: immutable, serialized on the sending thread
             return self._on_other_event
         if name.startswith("on"):  # onTaskEnd, onJobStart, ...: serialized at once, as Spark's event log does
@@ -275,3 +278,7 @@ class Py4JListener:
             return out
         except Exception:
             return {}
+
+
+def _ignore_event(event: Any) -> None:
+    """A heartbeat or block update: Spark's event log leaves them out, and so does the listener."""
