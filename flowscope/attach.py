@@ -15,13 +15,16 @@ on the machine and put into the running driver JVM through Py4J: no Python runs 
 cannot be built or loaded, a Python listener called through Py4J takes its place (slower: a round trip per event)
 and ``Attachment.path`` and the printed line say so. If the application was started with the listener configured
 (``spark.extraListeners=flowscope.FlowscopeListener``) it is already streaming and nothing is added.
+
+When the server is down, stalled or not started yet, the application is not affected: the listener keeps a bounded
+queue of events (dropping and counting beyond it), reconnects with backoff, warns once per outage on stderr, and the
+server marks the stretch it never received as "events lost" in the session (see docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import atexit
 import os
-import sys
 import threading
 import time
 import urllib.parse  # light; urllib.request and asyncio load only when a server is involved
@@ -77,7 +80,8 @@ class Attachment:
         if lis is None:
             return {"path": self.path}
         return {"path": self.path, "sent": int(lis.sent()), "dropped": int(lis.dropped()),
-                "queued": int(lis.queued()), "failed": int(lis.failed())}
+                "queued": int(lis.queued()), "failed": int(lis.failed()), "connected": bool(lis.connected()),
+                "reconnects": int(lis.reconnects()), "connect_failures": int(lis.connectFailures())}
 
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until the listener has sent everything Spark gave it so far (and a local sink has received it)."""
@@ -264,13 +268,11 @@ class _Remote:
         self.url = url
 
     def connected(self, listener: Any, timeout: float) -> None:
+        """Wait for the first connection or the first failure (the listener itself warns once about an outage and
+        goes on trying in the background: the driver never waits for a server that is down)."""
         end = time.monotonic() + min(timeout, 5)
-        while not listener.connected() and time.monotonic() < end:
+        while not listener.connected() and not listener.connectFailures() and time.monotonic() < end:
             time.sleep(0.02)
-        if not listener.connected():
-            host, port, _ = self.address
-            print(f"flowscope: warning: the listener cannot reach {host}:{port} yet; it keeps trying, and "
-                  "events it cannot keep meanwhile are counted as dropped", file=sys.stderr, flush=True)
 
     def close(self, timeout: float) -> None:
         pass

@@ -56,6 +56,7 @@ class Limits:
     max_node: int = 1_000_000  # largest child index in a scope (a scope keeps a slot per index up to it)
     max_ports: int = 10_000  # inputs or outputs of one operator or scope
     max_updates: int = 1_000_000  # updates in one progress batch
+    max_scope_depth: int = 100  # scopes in scopes: a scope path's length (views nest two JSON levels per scope)
 
 
 DEFAULT_LIMITS = Limits()
@@ -197,6 +198,8 @@ def _int(record: dict, key: str, low: int, high: int, default: int | None = None
 def _path(v: Any, key: str, limits: Limits) -> None:
     if type(v) is not list or not all(type(k) is int and 0 <= k <= limits.max_node for k in v):
         raise _Reject(f"{key} {short_repr(v)} is not a list of child indices (0 to {limits.max_node})")
+    if len(v) > limits.max_scope_depth:
+        raise _Reject(f"{key} nests {len(v)} scopes deep; the limit is {limits.max_scope_depth} (max_scope_depth)")
 
 
 def _port(v: Any, key: str, limits: Limits) -> None:

@@ -82,6 +82,7 @@ class Replay:
         self.errors: list[LineError] = []
         self.marks = MarkLog()  # a list of dicts whose older pages are compressed (tracker/pages.py)
         self.finding_marks: list[int] = []  # the indexes in marks of those with a `finding` (a findings list)
+        self.lost_marks: list[int] = []  # the indexes in marks of those with a `lost` count (events never received)
         self.details = HolderDetails()  # what `detail` records say pointstamps are made of (running tasks)
         self.header: dict | None = None
         self.progress_records = 0  # progress records seen, applied or rejected
@@ -150,6 +151,8 @@ class Replay:
                 mark["after"] = self.batches_applied
                 if isinstance(mark.get("finding"), str):
                     self.finding_marks.append(len(self.marks))
+                if type(mark.get("lost")) is int:
+                    self.lost_marks.append(len(self.marks))
                 self.marks.append(mark)
             elif kind == "header":
                 self.header = record

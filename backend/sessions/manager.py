@@ -190,6 +190,8 @@ class SessionManager:
                 continue
             try:
                 meta = json.loads(_upload_meta(directory).read_text())
+                if meta.get("live"):
+                    continue  # a live Spark session's journal: the Spark ingest brings it back
                 target = directory / _SAFE.sub("_", Path(meta["file"]).name)
                 feed = self.registry.open(target, False)
             except FileNotFoundError:  # an upload cut short (the server was killed while receiving it)

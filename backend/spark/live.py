@@ -16,6 +16,12 @@ does no JSON work.
 Uncertainty: a drop counter that moves, a gap in the events themselves (:mod:`backend.spark.gaps`), or a
 connection that closes before the application ended marks the session uncertain from that point (the model's
 ``uncertain`` mark), instead of showing frontiers that may be wrong.
+
+Outages: a connection that closes before the application ended (or the listener detached) leaves its feed waiting
+for the same listener (the hello's ``instance``) to reconnect, for ``resume_window`` seconds. The reconnection's hello
+says how many lines the listener had taken off its queue (``seq``) and dropped before it; those the feed never
+received and the new drops are one "events lost" mark (``SparkModel.note_lost``) with the count, and the session
+goes on. A listener that never comes back ends the feed as before.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import hmac
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -38,13 +45,20 @@ from backend.spark.retention import SESSION_RETAINED_JOBS
 from backend.web.security import is_loopback
 from tracker.jsonl import DAMAGED_EVENT, DEFAULT_LIMITS, LINE_TOO_LONG, JsonLines, LineError, LineSplitter
 
-__all__ = ["PROTOCOL", "SparkIngestServer", "SparkLiveFeed", "IngestRefused"]
+__all__ = ["DISCONNECTED_AT", "FINAL_LINES", "PROTOCOL", "SparkIngestServer", "SparkLiveFeed", "IngestRefused",
+           "ingest_label"]
 
 log = logging.getLogger("flowscope.spark.live")
 
 PROTOCOL = 1
 # what the ingest thread puts in place of a line over the length limit (it never holds such a line whole)
 TOO_LONG = b'{"Event":"flowscope.LineTooLong"}'
+# the lines after which a listener will not reconnect: its connection may then simply end
+FINAL_LINES = (b'{"Event":"SparkListenerApplicationEnd"', b'{"Event":"flowscope.Detach"')
+# what the ingest thread puts in the feed when the listener's connection ends early (% the wall-clock time)
+DISCONNECTED_AT = b'{"Event":"flowscope.Disconnected","at":%.3f}'
+# control lines the listener does not take from its queue (not counted against its "seq")
+_UNCOUNTED = ("flowscope.Hello", "flowscope.Dropped", "flowscope.Disconnected")
 Record = tuple[int | None, dict]
 
 
@@ -68,6 +82,14 @@ class SparkLiveFeed(Feed):
         self.listener_dropped = 0  # as the listener last reported
         self.spark_dropped: dict[str, int] = {}  # Spark's counters, as last reported
         self.detached = False
+        self.received = 0  # lines the listener took from its queue that arrived here (its "seq" counts the same)
+        self.connected = True
+        self.connections = 0  # hellos received
+        self.outages: list[dict] = []  # each reconnection: {"lost": events, "since", "until": wall-clock s}
+        self.final_seen = False  # the socket thread saw the application end or a detach: no reconnect to wait for
+        self.journal: Any = None  # a live_journal.LiveJournal when the server keeps live sessions (--data-dir)
+        self.session_id: str | None = None  # the id the journal's session has
+        self._disconnected_at: float | None = None
         self.task_end_times: list[float] | None = None  # set to a list to collect TaskEnd 'Finish Time's (ms)
         self.tee = tee  # every Spark event line received is also written here (a replayable event log)
         self._lines: collections.deque[bytes] = collections.deque()
@@ -178,6 +200,8 @@ class SparkLiveFeed(Feed):
             self._closed = True
             self._lines.clear()
             self._cond.notify_all()
+        if self.journal is not None:
+            self.journal.close()
 
     # --- lines to records -------------------------------------------------------------------------------------
 
@@ -185,8 +209,11 @@ class SparkLiveFeed(Feed):
         self.lines += 1
         event = self._parser.parse(raw)
         if event is None:
+            self.received += 1
             return
         kind = event.get("Event")
+        if kind not in _UNCOUNTED:
+            self.received += 1
         if isinstance(kind, str) and kind.startswith("flowscope."):
             self._control(kind, event, out)
             return
@@ -211,14 +238,19 @@ class SparkLiveFeed(Feed):
 
     def _control(self, kind: str, event: dict, out: list[Record]) -> None:
         if kind == "flowscope.Hello":
-            self.hello = {k: v for k, v in event.items() if k != "token"}
+            self._hello(event, out)
+        elif kind == "flowscope.Disconnected":
+            self.connected = False
+            at = event.get("at")
+            self._disconnected_at = float(at) if isinstance(at, (int, float)) else time.time()
         elif kind == "flowscope.Queue":
             self.queue_name = str(event.get("name") or "shared")
         elif kind == "flowscope.Dropped":
-            own = int(event.get("count") or 0)
+            own = _count(event.get("count"))
             if own > self.listener_dropped:
-                reason = f"the listener dropped {own - self.listener_dropped} events (its queue was full)"
-                out.extend((None, r) for r in self.model.note_gap(reason))
+                lost = own - self.listener_dropped
+                reason = f"the listener dropped {lost} events (its queue was full)"
+                out.extend((None, r) for r in self.model.note_lost(lost, reason))
             self.listener_dropped = max(own, self.listener_dropped)
             spark = event.get("spark") or {}
             for key, value in spark.items():
@@ -244,6 +276,34 @@ class SparkLiveFeed(Feed):
             if not self.model.ended:
                 out.append((None, self.model.note("flowscope detached")))
 
+    def _hello(self, hello: dict, out: list[Record]) -> None:
+        """A connection's first line; on a reconnection (or a listener that had sent lines before this server heard
+        from it) the events it never received are one "events lost" mark."""
+        self.hello = {k: v for k, v in hello.items() if k != "token"}
+        self.connections += 1
+        self.connected = True
+        seq, dropped = _count(hello.get("seq")), _count(hello.get("dropped"))
+        lost = max(0, seq - self.received) + max(0, dropped - self.listener_dropped)
+        self.listener_dropped = max(dropped, self.listener_dropped)
+        self.received = max(seq, self.received)
+        arrived = hello.get("received_at")
+        now = float(arrived) if isinstance(arrived, (int, float)) else time.time()
+        since = self._disconnected_at
+        self._disconnected_at = None
+        if self.connections == 1 and not lost:
+            return
+        if since is None:
+            reason = f"the listener had sent {seq} lines before it connected here"
+        else:
+            reason = f"the listener was disconnected for {now - since:.0f} s"
+        self.outages.append({"lost": lost, "since": since, "until": now})
+        out.extend((None, r) for r in self.model.note_lost(lost, reason, now))
+
+    @property
+    def events_lost(self) -> int:
+        """Events the listener took from Spark that this feed never modelled (outages, full queues)."""
+        return self.model.events_lost
+
     def _finish(self, out: list[Record]) -> None:
         for reason in self.gaps.finish():
             out.extend((None, r) for r in self.model.note_gap(reason))
@@ -254,7 +314,14 @@ class SparkLiveFeed(Feed):
     def stats(self) -> dict:
         return {"events": self.events, "lines": self.lines, "queued": len(self._lines),
                 "listener_dropped": self.listener_dropped, "spark_dropped": dict(self.spark_dropped),
-                "uncertain": list(self.model.uncertain), "listener": self.hello.get("listener")}
+                "uncertain": list(self.model.uncertain), "listener": self.hello.get("listener"),
+                "connected": self.connected, "connections": self.connections, "events_lost": self.events_lost,
+                "outages": [dict(o) for o in self.outages]}
+
+
+def _count(value: Any) -> int:
+    """A counter from a listener's line (a hostile or broken one counts as 0)."""
+    return value if type(value) is int and value > 0 else 0
 
 
 def _ignore(line: int, event: dict) -> None:
@@ -278,7 +345,7 @@ class SparkIngestServer:
 
     def __init__(self, on_feed: Callable[[SparkLiveFeed], Any], host: str = "127.0.0.1", port: int = 0, *,
                  token: str | None = None, capacity: int = 20_000,
-                 feed_factory: Callable[[dict], SparkLiveFeed] | None = None) -> None:
+                 feed_factory: Callable[[dict], SparkLiveFeed] | None = None, resume_window: float = 600.0) -> None:
         if not is_loopback(host) and not token:
             raise ValueError(f"a Spark ingest port on {host} accepts listeners from beyond this machine: "
                              "give a token too (spark.flowscope.token on the Spark side)")
@@ -288,6 +355,10 @@ class SparkIngestServer:
         self.feed_factory = feed_factory
         self.feeds: list[SparkLiveFeed] = []
         self.refused: list[str] = []
+        self.resume_window = resume_window
+        # listener instance -> its feed, while the application may still reconnect (its connection ended early)
+        self._waiting: dict[str, tuple[SparkLiveFeed, threading.Timer]] = {}
+        self._lock = threading.Lock()
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._sock = socket.create_server((host, port), family=family, reuse_port=False)
         self.address: tuple[str, int] = self._sock.getsockname()[:2]
@@ -301,6 +372,11 @@ class SparkIngestServer:
             self._sock.close()
         except OSError:
             pass
+        with self._lock:
+            waiting, self._waiting = list(self._waiting.values()), {}
+        for feed, timer in waiting:
+            timer.cancel()
+            feed.end()
 
     def _accept(self) -> None:
         while not self._closed:
@@ -312,6 +388,7 @@ class SparkIngestServer:
 
     def _serve(self, conn: socket.socket, peer: Any) -> None:
         feed = None
+        instance = None
         try:
             conn.settimeout(10)
             buf = b""
@@ -323,22 +400,33 @@ class SparkIngestServer:
             first, _, rest = buf.partition(b"\n")
             hello = self._check_hello(first)
             conn.settimeout(None)
-            feed = self.feed_factory(hello) if self.feed_factory else SparkLiveFeed(_label(hello), self.capacity)
-            feed.put([first])
-            self.feeds.append(feed)
-            self.on_feed(feed)
+            instance = hello.get("instance") if type(hello.get("instance")) is str else None
+            stamped = orjson.dumps({**{k: v for k, v in hello.items() if k != "token"}, "received_at": time.time()})
+            with self._lock:
+                waiting = self._waiting.pop(instance, None) if instance else None
+            if waiting is not None:
+                feed = waiting[0]
+                waiting[1].cancel()
+                if not self._put(feed, [stamped]):
+                    return  # the session was closed meanwhile
+            else:
+                factory = self.feed_factory
+                feed = factory(hello) if factory else SparkLiveFeed(ingest_label(hello), self.capacity)
+                self._put(feed, [stamped])
+                self.feeds.append(feed)
+                self.on_feed(feed)
             splitter = LineSplitter()  # bounded: an over-long line is dropped as it arrives, and said so
             data = rest
             while True:
                 lines = [TOO_LONG if raw is None else raw for raw in splitter.feed(data)]
-                if lines and not feed.put(lines):
+                if lines and not self._put(feed, lines):
                     return  # the session was closed
                 data = conn.recv(1 << 20)
                 if not data:
                     break
             last = splitter.rest()
             if last is not None and last.strip():
-                feed.put([last])
+                self._put(feed, [last])
         except IngestRefused as e:
             self.refused.append(f"{peer}: {e}")
             log.warning("refused a Spark listener from %s: %s", peer, e)
@@ -346,11 +434,45 @@ class SparkIngestServer:
             log.info("Spark listener connection from %s ended: %s", peer, e)
         finally:
             if feed is not None:
-                feed.end()
+                self._connection_ended(feed, instance)
             try:
                 conn.close()
             except OSError:
                 pass
+
+    @staticmethod
+    def _put(feed: SparkLiveFeed, lines: list[bytes]) -> bool:
+        """Into the feed (and its journal, if kept), noting the lines after which no reconnection will come."""
+        if not feed.final_seen and any(line.startswith(FINAL_LINES) for line in lines):
+            feed.final_seen = True
+        if feed.journal is not None:
+            feed.journal.write(lines)
+        return feed.put(lines)
+
+    def _connection_ended(self, feed: SparkLiveFeed, instance: str | None) -> None:
+        """The feed ends with its connection, unless the application may still come back: then it waits for the
+        same listener instance to reconnect."""
+        if feed.final_seen or instance is None or self._closed or self.resume_window <= 0:
+            feed.end()
+        elif self._put(feed, [DISCONNECTED_AT % time.time()]):
+            self.wait_for(instance, feed)
+
+    def wait_for(self, instance: str, feed: SparkLiveFeed) -> None:
+        """Let listener ``instance`` resume ``feed`` when it reconnects, ``resume_window`` seconds at most (then the
+        feed ends: the connection closed before the application ended)."""
+
+        def give_up() -> None:
+            with self._lock:
+                if self._waiting.get(instance, (None,))[0] is not feed:
+                    return  # it came back
+                del self._waiting[instance]
+            feed.end()
+
+        timer = threading.Timer(self.resume_window, give_up)
+        timer.daemon = True
+        with self._lock:
+            self._waiting[instance] = (feed, timer)
+        timer.start()
 
     def _check_hello(self, line: bytes) -> dict:
         try:
@@ -366,7 +488,8 @@ class SparkIngestServer:
         return hello
 
 
-def _label(hello: dict) -> str:
+def ingest_label(hello: dict) -> str:
+    """A live session's name: the application's name and id, as the listener's hello gives them."""
     name = hello.get("app") or "spark"
     app_id = hello.get("appId")
     return f"{name} ({app_id})" if app_id else name

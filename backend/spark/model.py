@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from backend.spark.event_handlers import HANDLED_EVENTS, HANDLERS, STREAMING_PREFIX, EventHandlers
 from backend.spark.event_shape import event_problem
@@ -62,6 +63,7 @@ class SparkModel(EventHandlers):
         None keeps every job's (a post-mortem reads them: the fleet's stage rows)."""
         super().__init__(retain_jobs)
         self.unknown_events: dict[str, int] = {}
+        self.events_lost = 0  # counted by note_lost
         self.damaged_events = 0  # events skipped because a field had the wrong type (see event_shape)
         self.on_damaged: Callable[[int | None, str, str], None] | None = None  # (line, event type, what is wrong)
 
@@ -102,6 +104,19 @@ class SparkModel(EventHandlers):
         for ``reason``. Returns the records that say so (a mark, the first time)."""
         self._out = []
         self._uncertain(reason)
+        return self._out
+
+    def note_lost(self, count: int, reason: str, until: float | None = None) -> list[dict]:
+        """Events known to be lost (a broken connection, a full queue): an "events lost" mark with the ``count``, from
+        the latest event's time to ``until`` (wall-clock seconds, when known), and uncertain from here. The marks'
+        ``lost``/``lost_until`` fields let the timeline draw the stretch and explain/blame say an answer spans it."""
+        self._out = []
+        self._uncertain(reason)
+        self.events_lost += count
+        extra: dict[str, Any] = {"lost": count, "uncertain": True}
+        if until is not None and until > self._at:
+            extra["lost_until"] = until
+        self._mark(f"events lost: {count}: {reason}", **extra)
         return self._out
 
     def note(self, label: str) -> dict:

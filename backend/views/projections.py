@@ -69,7 +69,8 @@ def mark_json(mark: dict) -> dict:
     """A timeline mark as the API and the stream send it.
 
     Label, wall time, the batches before it, its scope, the time it completes there (:func:`completed_time`), and a
-    finding's details (``FINDING_FIELDS``) when it is one."""
+    finding's details (``FINDING_FIELDS``) when it is one, and an "events lost" mark's ``lost`` count and
+    ``lost_until``."""
     out = {"label": str(mark.get("label", "")), "at": mark.get("at"), "after": mark.get("after", 0)}
     scope = mark.get("scope")
     if isinstance(scope, list):
@@ -81,6 +82,9 @@ def mark_json(mark: dict) -> dict:
         for k in FINDING_FIELDS:
             if k in mark:
                 out[k] = mark[k]
+    if type(mark.get("lost")) is int:  # events that never arrived (a live listener's outage): a stretch to draw
+        out["lost"] = mark["lost"]
+        out["lost_until"] = mark.get("lost_until", mark.get("at"))
     return out
 
 
@@ -199,4 +203,7 @@ def session_info(session: Session) -> dict[str, Any]:
         "operators": operators,
         "folded": replay.folded,
         "checked": session.options.check_contracts,
+        # a live Spark feed: events it never received (listener outages, full queues), and whether it is connected
+        "events_lost": getattr(feed, "events_lost", 0),
+        "connected": getattr(feed, "connected", None),
     }

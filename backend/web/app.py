@@ -92,20 +92,37 @@ def plotly_js() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "package_data" / "plotly.min.js"
 
 
-def _start_spark_ingest(settings: Settings, manager: SessionManager):
+def _start_spark_ingest(settings: Settings, manager: SessionManager, keep: bool):
     """Accept Spark listeners (flowscope.attach(spark, url), or spark.extraListeners by configuration).
 
-    Each application that connects becomes a live session. Listeners must send the server's token if it has one."""
+    Each application that connects becomes a live session. Listeners must send the server's token if it has one.
+    With ``keep`` (a --data-dir) live sessions are journaled there and come back, still live, at the next start
+    (backend/spark/live_journal.py)."""
     import asyncio
 
-    from backend.spark.live import SparkIngestServer
+    from backend.spark.live import SparkIngestServer, SparkLiveFeed, ingest_label
+    from backend.spark.live_journal import new_journal, restore_journals
 
     loop = asyncio.get_running_loop()
+    data_dir = Path(settings.data_dir or ".")  # set by create_app before the server starts
 
     def on_feed(feed) -> None:  # on the connection's thread: hop to the server's loop
-        loop.call_soon_threadsafe(manager.add, feed, feed.label)
+        directory = feed.journal.directory if feed.journal is not None else None
+        loop.call_soon_threadsafe(lambda: manager.add(feed, feed.label, directory=directory, sid=feed.session_id))
 
-    return SparkIngestServer(on_feed, settings.host, settings.spark_port or 0, token=settings.token)
+    def journaled_feed(hello: dict) -> SparkLiveFeed:
+        feed = SparkLiveFeed(ingest_label(hello), ingest.capacity)
+        feed.session_id, feed.journal = new_journal(data_dir, feed.label)
+        return feed
+
+    ingest = SparkIngestServer(on_feed, settings.host, settings.spark_port or 0, token=settings.token,
+                               feed_factory=journaled_feed if keep else None)
+    if keep:
+        def restored(feed, label, directory, sid, created) -> None:
+            manager.add(feed, label, directory=directory, sid=sid).created = created
+
+        restore_journals(data_dir, ingest, restored)
+    return ingest
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -129,7 +146,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for d in settings.follow_dirs:
             manager.follow_directory(d)
         if settings.spark_port is not None:
-            ingest_holder["server"] = _start_spark_ingest(settings, manager)
+            ingest_holder["server"] = _start_spark_ingest(settings, manager, keep=owned_tmp is None)
         try:
             yield
         finally:

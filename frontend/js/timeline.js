@@ -112,6 +112,14 @@ export class Timeline {
       parts.push(`<line class="${cls}" x1="${x}" x2="${x}" y1="${cls === "finding" ? 0 : 3}" y2="12"><title>${title}</title></line>`);
     };
     for (const m of this.marks) add(m.after, "mark", `${m.label} (after batch ${m.after})`.replace(/</g, "&lt;"));
+    // events that never arrived (a live listener's outage): a red stretch, on top of the ordinary marks
+    for (const m of this.marks) {
+      if (!m.lost) continue;
+      const x = Math.round((m.after / head) * W * 2) / 2;
+      const secs = m.lost_until && m.at ? ` over ${Math.round(m.lost_until - m.at)} s` : "";
+      const title = `${m.lost} events lost${secs} (after batch ${m.after}): answers after this may be incomplete`;
+      parts.push(`<rect class="lost" x="${Math.max(0, x - 3)}" y="0" width="6" height="12"><title>${title.replace(/</g, "&lt;")}</title></rect>`);
+    }
     for (const f of this.findings) add((f.batch && f.batch.index !== null ? f.batch.index + 1 : 0), "finding", `${f.kind}: ${f.message}`.replace(/</g, "&lt;"));
     this.marksSvg.setAttribute("viewBox", `0 0 ${W} 12`);
     this.marksSvg.innerHTML = parts.join("");

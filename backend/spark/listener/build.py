@@ -21,11 +21,14 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-__all__ = ["ListenerBuildError", "LISTENER_CLASS", "SOURCE", "cache_dir", "find_javac", "listener_jar",
+__all__ = ["ListenerBuildError", "LISTENER_CLASS", "SOURCE", "WARMUP", "cache_dir", "find_javac", "listener_jar",
            "spark_jars_dir"]
 
 LISTENER_CLASS = "flowscope.FlowscopeListener"
 SOURCE = Path(__file__).resolve().parent / "FlowscopeListener.java"
+# a few real scheduler events (from fixtures/spark/batch_shuffle), parsed and serialized once by a new listener so
+# that the JVM's first real ones are not the slow ones (class loading, JIT); in the jar as flowscope/warmup.jsonl
+WARMUP = SOURCE.with_name("warmup.jsonl")
 _RELEASES = ("8", "11", "17")  # the first one this javac accepts
 
 
@@ -71,7 +74,8 @@ def spark_jars_dir() -> Path:
 def listener_jar(*, rebuild: bool = False, javac: str | None = None) -> Path:
     """The path of the listener's jar, building it first if this source has not been built yet."""
     source = SOURCE.read_bytes()
-    key = hashlib.sha256(source + b"\0release=" + ",".join(_RELEASES).encode()).hexdigest()[:16]
+    warmup = WARMUP.read_bytes()
+    key = hashlib.sha256(source + b"\0" + warmup + b"\0release=" + ",".join(_RELEASES).encode()).hexdigest()[:16]
     target = cache_dir() / f"flowscope-listener-{key}.jar"
     if target.is_file() and not rebuild:
         return target
@@ -101,6 +105,7 @@ def listener_jar(*, rebuild: bool = False, javac: str | None = None) -> Path:
             jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\nCreated-By: flowscope\r\n\r\n")
             for cls in sorted(classes.rglob("*.class")):
                 jar.write(cls, cls.relative_to(classes).as_posix())
+            jar.writestr("flowscope/warmup.jsonl", warmup)
         fd, partial = tempfile.mkstemp(prefix=target.name, suffix=".part", dir=target.parent)
         os.close(fd)
         shutil.copyfile(staging, partial)

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 from backend.sessions.session import Session
 from backend.spark.blame import select
 from backend.spark.sql_plan.stage_operators import name_segments, stage_operators
+from backend.views.lost_events import lost_during, lost_stretches
 from backend.views.projections import parse_scope
 from backend.web.api import deps
 from backend.web.api.models import Problem
@@ -29,7 +30,9 @@ router = APIRouter(prefix="/api/sessions/{sid}", tags=["blame"])
                         "`\"status\": \"failed\"` and `failure` (what Spark says failed it); a succeeded one has "
                         "neither. A recompute holder's `failure`: why the work is redone (reason, executor, host, "
                         "message, executor_removed). A holder of a stage that ran SQL plan operators has "
-                        "`plan_operator` (execution, id, name, operators), as `flowscope blame --json`.")
+                        "`plan_operator` (execution, id, name, operators), as `flowscope blame --json`. A time whose "
+                        "span overlaps a stretch of events that never arrived (a live session's listener outage) has "
+                        "`events_lost`: those stretches.")
 async def blame(
     session: Session = Depends(deps.session),
     scope: str | None = Query(None, description="only this scope, e.g. 2"),
@@ -51,4 +54,10 @@ async def blame(
             b["blame"] = [{**seg, "holder": dict(seg["holder"])} if isinstance(seg.get("holder"), dict) else seg
                           for seg in b["blame"]]
             name_segments(b["blame"], named)
+    stretches = lost_stretches(session.replay)
+    if stretches:  # a time whose span overlaps a stretch of lost events is missing part of its story
+        for entry in times:
+            overlap = lost_during(stretches, entry.get("start"), entry.get("end"))
+            if overlap:
+                entry["events_lost"] = overlap
     return deps.JSON({"times": times})

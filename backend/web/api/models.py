@@ -50,6 +50,9 @@ class SessionInfo(BaseModel):
     scopes: int
     operators: int
     checked: bool
+    events_lost: int = Field(0, description="a live Spark session: events its listener took from Spark that never "
+                                            "arrived (outages of the server or the network, a full listener queue)")
+    connected: bool | None = Field(None, description="a live Spark session: its listener is connected now")
 
 
 class ScopeTree(BaseModel):
@@ -140,6 +143,9 @@ class Explanation(BaseModel):
         "each with `running` tasks (id, partition, index in the task set, attempt, executor, host, launched, "
         "running_s: seconds from launched to the end of the state shown, the next batch's `at` or at the head the "
         "latest time seen; speculative) and `pending` {count, since}"))
+    events_lost: list[dict[str, Any]] = Field(default_factory=list, description=(
+        "the stretches before this state whose events never arrived (a live Spark session's listener outages): "
+        "{after: batch, lost: events, from, until: wall-clock s, label}; when any, the state may be wrong"))
 
 
 class Strata(BaseModel):
@@ -175,6 +181,9 @@ class Mark(BaseModel):
                                                   "median_task_s, records, bytes (a straggler: what it read), "
                                                   "ended_at (a straggler's end, epoch seconds) or summary (a "
                                                   "skewed stage's aggregate)")
+    lost: int | None = Field(None, description="an \"events lost\" mark: events that never arrived (a live Spark "
+                                               "listener's outage or full queue), from `at` to `lost_until`")
+    lost_until: float | None = None
     node: int | None = None
     time: Any = None
     stage: int | None = None

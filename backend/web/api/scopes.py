@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from backend.sessions.session import Session
 from backend.views.graph_layout import scope_graph
 from backend.views.graph_layout import strata as stratify
+from backend.views.lost_events import lost_before
 from backend.views.port_paths import holder_path, port_graph
 from backend.views.projections import parse_port, port_rows, scope_tree
 from backend.views.projections import search as search_operators
@@ -124,12 +125,15 @@ def state_answer(session: Session, replay: Replay, scope, batch: int) -> dict:
 
 
 def explain_answer(session: Session, replay: Replay, path: tuple, loc: Location, time_text: str | None,
-                   batch: int, live: bool, graphs: dict | None = None) -> dict:
+                   batch: int, live: bool, graphs: dict | None = None, lost: list | None = None) -> dict:
     """GET .../explain's answer at ``batch`` from ``replay``.
 
-    ``replay`` is the live one when ``live``, else one restored there. ``graphs``: the caller's cache of port graphs for
-    this replay (``flowscope bundle`` explains many ports of a scope at one moment); the live replay's are cached in the
-    session."""
+    ``replay`` is the live one when ``live``, else one restored there. ``graphs``: the caller's cache of port graphs
+    for this replay (``flowscope bundle`` explains many ports of a scope at one moment); the live replay's are cached
+    in the session. ``lost``: the stretches of lost events before ``batch`` (``lost_before`` of the live replay;
+    read on the event loop when this runs in a thread)."""
+    if lost is None:
+        lost = lost_before(session.replay, batch)
     scope = _find(replay.root, path, batch)
     scope.ensure_built()
     tracker = scope.tracker
@@ -141,7 +145,7 @@ def explain_answer(session: Session, replay: Replay, path: tuple, loc: Location,
     if t is None:
         if not frontier:
             return {"scope": list(path), "port": loc.to_json(), "time": None, "frontier": [], "batch": batch,
-                    "holders": [], "implied": [], "held": False}
+                    "holders": [], "implied": [], "held": False, "events_lost": lost}
         t = min(frontier)
     answer = tracker_explain(scope, loc, t)
     key = ("ports", path, session.structure_version)
@@ -165,6 +169,7 @@ def explain_answer(session: Session, replay: Replay, path: tuple, loc: Location,
         "scope": list(path), "port": loc.to_json(), "time": t, "frontier": frontier, "batch": batch,
         "holders": [holder(h) for h in answer.holders], "implied": [holder(h) for h in answer.implied],
         "held": answer.held, "late": late,
+        "events_lost": lost,
     }
 
 
@@ -183,9 +188,11 @@ async def explain(
     if k >= session.head:
         return deps.JSON(explain_answer(session, session.replay, path, loc, time, session.head, True))
 
+    lost = lost_before(session.replay, k)
+
     def past():
         with session.history.at_batch(k) as replay:
-            return explain_answer(session, replay, path, loc, time, k, False)
+            return explain_answer(session, replay, path, loc, time, k, False, lost=lost)
 
     return deps.JSON(await run_in_threadpool(past))
 
