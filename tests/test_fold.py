@@ -242,7 +242,8 @@ def _retained_bytes(log, keep: int, retain_jobs: int) -> tuple[int, Session]:
 
 # What a long session may keep per job of this application (7 jobs, 4 regions, ~90 records a copy) once every
 # table with a bound has reached it (the test makes those bounds small: the model's job list, the live regions,
-# blame's kept times, the task ledger's stage aggregates). Measured: ~0.85 kB. About 0.35 kB of it is the history's
+# blame's kept times, the task ledger's stage aggregates, the cores what-if's recorded jobs). Measured: ~1.1 kB (0.85 kB
+# before the task bars carried their phases). About 0.35 kB of it is the history's
 # died_at (8 bytes a structure record) and each folded region's scope path in the batch index, the compressed marks
 # and a byte per job and stage status; the rest the executor timeline's task bars (~0.15 kB) and decoded ids they
 # keep. The gap detector's listed stages and finished attempts took ~0.45 kB more until they became a byte per stage
@@ -255,11 +256,13 @@ def test_a_long_sessions_memory_per_job_is_bounded(tmp_path_factory, monkeypatch
     """The memory a session keeps grows by at most BYTES_PER_JOB a job as the application gets longer: measured
     between a 140-job and a 560-job copy of the same application (the same shape: only its length differs), so
     what every session holds whatever its length (imports, caches, the open history segment) cancels out."""
+    import backend.spark.recorded_schedule
     import backend.spark.tasks
     import tracker.blame
 
     monkeypatch.setattr(tracker.blame, "KEEP_TIMES", 50)  # bounded tables, bounded early: 140 jobs fill them
     monkeypatch.setattr(backend.spark.tasks, "KEEP_COMPLETED", 50)
+    monkeypatch.setattr(backend.spark.recorded_schedule, "KEEP_JOBS", 50)  # the cores what-if's jobs
     sizes = {}
     for copies in (2, 20, 80):  # the first warms the process up (imports, caches): not measured
         target = tmp_path_factory.mktemp(f"x{copies}") / "app"
