@@ -94,7 +94,9 @@ def test_every_real_log_gives_every_task_its_split(log):
 def test_a_summary_skips_what_a_task_lacks_and_names_what_none_had():
     """Sums and quantiles over the tasks that have a field (floats summed in sorted order, as the History Server
     reads them); a field no task had is absent; a stage with no finished task has every field absent."""
-    a, b, c = [None] * len(FIELDS), [None] * len(FIELDS), [None] * len(FIELDS)
+    a: list = [None] * len(FIELDS)
+    b: list = [None] * len(FIELDS)
+    c: list = [None] * len(FIELDS)
     a[AT["run_ms"]], b[AT["run_ms"]], c[AT["run_ms"]] = 30, 10, 20
     a[AT["gc_ms"]], c[AT["gc_ms"]] = 0.1, 0.2  # b lacks it
     out = summarize([a, b, c])
@@ -109,7 +111,7 @@ def test_a_summary_skips_what_a_task_lacks_and_names_what_none_had():
 def test_running_sums_add_each_task_once_and_keep_absent_as_none():
     """A growing list of splits: each task is added once, a field none had stays None, floats are added in order."""
     def task(run, gc):
-        t = [None] * len(FIELDS)
+        t: list = [None] * len(FIELDS)
         t[AT["run_ms"]], t[AT["gc_ms"]] = run, gc
         return t
 
