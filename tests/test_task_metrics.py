@@ -12,7 +12,7 @@ import pytest
 from backend.eventlog import find_logs
 from backend.spark.blame import blame_log
 from backend.spark.convert import SparkLogConversion
-from backend.spark.task_metrics import FIELDS, PHASES, as_dict
+from backend.spark.task_metrics import AT, FIELDS, PHASES, RunningSums, as_dict, summarize
 from backend.spark.task_timeline import TaskTimeline
 from flowscope.cli import main as cli
 from tests.conftest import SPARK_EVENTS, spark_event_cases
@@ -89,6 +89,39 @@ def test_every_real_log_gives_every_task_its_split(log):
     for key, summary in stage_summaries(records).items():
         for f in FIELDS:
             assert (f in summary["absent"]) == (f not in summary["sums"]), (key, f)
+
+
+def test_a_summary_skips_what_a_task_lacks_and_names_what_none_had():
+    """Sums and quantiles over the tasks that have a field (floats summed in sorted order, as the History Server
+    reads them); a field no task had is absent; a stage with no finished task has every field absent."""
+    a: list = [None] * len(FIELDS)
+    b: list = [None] * len(FIELDS)
+    c: list = [None] * len(FIELDS)
+    a[AT["run_ms"]], b[AT["run_ms"]], c[AT["run_ms"]] = 30, 10, 20
+    a[AT["gc_ms"]], c[AT["gc_ms"]] = 0.1, 0.2  # b lacks it
+    out = summarize([a, b, c])
+    assert out["sums"]["run_ms"] == 60 and out["quantiles"]["run_ms"] == {"min": 10, "p25": 10, "median": 20,
+                                                                         "p75": 30, "max": 30}
+    assert out["sums"]["gc_ms"] == 0.3 and out["quantiles"]["gc_ms"]["median"] == pytest.approx(0.15)
+    assert "gc_ms" not in out["absent"] and "cpu_ns" in out["absent"] and out["tasks_spilled"] is None
+    empty = summarize([])
+    assert empty["tasks"] == 0 and empty["sums"] == {} and empty["absent"] == list(FIELDS)
+
+
+def test_running_sums_add_each_task_once_and_keep_absent_as_none():
+    """A growing list of splits: each task is added once, a field none had stays None, floats are added in order."""
+    def task(run, gc):
+        t: list = [None] * len(FIELDS)
+        t[AT["run_ms"]], t[AT["gc_ms"]] = run, gc
+        return t
+
+    tasks = [task(5, None)]
+    sums = RunningSums()
+    assert sums.add(tasks) == {**sums.sums, "tasks": 1} and sums.sums["run_ms"] == 5 and sums.sums["gc_ms"] is None
+    tasks += [task(7, 0.1), task(1, 0.2)]
+    out = sums.add(tasks)
+    assert out["tasks"] == 3 and out["run_ms"] == 13 and out["gc_ms"] == 0.1 + 0.2 and out["cpu_ns"] is None
+    assert sums.add(tasks)["run_ms"] == 13  # nothing new: nothing added again
 
 
 @pytest.mark.spark_events

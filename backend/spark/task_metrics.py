@@ -99,13 +99,18 @@ def summarize(tasks: list[list]) -> dict:
     absent = []
     columns = list(zip(*tasks, strict=True)) if tasks else [()] * len(FIELDS)
     for f, column in zip(FIELDS, columns, strict=True):
-        values = [v for v in column if v is not None] if None in column else list(column)
+        try:
+            total = sum(column)  # raises on a None: cheaper than looking for one first
+            values = sorted(column)
+        except TypeError:
+            values = sorted(v for v in column if v is not None)
+            total = sum(values)
         if not values:
             absent.append(f)
             continue
-        values.sort()
-        total = sum(values)
-        sums[f] = round(total, 3) if type(total) is float else total
+        if type(total) is float:
+            total = round(sum(values), 3)  # summed in sorted order, as the quantiles read them
+        sums[f] = total
         quantiles[f] = _quantiles(values)
     spilled = sum(1 for t in tasks if t[_MEMORY] or t[_DISK])
     return {"tasks": len(tasks), "sums": sums, "quantiles": quantiles, "absent": absent,
@@ -133,12 +138,23 @@ class RunningSums:
     def add(self, tasks: list[list]) -> dict:
         """The sums over ``tasks`` (the same list as before, grown), as a new dict with ``tasks``, the count."""
         sums = self.sums
-        for t in tasks[self.seen:]:
+        new = tasks[self.seen:]
+        if new:
+            columns = list(zip(*new, strict=False))
             for f, i in _FINISHED_AT:
-                v = t[i]
-                if v is not None:
-                    old = sums[f]
-                    sums[f] = v if old is None else old + v
+                column = columns[i]
+                try:
+                    total = sum(column)  # raises on a None: cheaper than looking for one first
+                except TypeError:
+                    total = None
+                old = sums[f]
+                if type(total) is int and (old is None or type(old) is int):
+                    sums[f] = total if old is None else old + total
+                    continue
+                for v in column:  # None or floats among them: added one by one, in order
+                    if v is not None:
+                        old = sums[f]
+                        sums[f] = v if old is None else old + v
         self.seen = len(tasks)
         return {"tasks": len(tasks), **sums}
 
