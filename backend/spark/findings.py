@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend.spark.task_metrics import AT, summarize
+from backend.spark.task_metrics import AT, format_bytes, summarize
 from backend.spark.thresholds import Thresholds
 
 __all__ = ["Diagnosis", "StageRun", "STAGE_RULES"]
@@ -71,12 +71,6 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
-def _bytes(n: float) -> str:
-    for unit in ("B", "kB", "MB", "GB"):
-        if abs(n) < 1000:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000.0
-    return f"{n:.1f} TB"
 
 
 def _median(values: list[float]) -> float:
@@ -253,7 +247,7 @@ class Diagnosis:
                 m = self._mark(
                     "data-skew", run, at,
                     f"data skew in {where}: task {s['task']} (partition {s['partition']}) read {read:.1f}x the "
-                    f"median ({s['records']:,} records, {_bytes(s['bytes'])}) and ran {s['duration']:.2f} s "
+                    f"median ({s['records']:,} records, {format_bytes(s['bytes'])}) and ran {s['duration']:.2f} s "
                     f"against a median of {s['median_others']:.2f} s",
                     "Spread the hot key: let adaptive execution split skewed partitions "
                     "(spark.sql.adaptive.skewJoin.enabled), salt the key, or raise spark.sql.shuffle.partitions.",
@@ -311,8 +305,8 @@ def _spill(d: Diagnosis, run: StageRun, summary: dict, at: float) -> list[dict]:
         return []
     n, spilled = summary["tasks"], summary["tasks_spilled"] or 0
     return [d._mark("spill", run, at,
-                    f"spill in stage {run.stage}: {spilled} of {n} tasks spilled {_bytes(mem)} from memory"
-                    + (f" ({_bytes(disk)} written to disk)" if disk else ""),
+                    f"spill in stage {run.stage}: {spilled} of {n} tasks spilled {format_bytes(mem)} from memory"
+                    + (f" ({format_bytes(disk)} written to disk)" if disk else ""),
                     "Give each task more execution memory (spark.executor.memory, spark.memory.fraction) or smaller "
                     "partitions (raise spark.sql.shuffle.partitions or the RDD's numPartitions).",
                     {"memory_spilled": mem, "disk_spilled": disk, "tasks_spilled": spilled, "tasks": n,

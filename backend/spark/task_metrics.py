@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["FIELDS", "TIME_FIELDS", "PHASES", "split", "as_dict", "summarize", "RunningSums", "describe", "AT"]
+__all__ = ["FIELDS", "TIME_FIELDS", "PHASES", "split", "as_dict", "summarize", "RunningSums", "describe", "AT",
+           "format_bytes"]
 
 # the split's fields in order: the time split first, then what was read and written
 TIME_FIELDS = ("duration_ms", "scheduler_delay_ms", "deserialize_ms", "deserialize_cpu_ns", "run_ms", "cpu_ns",
@@ -163,7 +164,8 @@ def _s(ms: float) -> str:
     return f"{ms / 1000:.2f} s" if ms >= 100 else f"{ms:.0f} ms"
 
 
-def _b(n: float) -> str:
+def format_bytes(n: float) -> str:
+    """A byte count as people read it (decimal units: 22.2 kB, 1.5 MB)."""
     for unit in ("B", "kB", "MB", "GB"):
         if abs(n) < 1000:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -185,6 +187,6 @@ def describe(b: dict) -> str:
     missing = [name for f, name in (("run_ms", "run"), ("gc_ms", "GC"), ("cpu_ns", "CPU")) if b.get(f) is None]
     if missing:
         parts.append("no " + "/".join(missing) + " time in the log")
-    spill = [f"{_b(b[f])} {name}" for f, name in (("memory_spilled", "spilled from memory"),
+    spill = [f"{format_bytes(b[f])} {name}" for f, name in (("memory_spilled", "spilled from memory"),
                                                   ("disk_spilled", "to disk")) if b.get(f)]
     return ", ".join(parts) + (f"; {', '.join(spill)}" if spill else "")

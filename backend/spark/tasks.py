@@ -32,7 +32,7 @@ from operator import sub
 from typing import Any
 
 from backend.spark.findings import Diagnosis, StageRun
-from backend.spark.task_metrics import AT, RunningSums, split
+from backend.spark.task_metrics import AT, RunningSums, format_bytes, split
 from backend.spark.thresholds import Thresholds, configured, default
 from tracker.log_records import detail
 
@@ -264,19 +264,9 @@ def _read_against_median(straggler: dict, agg: StageAggregate) -> str:
     if agg.input_records:
         parts.append(f"{straggler['records']:,} records (median {agg.input_records['median']:,.0f})")
     if agg.input_bytes:
-        parts.append(f"{_format_bytes(straggler['bytes'])} (median {_format_bytes(agg.input_bytes['median'])})")
+        parts.append(f"{format_bytes(straggler['bytes'])} (median {format_bytes(agg.input_bytes['median'])})")
     return "; it read " + ", ".join(parts) if parts else ""
 
-
-def _format_bytes(n: float) -> str:
-    """A byte count as people read it (1.5 MB, decimal units)."""
-    if abs(n) < 1000:
-        return f"{n:.0f} B"
-    for unit in ("kB", "MB", "GB"):
-        n /= 1000.0
-        if abs(n) < 1000:
-            return f"{n:.1f} {unit}"
-    return f"{n / 1000.0:.1f} TB"
 
 
 def _port(node: int) -> list:
