@@ -2,11 +2,13 @@
 decoded.
 
 Task events are most of a log (two per task) and a ``SparkListenerTaskEnd`` is mostly metrics and accumulables the
-model never looks at; a stage event repeats the stage's RDDs and carries its accumulables, and the model reads the
-RDDs from the job's start instead; a job's start carries every stage's RDDs with their storage levels and the
-job's properties (tens of them), of which the model reads a few. :data:`READ` names what ``backend.spark.model``,
-``backend.spark.loops``, ``backend.spark.tasks`` and the gap detector (``backend.spark.gaps``) read (keep them in
-step: tests/test_event_decode.py replays every fixture log and every real log both ways and compares the records).
+model never looks at; a stage event repeats the stage's RDDs, and the model reads the RDDs from the job's start
+instead (of a completed stage it reads the accumulables, the SQL metrics its tasks set: ``plan_naming``); a SQL
+execution's start and adaptive updates carry its plan's text besides its plan tree, of which it reads the tree; a
+job's start carries every stage's RDDs with their storage levels and the job's properties (tens of them), of which
+the model reads a few. :data:`READ` names what ``backend.spark.model``, ``backend.spark.loops``,
+``backend.spark.tasks`` and the gap detector (``backend.spark.gaps``) read (keep them in step:
+tests/test_event_decode.py replays every fixture log and every real log both ways and compares the records).
 
 The types come from ``event_shape.EVENTS``, the one statement of what each field may hold: :func:`model_decoder`
 turns each event type's fields into a msgspec type (``TypedDict``s, integers bounded to 64 bits), so the decoder
@@ -27,6 +29,8 @@ import msgspec
 from backend.eventlog.decode import EventDecoder
 from backend.spark.event_shape import EVENTS, INT_MAX, INT_MIN, Spec
 from backend.spark.model import HANDLED_EVENTS
+from backend.spark.sql_plan.plans import ADAPTIVE as SQL_ADAPTIVE
+from backend.spark.sql_plan.plans import START as SQL_START
 
 __all__ = ["READ", "model_decoder"]
 
@@ -55,9 +59,9 @@ READ: dict[str, dict[str, Any]] = {
     "SparkListenerExecutorRemoved": {"Timestamp": None, "Executor ID": None, "Removed Reason": None},
     "SparkListenerJobEnd": {"Job ID": None, "Completion Time": None,
                             "Job Result": {"Result": None, "Exception": {"Message": None}}},
-    # the stage's accumulables and RDDs are not read here (the RDDs are read at the job's start)
+    # the stage's RDDs are not read here (they are read at the job's start); a completed stage's accumulables are
     "SparkListenerStageSubmitted": {"Stage Info": _STAGE_EVENT_INFO},
-    "SparkListenerStageCompleted": {"Stage Info": _STAGE_EVENT_INFO},
+    "SparkListenerStageCompleted": {"Stage Info": {**_STAGE_EVENT_INFO, "Accumulables": None}},
     "SparkListenerTaskStart": {**_STAGE_IDS, "Task Info": _TASK_INFO},
     "SparkListenerTaskEnd": {
         **_STAGE_IDS, "Task Info": _TASK_END_INFO,
@@ -80,6 +84,11 @@ READ: dict[str, dict[str, Any]] = {
     "SparkListenerStageExecutorMetrics": {**_STAGE_IDS, "Executor ID": None,
                                           "Executor Metrics": {"JVMHeapMemory": None}},
 }
+
+class _SqlPlanEvent(TypedDict, total=False):
+    Event: Any
+    executionId: Any
+    sparkPlanInfo: Any
 
 _INT64 = Annotated[int, msgspec.Meta(ge=INT_MIN, le=INT_MAX)]  # event_shape's range: Spark's longs
 
@@ -132,4 +141,6 @@ def model_decoder() -> EventDecoder:
     wanted: dict[str, type | None] = dict.fromkeys(HANDLED_EVENTS)
     for kind, read in READ.items():
         wanted[kind] = _typed(kind, {"Event": None, **read}, EVENTS[kind])
+    for kind in (SQL_START, SQL_ADAPTIVE):  # checked as plan_naming reads them, not here: their tree, not its text
+        wanted[kind] = _SqlPlanEvent
     return EventDecoder(wanted)

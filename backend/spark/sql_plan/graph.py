@@ -11,10 +11,13 @@ reused query stage or subquery) is an edge from the exchange it reuses, not a no
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PlanMetric", "PlanNode", "PlanGraph", "build_graph", "PlanShapeError"]
+import orjson
+
+__all__ = ["PlanMetric", "PlanNode", "PlanGraph", "build_graph", "codegen_stages", "node_stages", "PlanShapeError"]
 
 CODEGEN = "WholeStageCodegen"
 _PASS_THROUGH_STAGES = ("BroadcastQueryStage", "ShuffleQueryStage")
@@ -175,3 +178,43 @@ def build_graph(plan_info: Any) -> PlanGraph:
     b = _Builder()
     b.walk(plan_info, None, None, 0)
     return PlanGraph(dict(sorted(b.nodes.items())), b.edges)
+
+
+def node_stages(node: PlanNode, ran_in: Mapping[int, Iterable[int]],
+                codegen_in: Mapping[str, Iterable[int]]) -> dict[int, None]:
+    """The stages a node ran in, in the order found: those whose tasks set one of its metrics (``ran_in``:
+    accumulator -> stages), and for a node in a codegen cluster (or the cluster itself) the stages that ran its
+    codegen stage (``codegen_in``: ``"WholeStageCodegen (n)"`` -> stages, known from their RDDs' scopes), else, when
+    that says nothing, the stages that set one of the cluster's metrics."""
+    stages: dict[int, None] = {}
+    for m in node.metrics:
+        for s in ran_in.get(m.accumulator, ()):
+            stages[s] = None
+    cluster = node if node.is_codegen else node.cluster
+    if cluster is not None:
+        for s in codegen_in.get(cluster.name.strip(), ()):
+            stages[s] = None
+        if not stages:
+            for m in cluster.metrics:
+                for s in ran_in.get(m.accumulator, ()):
+                    stages[s] = None
+    return stages
+
+
+def _scope_name(rdd: Any) -> str | None:
+    """The operation scope's name of an RDD (``Scope`` is a JSON string such as ``{"id":"12","name":"Exchange"}``)."""
+    text = rdd.get("Scope") if isinstance(rdd, dict) else None
+    if not isinstance(text, str) or '"name"' not in text:
+        return None
+    try:
+        scope = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    name = scope.get("name") if isinstance(scope, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def codegen_stages(rdd_infos: Any) -> list[str]:
+    """The codegen stages (``"WholeStageCodegen (n)"``) a Spark stage runs: the scopes of its RDDs (``RDD Info``)."""
+    names = {_scope_name(r) for r in rdd_infos} if isinstance(rdd_infos, list) else set()
+    return sorted(n for n in names if n and n.startswith(CODEGEN))
