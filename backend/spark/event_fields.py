@@ -88,7 +88,7 @@ READ: dict[str, dict[str, Any]] = {
 class _SqlPlanEvent(TypedDict, total=False):
     Event: Any
     executionId: Any
-    sparkPlanInfo: Any
+    sparkPlanInfo: msgspec.Raw  # its text: only the execution's last plan is ever read (plan_naming)
 
 _INT64 = Annotated[int, msgspec.Meta(ge=INT_MIN, le=INT_MAX)]  # event_shape's range: Spark's longs
 

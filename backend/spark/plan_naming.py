@@ -16,7 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend.spark.sql_plan.graph import PlanGraph, PlanShapeError, build_graph, codegen_stages, node_stages
+import msgspec
+import orjson
+
+from backend.spark.sql_plan.graph import PlanShapeError, build_graph, codegen_stages, node_stages
 from backend.spark.sql_plan.stage_operators import name_stages
 
 __all__ = ["PlanNaming"]
@@ -25,8 +28,7 @@ __all__ = ["PlanNaming"]
 @dataclass(slots=True)
 class _Execution:
     id: int
-    graph: PlanGraph | None = None
-    metrics: set[int] = field(default_factory=set)  # every accumulator any version of its plan declared
+    plan: Any = None  # its latest ``sparkPlanInfo`` (its JSON text from a slim decode), read at its end
     stages: dict[int, None] = field(default_factory=dict)  # its jobs' stages
     ran_in: dict[int, dict[int, None]] = field(default_factory=dict)  # accumulator -> stages whose tasks set it
     codegen_in: dict[str, dict[int, None]] = field(default_factory=dict)  # "WholeStageCodegen (n)" -> stages
@@ -60,18 +62,11 @@ class PlanNaming:
         return ex
 
     def plan(self, event: dict) -> None:
-        """A ``SQLExecutionStart`` or ``SQLAdaptiveExecutionUpdate``: its plan replaces the execution's (a plan that
-        is not a tree is left out, as ``flowscope plan`` reports it)."""
+        """A ``SQLExecutionStart`` or ``SQLAdaptiveExecutionUpdate``: its plan replaces the execution's."""
         eid = _id(event.get("executionId"))
-        if eid is None:
-            return
-        ex = self._execution(eid)
-        try:
-            graph = build_graph(event.get("sparkPlanInfo"))
-        except (PlanShapeError, RecursionError):
-            return
-        ex.graph = graph
-        ex.metrics.update(graph.accumulators())
+        info = event.get("sparkPlanInfo")
+        if eid is not None and isinstance(info, (dict, msgspec.Raw)):
+            self._execution(eid).plan = bytes(info) if isinstance(info, msgspec.Raw) else info
 
     def job_started(self, execution: Any, infos: list, stage_ids: Any) -> None:
         """A job of SQL execution ``execution`` (its ``spark.sql.execution.id``, None outside one) started."""
@@ -83,7 +78,7 @@ class PlanNaming:
             sid = info.get("Stage ID")
             if type(sid) is not int:
                 continue
-            if ex.metrics:
+            if ex.plan is not None:
                 self.attempt[sid] = 0
             self.stage_codegen[sid] = codegen_stages(info.get("RDD Info"))
         for sid in stage_ids if isinstance(stage_ids, list) else ():
@@ -107,7 +102,7 @@ class PlanNaming:
             return
         for acc in accumulables:
             aid = _id(acc.get("ID")) if isinstance(acc, dict) else None
-            if aid is not None and aid in ex.metrics:
+            if aid is not None:
                 ex.ran_in.setdefault(aid, {})[sid] = None
 
     def execution_ended(self, execution: Any) -> dict[int, dict]:
@@ -122,7 +117,11 @@ class PlanNaming:
                 del self.stage_exec[sid]
                 self.attempt.pop(sid, None)
                 self.stage_codegen.pop(sid, None)
-        graph = ex.graph
+        try:
+            plan = orjson.loads(ex.plan) if isinstance(ex.plan, bytes) else ex.plan
+            graph = build_graph(plan) if plan is not None else None
+        except (PlanShapeError, RecursionError, orjson.JSONDecodeError):  # not a tree: ``flowscope plan`` says so
+            graph = None
         if graph is None:
             return {}
         return name_stages(ex.id, ((n.id, n.name.strip(), node_stages(n, ex.ran_in, ex.codegen_in))
