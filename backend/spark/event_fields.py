@@ -20,7 +20,7 @@ what is wrong with it; a field the model reads that the shape does not constrain
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import reduce
 from typing import Annotated, Any, NotRequired, Required, TypedDict
 
@@ -29,6 +29,7 @@ import msgspec
 from backend.eventlog.decode import EventDecoder
 from backend.spark.event_shape import EVENTS, INT_MAX, INT_MIN, Spec
 from backend.spark.model import HANDLED_EVENTS
+from backend.spark.plan_naming import PLAN_TEXT
 from backend.spark.sql_plan.plans import ADAPTIVE as SQL_ADAPTIVE
 from backend.spark.sql_plan.plans import START as SQL_START
 
@@ -88,7 +89,21 @@ READ: dict[str, dict[str, Any]] = {
 class _SqlPlanEvent(TypedDict, total=False):
     Event: Any
     executionId: Any
-    sparkPlanInfo: msgspec.Raw  # its text: only the execution's last plan is ever read (plan_naming)
+    sparkPlanInfo: msgspec.Raw
+
+
+_decode_sql_plan_event = msgspec.json.Decoder(_SqlPlanEvent).decode
+
+
+def _sql_plan_event(raw: bytes) -> dict:
+    """A SQL execution's start or adaptive update with its plan tree left as JSON text, ``PLAN_TEXT`` in place of
+    ``sparkPlanInfo``: only the execution's last plan is ever read (``plan_naming``), and text crosses a process
+    boundary as JSON carries it (``read_process``)."""
+    event: dict = dict(_decode_sql_plan_event(raw))
+    info = event.pop("sparkPlanInfo", None)
+    if info is not None:
+        event[PLAN_TEXT] = bytes(info).decode()
+    return event
 
 _INT64 = Annotated[int, msgspec.Meta(ge=INT_MIN, le=INT_MAX)]  # event_shape's range: Spark's longs
 
@@ -138,9 +153,9 @@ def _typed(name: str, read: Mapping[str, Any], spec: Spec) -> type:
 def model_decoder() -> EventDecoder:
     """A decoder for the Spark model's reader: the fields in :data:`READ`, typed and checked as they are decoded;
     other events the model handles whole (its streaming events: one per micro-batch)."""
-    wanted: dict[str, type | None] = dict.fromkeys(HANDLED_EVENTS)
+    wanted: dict[str, type | Callable[[bytes], Any] | None] = dict.fromkeys(HANDLED_EVENTS)
     for kind, read in READ.items():
         wanted[kind] = _typed(kind, {"Event": None, **read}, EVENTS[kind])
     for kind in (SQL_START, SQL_ADAPTIVE):  # checked as plan_naming reads them, not here: their tree, not its text
-        wanted[kind] = _SqlPlanEvent
+        wanted[kind] = _sql_plan_event
     return EventDecoder(wanted)

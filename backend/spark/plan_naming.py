@@ -1,14 +1,16 @@
 """Which SQL plan operator each stage of a SQL execution ran, followed as the Spark model reads the log.
 
 Blame says it beside a stage ("stage 4.0 · SortMergeJoin #8"). The model keeps, per running SQL execution, its
-latest plan graph (``SQLExecutionStart``, replaced by each ``SQLAdaptiveExecutionUpdate``), which stages its jobs
+latest plan tree (``SQLExecutionStart``, replaced by each ``SQLAdaptiveExecutionUpdate``; read only at the end, as
+most versions are replaced), which stages its jobs
 listed, the codegen stages each stage runs (its RDDs' scopes, from the job's start) and the SQL metrics each stage's
 tasks set (the accumulator ids in the ``Accumulables`` of the stage's ``StageCompleted``: Spark lists there every
 named accumulator its tasks updated). At the execution's end (or the application's) the stages are named against
 the final plan, whose operator ids are those of ``flowscope plan`` and the Plan tab (an adaptive re-plan renumbers
 them, so a stage is not named when it completes), by the rules ``flowscope plan`` reads: ``graph.node_stages`` and
 ``stage_operators.name_stages``. As there, only a stage's attempt Spark's SQL listener would count is read (its
-latest submitted attempt, while the execution runs, once the plan is known).
+latest submitted attempt, while the execution runs, listed once a plan was known). Unlike ``flowscope plan``, which
+keeps the 1,000 latest executions as Spark's UI does, every execution is named (its state forgotten at its end).
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
 import orjson
 
 from backend.spark.sql_plan.graph import PlanShapeError, build_graph, codegen_stages, node_stages
 from backend.spark.sql_plan.stage_operators import name_stages
 
-__all__ = ["PlanNaming"]
+__all__ = ["PlanNaming", "PLAN_TEXT"]
+
+PLAN_TEXT = "sparkPlanInfo text"  # a slim decode's field: the event's ``sparkPlanInfo`` as its JSON text
 
 
 @dataclass(slots=True)
@@ -64,9 +67,12 @@ class PlanNaming:
     def plan(self, event: dict) -> None:
         """A ``SQLExecutionStart`` or ``SQLAdaptiveExecutionUpdate``: its plan replaces the execution's."""
         eid = _id(event.get("executionId"))
-        info = event.get("sparkPlanInfo")
-        if eid is not None and isinstance(info, (dict, msgspec.Raw)):
-            self._execution(eid).plan = bytes(info) if isinstance(info, msgspec.Raw) else info
+        info = event.get(PLAN_TEXT)
+        if type(info) is not str:
+            info = event.get("sparkPlanInfo")
+            info = info if isinstance(info, dict) else None
+        if eid is not None and info is not None:
+            self._execution(eid).plan = info
 
     def job_started(self, execution: Any, infos: list, stage_ids: Any) -> None:
         """A job of SQL execution ``execution`` (its ``spark.sql.execution.id``, None outside one) started."""
@@ -100,10 +106,15 @@ class PlanNaming:
         ex = self.stage_exec.get(sid)
         if ex is None or self.attempt.get(sid) != attempt or not isinstance(accumulables, list):
             return
+        ran_in = ex.ran_in
         for acc in accumulables:
-            aid = _id(acc.get("ID")) if isinstance(acc, dict) else None
-            if aid is not None:
-                ex.ran_in.setdefault(aid, {})[sid] = None
+            aid = acc.get("ID") if type(acc) is dict else None
+            if type(aid) is int:  # Spark writes a long
+                got = ran_in.get(aid)
+                if got is None:
+                    ran_in[aid] = {sid: None}
+                else:
+                    got[sid] = None
 
     def execution_ended(self, execution: Any) -> dict[int, dict]:
         """The naming of an ended execution's stages (``{stage id: {execution, id, name, operators}}``); the
@@ -118,7 +129,7 @@ class PlanNaming:
                 self.attempt.pop(sid, None)
                 self.stage_codegen.pop(sid, None)
         try:
-            plan = orjson.loads(ex.plan) if isinstance(ex.plan, bytes) else ex.plan
+            plan = orjson.loads(ex.plan) if isinstance(ex.plan, str) else ex.plan
             graph = build_graph(plan) if plan is not None else None
         except (PlanShapeError, RecursionError, orjson.JSONDecodeError):  # not a tree: ``flowscope plan`` says so
             graph = None

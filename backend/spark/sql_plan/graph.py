@@ -79,15 +79,20 @@ class PlanGraph:
         return {m.accumulator: m for n in self.nodes.values() for m in n.metrics}
 
 
-def _key(info: dict) -> Any:
-    """What makes two plan subtrees the same for reuse (Spark compares name, string, children and metadata)."""
+def _key(info: dict, known: dict[int, Any]) -> Any:
+    """What makes two plan subtrees the same for reuse (Spark compares name, string, children and metadata);
+    ``known``: the keys found so far in this tree, by ``id`` of the subtree (each subtree's key is found once)."""
+    got = known.get(id(info))
+    if got is not None:
+        return got
     name = info.get("nodeName")
     simple = "InMemoryRelation" if name == "InMemoryRelation" else info.get("simpleString")
     meta = info.get("metadata")
     meta_key = tuple(sorted((str(k), str(v)) for k, v in meta.items())) if isinstance(meta, dict) else ()
     children = info.get("children")
-    kids = tuple(_key(c) for c in children if isinstance(c, dict)) if isinstance(children, list) else ()
-    return (name, simple, kids, meta_key)
+    kids = tuple(_key(c, known) for c in children if isinstance(c, dict)) if isinstance(children, list) else ()
+    known[id(info)] = key = (name, simple, kids, meta_key)
+    return key
 
 
 def _metrics(info: dict) -> list[PlanMetric]:
@@ -112,6 +117,7 @@ class _Builder:
         self.nodes: dict[int, PlanNode] = {}
         self.edges: list[tuple[int, int]] = []
         self.reused: dict[Any, PlanNode] = {}
+        self.keys: dict[int, Any] = {}  # _key's, by id of the subtree (the tree outlives the build)
 
     def node(self, info: dict, cluster: PlanNode | None) -> PlanNode:
         meta = info.get("metadata")
@@ -143,7 +149,7 @@ class _Builder:
         elif name == "InputAdapter":
             self.walk_only(first, name, parent, None, depth)
         elif name in _PASS_THROUGH_STAGES:
-            reused = self.reused.get(_key(first)) if isinstance(first, dict) else None
+            reused = self.reused.get(_key(first, self.keys)) if isinstance(first, dict) else None
             if reused is not None and parent is not None:
                 self.link(reused, parent)
             else:
@@ -152,16 +158,16 @@ class _Builder:
             self.walk_only(first, name, parent, None, depth)
         elif name in _REUSABLE and cluster is not None:
             self.walk(info, parent, None, depth)
-        elif name in _REUSABLE and _key(info) in self.reused:
-            self.link(self.reused[_key(info)], parent)
+        elif name in _REUSABLE and _key(info, self.keys) in self.reused:
+            self.link(self.reused[_key(info, self.keys)], parent)
         elif name == "ReusedSubquery":
             self.walk_only(first, name, parent, cluster, depth)
-        elif name == "ReusedExchange" and isinstance(first, dict) and _key(first) in self.reused:
-            self.link(self.reused[_key(first)], parent)
+        elif name == "ReusedExchange" and isinstance(first, dict) and _key(first, self.keys) in self.reused:
+            self.link(self.reused[_key(first, self.keys)], parent)
         else:
             node = self.node(info, cluster)
             if "Exchange" in name or name in _REUSABLE:
-                self.reused[_key(info)] = node
+                self.reused[_key(info, self.keys)] = node
             self.link(node, parent)
             for child in children:
                 self.walk(child, node, cluster, depth + 1)
