@@ -95,3 +95,12 @@ def test_a_damaged_naming_is_reported_and_left_out(tmp_path):
     (problem,) = [p for p in problems if "plan_operators" in str(p)]
     assert f"smj.jsonl:{at + 1}" in str(problem)
     assert stage not in {s["holder"]["stage"] for t in times for s in t.blame if "plan_operator" in s["holder"]}
+
+
+@pytest.mark.parametrize("log", PLAN_FIXTURES[:3], ids=lambda log: log.path.parent.name)
+def test_a_model_spared_the_plans_makes_the_same_records_without_the_naming(log):
+    """``flowscope frontiers`` never shows the naming: its model is spared the plans, and nothing else changes."""
+    named = list(SparkLogConversion(log))
+    spared = list(SparkLogConversion(log, name_plans=False))
+    assert len(spared) < len(named)
+    assert spared == [r for r in named if "plan_operators" not in r]

@@ -150,12 +150,16 @@ def _typed(name: str, read: Mapping[str, Any], spec: Spec) -> type:
     return TypedDict(name.replace(" ", "_"), fields, total=False)  # type: ignore[operator]
 
 
-def model_decoder() -> EventDecoder:
+def model_decoder(name_plans: bool = True) -> EventDecoder:
     """A decoder for the Spark model's reader: the fields in :data:`READ`, typed and checked as they are decoded;
-    other events the model handles whole (its streaming events: one per micro-batch)."""
+    other events the model handles whole (its streaming events: one per micro-batch). ``name_plans``: as the
+    model's (``SparkModel``); without it the SQL plan events are not decoded."""
     wanted: dict[str, type | Callable[[bytes], Any] | None] = dict.fromkeys(HANDLED_EVENTS)
     for kind, read in READ.items():
         wanted[kind] = _typed(kind, {"Event": None, **read}, EVENTS[kind])
     for kind in (SQL_START, SQL_ADAPTIVE):  # checked as plan_naming reads them, not here: their tree, not its text
-        wanted[kind] = _sql_plan_event
+        if name_plans:
+            wanted[kind] = _sql_plan_event
+        else:
+            del wanted[kind]
     return EventDecoder(wanted)

@@ -30,7 +30,7 @@ STREAMING_PREFIX = "org.apache.spark.sql.streaming.StreamingQueryListener$"
 class EventHandlers(StagePlacement):
     """The model's handler of each listener event it reads (``HANDLERS``)."""
 
-    def __init__(self, retain_jobs: int | None = None) -> None:
+    def __init__(self, retain_jobs: int | None = None, name_plans: bool = True) -> None:
         super().__init__(retain_jobs)
         self.task_ends = 0
         self.app_name: str | None = None
@@ -38,7 +38,8 @@ class EventHandlers(StagePlacement):
         self.ended = False
         self._queries: dict[str, str] = {}  # query id -> name
         self.tasks = TaskLedger()  # which tasks make up each stage's capabilities (detail records)
-        self.plan_naming = PlanNaming()  # the SQL plan operator each stage ran (a mark at its execution's end)
+        # the SQL plan operator each stage ran (a mark at its execution's end); None: not followed
+        self.plan_naming = PlanNaming() if name_plans else None
 
     def _on_app_start(self, e: dict) -> None:
         self._time(e.get("Timestamp"))
@@ -52,7 +53,8 @@ class EventHandlers(StagePlacement):
         job_id: int = e["Job ID"]
         props = e.get("Properties") or {}
         infos = e.get("Stage Infos") or []
-        self.plan_naming.job_started(props.get("spark.sql.execution.id"), infos, e.get("Stage IDs"))
+        if self.plan_naming is not None:
+            self.plan_naming.job_started(props.get("spark.sql.execution.id"), infos, e.get("Stage IDs"))
         region, epoch, streaming = self._job_region(job_id, props, infos)
         lineage = job_lineage(infos)
         sigs = self._signatures(lineage, streaming)
@@ -164,7 +166,8 @@ class EventHandlers(StagePlacement):
 
     def _on_stage_submitted(self, e: dict) -> None:
         info, sid, attempt, st = self._stage_event(e, "Submission Time", "submitted")
-        self.plan_naming.stage_submitted(sid, attempt)
+        if self.plan_naming is not None:
+            self.plan_naming.stage_submitted(sid, attempt)
         if st is None:
             return
         n = info.get("Number of Tasks", 0)
@@ -236,7 +239,8 @@ class EventHandlers(StagePlacement):
 
     def _on_stage_completed(self, e: dict) -> None:
         info, sid, attempt, st = self._stage_event(e, "Completion Time", "completed")
-        self.plan_naming.stage_completed(sid, attempt, info.get("Accumulables"))
+        if self.plan_naming is not None:
+            self.plan_naming.stage_completed(sid, attempt, info.get("Accumulables"))
         if st is None:
             return
         failed = bool(info.get("Failure Reason"))
@@ -348,7 +352,8 @@ class EventHandlers(StagePlacement):
         self._retire_region(region, "QueryTerminatedEvent")
 
     def _on_sql_plan(self, e: dict) -> None:
-        self.plan_naming.plan(e)
+        if self.plan_naming is not None:
+            self.plan_naming.plan(e)
 
     def _on_sql_end(self, e: dict) -> None:
         self._time(e.get("time"))
@@ -363,7 +368,7 @@ class EventHandlers(StagePlacement):
     def _name_plan_operators(self, execution: Any, region: Region | None) -> None:
         """A mark naming the plan operator each stage of an ended SQL execution ran (none if it named none), in its
         region (at the root when it has none of its own, or that one retired)."""
-        named = self.plan_naming.execution_ended(execution)
+        named = self.plan_naming.execution_ended(execution) if self.plan_naming is not None else None
         if named:
             where = region if region is not None and not region.retired else None
             self._mark(f"SQL execution {execution}: the plan operators its stages ran", where,
@@ -415,7 +420,7 @@ class EventHandlers(StagePlacement):
         self._time(e.get("Timestamp"))
         self.ended = True
         regions = [r for r in self.regions.values() if not r.retired]
-        for execution in self.plan_naming.running():  # executions the log never ended
+        for execution in self.plan_naming.running() if self.plan_naming is not None else ():  # never ended
             self._name_plan_operators(execution, self.regions.get(("sql", str(execution))))
         for region in regions:
             self._release_region(region, "ApplicationEnd")
