@@ -62,7 +62,7 @@ READ: dict[str, dict[str, Any]] = {
                             "Job Result": {"Result": None, "Exception": {"Message": None}}},
     # the stage's RDDs are not read here (they are read at the job's start); a completed stage's accumulables are
     "SparkListenerStageSubmitted": {"Stage Info": _STAGE_EVENT_INFO},
-    "SparkListenerStageCompleted": {"Stage Info": {**_STAGE_EVENT_INFO, "Accumulables": None}},
+    "SparkListenerStageCompleted": {"Stage Info": {**_STAGE_EVENT_INFO, "Accumulables": None}},  # plan_naming's
     "SparkListenerTaskStart": {**_STAGE_IDS, "Task Info": _TASK_INFO},
     "SparkListenerTaskEnd": {
         **_STAGE_IDS, "Task Info": _TASK_END_INFO,
@@ -156,6 +156,8 @@ def model_decoder(name_plans: bool = True) -> EventDecoder:
     model's (``SparkModel``); without it the SQL plan events are not decoded."""
     wanted: dict[str, type | Callable[[bytes], Any] | None] = dict.fromkeys(HANDLED_EVENTS)
     for kind, read in READ.items():
+        if not name_plans and kind == "SparkListenerStageCompleted":
+            read = {"Stage Info": _STAGE_EVENT_INFO}  # its accumulables are plan_naming's only
         wanted[kind] = _typed(kind, {"Event": None, **read}, EVENTS[kind])
     for kind in (SQL_START, SQL_ADAPTIVE):  # checked as plan_naming reads them, not here: their tree, not its text
         if name_plans:
