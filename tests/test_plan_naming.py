@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 
+import orjson
 import pytest
 
+from backend.eventlog import EventLogReader, find_logs
 from backend.spark.blame import blame_replay
 from backend.spark.convert import SparkLogConversion
 from backend.spark.sql_plan.read import read_plans
@@ -104,3 +106,20 @@ def test_a_model_spared_the_plans_makes_the_same_records_without_the_naming(log)
     spared = list(SparkLogConversion(log, name_plans=False))
     assert len(spared) < len(named)
     assert spared == [r for r in named if "plan_operators" not in r]
+
+
+def test_an_execution_the_log_never_ends_is_named_at_the_applications_end(tmp_path):
+    """Without its ``SQLExecutionEnd`` an execution's stages are named when the application ends, as the plans
+    read whole name them."""
+    (log,) = [log for log in PLAN_FIXTURES if log.path.parent.name == "plan_sort_merge_join"]
+    cut = tmp_path / "app-no-sql-end"
+    with cut.open("wb") as out:
+        for ev in EventLogReader(log.path):
+            if not str(ev.event.get("Event")).endswith("SQLExecutionEnd"):
+                out.write(orjson.dumps(ev.event) + b"\n")
+    (cut_log,) = find_logs(tmp_path)
+    records = list(SparkLogConversion(cut_log))
+    named = [r for r in records if "plan_operators" in r]
+    ended = next(i for i, r in enumerate(records) if r.get("label") == "application ended")
+    assert named and all(records.index(r) < ended for r in named)
+    assert _same_naming_as_the_plans(cut_log)
