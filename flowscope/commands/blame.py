@@ -116,7 +116,8 @@ def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Call
     """LOG replayed and blamed: ``(replay, blamed times, the log's problems)``, or the exit code after saying on
     stderr why it could not be read. Each of ``also`` is handed every record too (the cores what-if's schedule, the
     executor timeline); ``check_contracts``: the replay lists the progress contract's findings; ``name_plans``: a
-    segment held by a SQL stage names its plan operator (the Spark model's ``plan_operators`` marks). A Spark event log
+    segment held by a SQL stage names its plan operator (the Spark model's ``plan_operators`` marks; without it a
+    Spark event log's model is spared the plans). A Spark event log
     is converted as ``flowscope frontiers`` converts it (``event_log_conversion``: a large log in two more
     processes), the records replayed and blamed here."""
     from backend.eventlog import MissingCodecError
@@ -132,7 +133,8 @@ def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Call
     try:
         if registry.identify(log).name == SPARK_EVENT_LOG.name:
             corrupt: list = []  # the log's corrupt lines and damaged events, reported before blame's own problems
-            conversion = event_log_conversion(log, on_error=corrupt.append, threshold=pipeline_bytes)
+            conversion = event_log_conversion(log, on_error=corrupt.append, threshold=pipeline_bytes,
+                                              name_plans=name_plans)
         else:
             feed = registry.open(log)
             conversion = None
