@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from backend.spark.blame import blame_log
+from backend.spark.blame import blame_replay
 from backend.spark.convert import SparkLogConversion
 from backend.spark.convert_process import ConversionProcess, event_log_conversion
-from backend.spark.sql_plan.stage_operators import name_plan_operators
 from flowscope.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,8 +42,7 @@ def test_the_threshold_chooses_the_pipeline():
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: p.parent.name)
 def test_blame_through_the_pipeline_is_blame_in_one_process(capsys, log):
-    times = blame_log(SparkLogConversion(log))
-    name_plan_operators(log, times)  # what the command adds: the SQL plan operator of a stage
+    times = blame_replay(SparkLogConversion(log), name_plans=True)[1]  # as the command: SQL plan operators named
     want = {"times": [t.to_json() for t in times]}
     assert want["times"], "the fixture has completed times to blame"
     piped, piped_err = blame_json(capsys, str(log), "--pipeline-bytes", "0")

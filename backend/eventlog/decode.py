@@ -41,16 +41,18 @@ def _whole(raw: bytes) -> Any:
 class EventDecoder:
     """``decoder(raw_line)`` -> the event dict, decoding only what ``wanted`` asks for.
 
-    ``wanted`` maps each event type the reader reads to ``None`` (the whole event, a :class:`WholeEvent`) or a
+    ``wanted`` maps each event type the reader reads to ``None`` (the whole event, a :class:`WholeEvent`), a
     ``TypedDict`` type naming the fields to decode and their types (nested ``TypedDict`` fields narrow further;
-    ``Any`` takes a value whole). Types not in ``wanted`` are not decoded. Raises ``orjson.JSONDecodeError`` for a
+    ``Any`` takes a value whole), or a function decoding the line's bytes itself (raising msgspec's errors for a
+    line that does not fit). Types not in ``wanted`` are not decoded. Raises ``orjson.JSONDecodeError`` for a
     line that is not JSON, like ``orjson.loads``.
     """
 
-    def __init__(self, wanted: Mapping[str, type | None]) -> None:
+    def __init__(self, wanted: Mapping[str, type | Callable[[bytes], Any] | None]) -> None:
         # type name -> its field spec's decode, or None for a type decoded whole: one lookup per line
         self._kinds: dict[bytes, Callable[[bytes], Any] | None] = {
-            k.encode(): None if v is None else msgspec.json.Decoder(v).decode for k, v in wanted.items()}
+            k.encode(): v if v is None or not isinstance(v, type) else msgspec.json.Decoder(v).decode
+            for k, v in wanted.items()}
         self._names: dict[bytes, str] = {}  # skipped type names, decoded once
 
     def __call__(self, raw: bytes) -> Any:

@@ -30,9 +30,11 @@ from tracker.reachability import OUT
 from tracker.replay import Replay
 from tracker.subgraph import Subgraph
 
-__all__ = ["SparkVocabulary", "spark_blame", "task_index_for", "blame_log", "blame_replay", "select", "MAX_SPANS"]
+__all__ = ["SparkVocabulary", "spark_blame", "task_index_for", "blame_log", "blame_replay", "select", "MAX_SPANS",
+           "plan_operators", "name_segments"]
 
 KEEP_RESUBMITTED = 10_000  # resubmitted stage attempts whose failure blame remembers (the latest)
+KEEP_PLAN_STAGES = 100_000  # stages whose SQL plan operator blame remembers (the latest named)
 MAX_SPANS = 2_000  # ended task spans kept before a prune at the next completion
 _INF = math.inf
 _PHASES_BEFORE_FIRST_JOB = ("latestOffset", "walCommit", "getBatch", "queryPlanning")
@@ -63,6 +65,8 @@ class SparkVocabulary:
         self._with_jobs: dict[tuple, _TimeMarks] = {}  # the scopes whose marks name a job (what a prune visits)
         # (stage, attempt) of a resubmitted stage attempt -> the failure it re-runs after (its StageSubmitted cause)
         self._resubmitted: dict[tuple, dict] = {}
+        # stage id -> the SQL plan operator it ran (a SQL execution's ``plan_operators`` mark)
+        self.plan_operators: dict[int, dict] = {}
 
     def _reporter(self, line: int | None) -> Report:
         """A function reporting a field blame leaves out, at ``line``, with the replay's own problems."""
@@ -77,7 +81,18 @@ class SparkVocabulary:
             rec = checked_mark(rec, self._reporter(line))
             if rec.get("executor_event") is not None:
                 self.tasks.record(rec, line)
+            named = rec.get("plan_operators")
+            if named is not None:
+                self._plan_operators(named)
             self._mark(rec)
+
+    def _plan_operators(self, named: dict) -> None:
+        kept = self.plan_operators
+        for stage, op in named.items():
+            kept.pop(int(stage), None)  # the latest naming of a stage is the newest entry
+            kept[int(stage)] = op
+        while len(kept) > KEEP_PLAN_STAGES:
+            del kept[next(iter(kept))]
 
     def checked_cause(self, cause: dict, at: float, line: int | None) -> tuple[dict, tuple | None]:
         """The cause with what blame cannot use left out, and a task's end ``(at, task, launched)`` if it is one."""
@@ -343,9 +358,11 @@ def blame_log(records: Iterable, on_error: Callable | None = None, source: str =
 
 
 def blame_replay(records: Iterable, on_error: Callable | None = None, source: str = "<blame>",
-                 checked_records: bool = False, check_contracts: bool = False) -> tuple[Replay, list[TimeBlame]]:
+                 checked_records: bool = False, check_contracts: bool = False,
+                 name_plans: bool = False) -> tuple[Replay, list[TimeBlame]]:
     """:func:`blame_log` with the replay it ran (every scope kept), for a caller that checks what a query names
-    (``check_contracts``: and that lists the progress contract's findings, ``replay.findings``)."""
+    (``check_contracts``: and that lists the progress contract's findings, ``replay.findings``; ``name_plans``: a
+    segment held by a stage of a SQL execution names its plan operator, :func:`name_segments`)."""
     replay = Replay(source, on_error=on_error, checked_records=checked_records, check_contracts=check_contracts)
     tracker = spark_blame(replay)
     for item in records:
@@ -353,7 +370,27 @@ def blame_replay(records: Iterable, on_error: Callable | None = None, source: st
         if replay.apply(rec, line):
             tracker.record(rec, line)
     replay.finish()
-    return replay, tracker.times()
+    times = tracker.times()
+    if name_plans:
+        named = plan_operators(tracker)
+        for b in times:
+            name_segments(b.blame, named)
+    return replay, times
+
+
+def plan_operators(tracker: BlameTracker) -> dict[int, dict]:
+    """``{stage id: {execution, id, name, operators}}``: the SQL plan operator each stage ran, as the records'
+    marks said (``plan_operators``; empty for a tracker that does not speak Spark)."""
+    vocabulary = tracker.vocabulary
+    return vocabulary.plan_operators if isinstance(vocabulary, SparkVocabulary) else {}
+
+
+def name_segments(segments: list[Any], named: dict[int, dict]) -> None:
+    """Blame segments (``{kind, ..., holder}``) held by a stage ``named`` knows get its ``plan_operator``."""
+    for seg in segments:
+        holder = seg.get("holder") if isinstance(seg, dict) else None
+        if isinstance(holder, dict) and holder.get("stage") in named:
+            holder["plan_operator"] = named[holder["stage"]]
 
 
 def select(times: list[TimeBlame], scope: list | None = None, time: Any = None, top: int | None = None,

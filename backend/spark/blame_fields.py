@@ -78,7 +78,7 @@ def checked_mark(rec: dict, report: Report) -> dict:
     """A mark with its job or micro-batch fields as blame reads them, else left out.
 
     A job's ``job``, ``epoch``, a loop's ``loop`` and ``iteration``, ``status``, ``failure``; a micro-batch's
-    ``batch``, ``trigger_start``, ``phases_ms``.
+    ``batch``, ``trigger_start``, ``phases_ms``; a SQL execution's ``plan_operators``.
     """
     bad = {}
     if "job" in rec and type(rec["job"]) is not int:
@@ -101,4 +101,20 @@ def checked_mark(rec: dict, report: Report) -> dict:
     phases = rec.get("phases_ms")
     if phases is not None and not (type(phases) is dict and all(is_seconds(v) for v in phases.values())):
         bad["phases_ms"] = "is not an object of durations in milliseconds"
+    named = rec.get("plan_operators")
+    if named is not None and not (type(named) is dict and all(_stage_key(k) and _plan_operator(v)
+                                                               for k, v in named.items())):
+        bad["plan_operators"] = "is not an object of stage id -> {execution, id, name, operators}"
     return without(rec, "mark", bad, report)
+
+
+def _stage_key(key: Any) -> bool:
+    """A stage id as a JSON object's key: a decimal integer."""
+    return type(key) is str and key.isascii() and key.isdigit() and len(key) <= 19
+
+
+def _plan_operator(value: Any) -> bool:
+    """A stage's SQL plan operator as the Spark model names it (``plan_naming``)."""
+    return (type(value) is dict and type(value.get("execution")) is int and type(value.get("id")) is int
+            and type(value.get("name")) is str and type(value.get("operators")) is list
+            and all(type(o) is int for o in value["operators"]))

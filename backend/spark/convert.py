@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -146,7 +147,8 @@ class SparkLogConversion:
     header; iterating yields the records; `summary()` tells what happened. Raises `FileNotFoundError`,
     `EventLogError` or `MissingCodecError` at construction if the log cannot be read at all. `read_in_child`:
     read and decode in a child process (`backend.eventlog.read_process`), so the model here and the reading there
-    run on two cores; the records are the same (None: when the log has `READ_IN_CHILD_BYTES` or more)."""
+    run on two cores; the records are the same (None: when the log has `READ_IN_CHILD_BYTES` or more).
+    `name_plans`: the model names the SQL plan operator of each stage (`SparkModel`'s option)."""
 
     def __init__(
         self,
@@ -156,6 +158,7 @@ class SparkLogConversion:
         on_error: Callable[[LineError], None] | None = None,
         progress: ProgressCallback | None = None,
         read_in_child: bool | None = False,
+        name_plans: bool = True,
     ) -> None:
         self.log = open_event_log(source)
         self.total_bytes = sum(_size(p) for p in self.log.files)
@@ -164,14 +167,14 @@ class SparkLogConversion:
         self._on_error = on_error
         self.redactor = redact if isinstance(redact, Redactor) else (Redactor() if redact else None)
         # the model reads a few fields of a few event types; redaction rewrites whole events, so it decodes all
-        decode = model_decoder if self.redactor is None else None
+        decode = partial(model_decoder, name_plans) if self.redactor is None else None
         self._typed = decode is not None  # events it does not hand out whole have their types checked
         self.reader: EventLogReader | EventReaderProcess
         if read_in_child:  # reading and decoding on another core, the model here: the same events
             self.reader = EventReaderProcess(self.log, on_error=self._error, decode=decode)
         else:
             self.reader = EventLogReader(self.log, on_error=self._error, decode=None if decode is None else decode())
-        self.model = SparkModel()
+        self.model = SparkModel(name_plans=name_plans)
         self.model.on_damaged = self._damaged
         self._path = str(self.log.path)  # the file of the event being modelled
         self.line: int | None = None  # and its line

@@ -44,11 +44,11 @@ class ConversionProcess:
     like ``SparkLogConversion`` at construction when the log cannot be read; a failure in the child is raised here as
     ``RuntimeError`` with its traceback. ``read_in_child``: the child reads and decodes in a child of its own
     (``SparkLogConversion``'s option), so reading, the model and whatever this process does with the records are three
-    processes."""
+    processes; ``name_plans``: ``SparkLogConversion``'s."""
 
     def __init__(self, source: str | os.PathLike[str] | AppLog, *,
                  on_error: Callable[[LineError], None] | None = None, batch: int = BATCH,
-                 read_in_child: bool = False) -> None:
+                 read_in_child: bool = False, name_plans: bool = True) -> None:
         self.log = open_event_log(source)
         SparkLogConversion(self.log)  # the same checks, here: a missing codec is raised to the caller, not the child
         self._on_error = on_error
@@ -58,7 +58,7 @@ class ConversionProcess:
         self._model: SparkSummary | None = None
         # once it ended: CPU seconds of the conversion process, and of the process that read for it (0 if none)
         self.cpu_seconds: tuple[float, float] | None = None
-        self._stream = ChildStream(_convert, (self.log, batch, read_in_child), name="flowscope-conversion")
+        self._stream = ChildStream(_convert, (self.log, batch, read_in_child, name_plans), name="flowscope-conversion")
 
     def __iter__(self) -> Iterator[dict]:
         loads = orjson.loads
@@ -109,11 +109,12 @@ class ConversionProcess:
         self._stream.close()
 
 
-def _convert(put: Put, log: AppLog, batch: int, read_in_child: bool) -> None:
+def _convert(put: Put, log: AppLog, batch: int, read_in_child: bool, name_plans: bool) -> None:
     """The child: one ``SparkLogConversion``, its records sent in batches with their lines, then the summaries."""
     dumps = orjson.dumps
     conversion = SparkLogConversion(log, on_error=lambda e: put(
-        _ERROR + dumps([e.path, e.line, e.kind, e.reason, e.excerpt])), read_in_child=read_in_child)
+        _ERROR + dumps([e.path, e.line, e.kind, e.reason, e.excerpt])), read_in_child=read_in_child,
+        name_plans=name_plans)
     out: list[tuple[int | None, dict]] = []
     for rec in conversion:
         out.append((conversion.line, rec))
@@ -138,11 +139,12 @@ def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None 
     """A Spark event log replayed to its full state and settled, with the conversion that fed it.
 
     Up to its first ``at`` progress records when given; the conversion gives its ``summary()`` and ``model_summary()``.
-    The records are those ``flowscope record`` writes, applied as ``flowscope frontiers`` applies them. A large log
-    takes three processes: one reads and decodes (``EventReaderProcess``), one models (``ConversionProcess``), this one
-    applies; a small one is converted here. Corrupt lines and rejected records both reach ``on_error`` and the replay's
-    ``errors``, in the order found. Raises like ``SparkLogConversion`` when the log cannot be read. ``threshold``: see
-    :func:`event_log_conversion`."""
+    The records are those ``flowscope record`` writes but the SQL executions' plan-operator marks (nothing that
+    applies them here shows them: the model is spared the plans), applied as ``flowscope frontiers`` applies them. A
+    large log takes three processes: one reads and decodes (``EventReaderProcess``), one models
+    (``ConversionProcess``), this one applies; a small one is converted here. Corrupt lines and rejected records
+    both reach ``on_error`` and the replay's ``errors``, in the order found. Raises like ``SparkLogConversion`` when
+    the log cannot be read. ``threshold``: see :func:`event_log_conversion`."""
     log = open_event_log(source)
     replay = Replay(str(log.path), check_contracts, on_error=on_error, checked_records=True)
 
@@ -151,7 +153,7 @@ def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None 
         if on_error is not None:
             on_error(err)
 
-    conversion = event_log_conversion(log, on_error=reported, threshold=threshold)
+    conversion = event_log_conversion(log, on_error=reported, threshold=threshold, name_plans=False)
     apply = replay.apply
     try:
         for rec in conversion:
@@ -167,18 +169,18 @@ def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None 
 
 def event_log_conversion(source: str | os.PathLike[str] | AppLog, *,
                          on_error: Callable[[LineError], None] | None = None, threshold: int | None = None,
-                         ) -> ConversionProcess | SparkLogConversion:
+                         name_plans: bool = True) -> ConversionProcess | SparkLogConversion:
     """The conversion of a Spark event log that feeds a replay in this process.
 
     For a log of ``threshold`` bytes (default ``READ_IN_CHILD_BYTES``) or more on disk, ``ConversionProcess`` reading in
     a child of its own (two more processes, so that this one only applies the records), else ``SparkLogConversion`` here
     (a child's start-up costs more than it saves). Iterate over it for the records (its ``line`` is the latest one's
-    event-log line) and ``close()`` it after; corrupt lines reach ``on_error`` as found. Raises like
-    ``SparkLogConversion``."""
+    event-log line) and ``close()`` it after; corrupt lines reach ``on_error`` as found. ``name_plans``: the model
+    names each SQL stage's plan operator (``SparkModel``'s option). Raises like ``SparkLogConversion``."""
     log = open_event_log(source)
     if sum(_size(p) for p in log.files) >= (READ_IN_CHILD_BYTES if threshold is None else threshold):
-        return ConversionProcess(log, on_error=on_error, read_in_child=True)
-    return SparkLogConversion(log, on_error=on_error)
+        return ConversionProcess(log, on_error=on_error, read_in_child=True, name_plans=name_plans)
+    return SparkLogConversion(log, on_error=on_error, name_plans=name_plans)
 
 
 def _size(p: Any) -> int:

@@ -2,11 +2,13 @@
 decoded.
 
 Task events are most of a log (two per task) and a ``SparkListenerTaskEnd`` is mostly metrics and accumulables the
-model never looks at; a stage event repeats the stage's RDDs and carries its accumulables, and the model reads the
-RDDs from the job's start instead; a job's start carries every stage's RDDs with their storage levels and the
-job's properties (tens of them), of which the model reads a few. :data:`READ` names what ``backend.spark.model``,
-``backend.spark.loops``, ``backend.spark.tasks`` and the gap detector (``backend.spark.gaps``) read (keep them in
-step: tests/test_event_decode.py replays every fixture log and every real log both ways and compares the records).
+model never looks at; a stage event repeats the stage's RDDs, and the model reads the RDDs from the job's start
+instead (of a completed stage it reads the accumulables, the SQL metrics its tasks set: ``plan_naming``); a SQL
+execution's start and adaptive updates carry its plan's text besides its plan tree, of which it reads the tree; a
+job's start carries every stage's RDDs with their storage levels and the job's properties (tens of them), of which
+the model reads a few. :data:`READ` names what ``backend.spark.model``, ``backend.spark.loops``,
+``backend.spark.tasks`` and the gap detector (``backend.spark.gaps``) read (keep them in step:
+tests/test_event_decode.py replays every fixture log and every real log both ways and compares the records).
 
 The types come from ``event_shape.EVENTS``, the one statement of what each field may hold: :func:`model_decoder`
 turns each event type's fields into a msgspec type (``TypedDict``s, integers bounded to 64 bits), so the decoder
@@ -18,7 +20,7 @@ what is wrong with it; a field the model reads that the shape does not constrain
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import reduce
 from typing import Annotated, Any, NotRequired, Required, TypedDict
 
@@ -27,6 +29,9 @@ import msgspec
 from backend.eventlog.decode import EventDecoder
 from backend.spark.event_shape import EVENTS, INT_MAX, INT_MIN, Spec
 from backend.spark.model import HANDLED_EVENTS
+from backend.spark.plan_naming import PLAN_TEXT
+from backend.spark.sql_plan.plans import ADAPTIVE as SQL_ADAPTIVE
+from backend.spark.sql_plan.plans import START as SQL_START
 
 __all__ = ["READ", "model_decoder"]
 
@@ -55,9 +60,9 @@ READ: dict[str, dict[str, Any]] = {
     "SparkListenerExecutorRemoved": {"Timestamp": None, "Executor ID": None, "Removed Reason": None},
     "SparkListenerJobEnd": {"Job ID": None, "Completion Time": None,
                             "Job Result": {"Result": None, "Exception": {"Message": None}}},
-    # the stage's accumulables and RDDs are not read here (the RDDs are read at the job's start)
+    # the stage's RDDs are not read here (they are read at the job's start); a completed stage's accumulables are
     "SparkListenerStageSubmitted": {"Stage Info": _STAGE_EVENT_INFO},
-    "SparkListenerStageCompleted": {"Stage Info": _STAGE_EVENT_INFO},
+    "SparkListenerStageCompleted": {"Stage Info": {**_STAGE_EVENT_INFO, "Accumulables": None}},  # plan_naming's
     "SparkListenerTaskStart": {**_STAGE_IDS, "Task Info": _TASK_INFO},
     "SparkListenerTaskEnd": {
         **_STAGE_IDS, "Task Info": _TASK_END_INFO,
@@ -80,6 +85,25 @@ READ: dict[str, dict[str, Any]] = {
     "SparkListenerStageExecutorMetrics": {**_STAGE_IDS, "Executor ID": None,
                                           "Executor Metrics": {"JVMHeapMemory": None}},
 }
+
+class _SqlPlanEvent(TypedDict, total=False):
+    Event: Any
+    executionId: Any
+    sparkPlanInfo: msgspec.Raw
+
+
+_decode_sql_plan_event = msgspec.json.Decoder(_SqlPlanEvent).decode
+
+
+def _sql_plan_event(raw: bytes) -> dict:
+    """A SQL execution's start or adaptive update with its plan tree left as JSON text, ``PLAN_TEXT`` in place of
+    ``sparkPlanInfo``: only the execution's last plan is ever read (``plan_naming``), and text crosses a process
+    boundary as JSON carries it (``read_process``)."""
+    event: dict = dict(_decode_sql_plan_event(raw))
+    info = event.pop("sparkPlanInfo", None)
+    if info is not None:
+        event[PLAN_TEXT] = bytes(info).decode()
+    return event
 
 _INT64 = Annotated[int, msgspec.Meta(ge=INT_MIN, le=INT_MAX)]  # event_shape's range: Spark's longs
 
@@ -126,10 +150,18 @@ def _typed(name: str, read: Mapping[str, Any], spec: Spec) -> type:
     return TypedDict(name.replace(" ", "_"), fields, total=False)  # type: ignore[operator]
 
 
-def model_decoder() -> EventDecoder:
+def model_decoder(name_plans: bool = True) -> EventDecoder:
     """A decoder for the Spark model's reader: the fields in :data:`READ`, typed and checked as they are decoded;
-    other events the model handles whole (its streaming events: one per micro-batch)."""
-    wanted: dict[str, type | None] = dict.fromkeys(HANDLED_EVENTS)
+    other events the model handles whole (its streaming events: one per micro-batch). ``name_plans``: as the
+    model's (``SparkModel``); without it the SQL plan events are not decoded."""
+    wanted: dict[str, type | Callable[[bytes], Any] | None] = dict.fromkeys(HANDLED_EVENTS)
     for kind, read in READ.items():
+        if not name_plans and kind == "SparkListenerStageCompleted":
+            read = {"Stage Info": _STAGE_EVENT_INFO}  # its accumulables are plan_naming's only
         wanted[kind] = _typed(kind, {"Event": None, **read}, EVENTS[kind])
+    for kind in (SQL_START, SQL_ADAPTIVE):  # checked as plan_naming reads them, not here: their tree, not its text
+        if name_plans:
+            wanted[kind] = _sql_plan_event
+        else:
+            del wanted[kind]
     return EventDecoder(wanted)

@@ -16,6 +16,9 @@ from typing import Any
 from backend.spark.iso_time import iso_seconds
 from backend.spark.model_state import NO_SHUFFLES, Attempt, Job, Region, StageState, record_port, record_time
 from backend.spark.placement import JobLineage, Placement, StagePlacement, job_lineage
+from backend.spark.plan_naming import PlanNaming
+from backend.spark.sql_plan.plans import ADAPTIVE as SQL_ADAPTIVE
+from backend.spark.sql_plan.plans import START as SQL_START
 from backend.spark.tasks import TaskLedger, failure_text, partition_of
 from tracker import log_records
 
@@ -27,7 +30,7 @@ STREAMING_PREFIX = "org.apache.spark.sql.streaming.StreamingQueryListener$"
 class EventHandlers(StagePlacement):
     """The model's handler of each listener event it reads (``HANDLERS``)."""
 
-    def __init__(self, retain_jobs: int | None = None) -> None:
+    def __init__(self, retain_jobs: int | None = None, name_plans: bool = True) -> None:
         super().__init__(retain_jobs)
         self.task_ends = 0
         self.app_name: str | None = None
@@ -35,6 +38,8 @@ class EventHandlers(StagePlacement):
         self.ended = False
         self._queries: dict[str, str] = {}  # query id -> name
         self.tasks = TaskLedger()  # which tasks make up each stage's capabilities (detail records)
+        # the SQL plan operator each stage ran (a mark at its execution's end); None: not followed
+        self.plan_naming = PlanNaming() if name_plans else None
 
     def _on_app_start(self, e: dict) -> None:
         self._time(e.get("Timestamp"))
@@ -48,6 +53,8 @@ class EventHandlers(StagePlacement):
         job_id: int = e["Job ID"]
         props = e.get("Properties") or {}
         infos = e.get("Stage Infos") or []
+        if self.plan_naming is not None:
+            self.plan_naming.job_started(props.get("spark.sql.execution.id"), infos, e.get("Stage IDs"))
         region, epoch, streaming = self._job_region(job_id, props, infos)
         lineage = job_lineage(infos)
         sigs = self._signatures(lineage, streaming)
@@ -159,6 +166,8 @@ class EventHandlers(StagePlacement):
 
     def _on_stage_submitted(self, e: dict) -> None:
         info, sid, attempt, st = self._stage_event(e, "Submission Time", "submitted")
+        if self.plan_naming is not None:
+            self.plan_naming.stage_submitted(sid, attempt)
         if st is None:
             return
         n = info.get("Number of Tasks", 0)
@@ -230,6 +239,8 @@ class EventHandlers(StagePlacement):
 
     def _on_stage_completed(self, e: dict) -> None:
         info, sid, attempt, st = self._stage_event(e, "Completion Time", "completed")
+        if self.plan_naming is not None:
+            self.plan_naming.stage_completed(sid, attempt, info.get("Accumulables"))
         if st is None:
             return
         failed = bool(info.get("Failure Reason"))
@@ -340,14 +351,28 @@ class EventHandlers(StagePlacement):
         self._mark("query terminated" + (f": {e.get('exception')}" if e.get("exception") else ""), region)
         self._retire_region(region, "QueryTerminatedEvent")
 
+    def _on_sql_plan(self, e: dict) -> None:
+        if self.plan_naming is not None:
+            self.plan_naming.plan(e)
+
     def _on_sql_end(self, e: dict) -> None:
         self._time(e.get("time"))
         region = self.regions.get(("sql", str(e.get("executionId"))))
+        self._name_plan_operators(e.get("executionId"), region)
         if region is None:
             return
         region.closing = True
         if not region.running:
             self._retire_region(region, "SQLExecutionEnd")
+
+    def _name_plan_operators(self, execution: Any, region: Region | None) -> None:
+        """A mark naming the plan operator each stage of an ended SQL execution ran (none if it named none), in its
+        region (at the root when it has none of its own, or that one retired)."""
+        named = self.plan_naming.execution_ended(execution) if self.plan_naming is not None else None
+        if named:
+            where = region if region is not None and not region.retired else None
+            self._mark(f"SQL execution {execution}: the plan operators its stages ran", where,
+                       sql_execution=execution, plan_operators={str(sid): op for sid, op in sorted(named.items())})
 
     def _retire_region(self, region: Region, event: str) -> None:
         """No more work can come to ``region``: release what it still holds, retire it, forget its structure."""
@@ -395,6 +420,8 @@ class EventHandlers(StagePlacement):
         self._time(e.get("Timestamp"))
         self.ended = True
         regions = [r for r in self.regions.values() if not r.retired]
+        for execution in self.plan_naming.running() if self.plan_naming is not None else ():  # never ended
+            self._name_plan_operators(execution, self.regions.get(("sql", str(execution))))
         for region in regions:
             self._release_region(region, "ApplicationEnd")
         self._mark("application ended")
@@ -445,6 +472,8 @@ HANDLERS: dict[str, Callable[[EventHandlers, dict], None]] = {
     "QueryProgressEvent": EventHandlers._on_query_progress,
     "QueryTerminatedEvent": EventHandlers._on_query_terminated,
     "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd": EventHandlers._on_sql_end,
+    SQL_START: EventHandlers._on_sql_plan,
+    SQL_ADAPTIVE: EventHandlers._on_sql_plan,
 }
 
 # Every event type the model reads (with and without the streaming listener's prefix): a reader may skip the rest.

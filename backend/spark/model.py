@@ -58,10 +58,12 @@ class SparkSummary:
 class SparkModel(EventHandlers):
     """Turns Spark listener events (dicts) into progress-log records, one event at a time."""
 
-    def __init__(self, retain_jobs: int | None = None) -> None:
+    def __init__(self, retain_jobs: int | None = None, name_plans: bool = True) -> None:
         """``retain_jobs``: keep the full records of only that many of the jobs that ended last (``retention``);
-        None keeps every job's (a post-mortem reads them: the fleet's stage rows)."""
-        super().__init__(retain_jobs)
+        None keeps every job's (a post-mortem reads them: the fleet's stage rows). ``name_plans``: follow the SQL
+        plan operator each stage ran (``plan_naming``: a mark at each SQL execution's end); a reader that never
+        shows them (``flowscope frontiers``) is spared the plans."""
+        super().__init__(retain_jobs, name_plans)
         self.unknown_events: dict[str, int] = {}
         self.events_lost = 0  # counted by note_lost
         self.damaged_events = 0  # events skipped because a field had the wrong type (see event_shape)

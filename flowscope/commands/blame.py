@@ -116,7 +116,8 @@ def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Call
     """LOG replayed and blamed: ``(replay, blamed times, the log's problems)``, or the exit code after saying on
     stderr why it could not be read. Each of ``also`` is handed every record too (the cores what-if's schedule, the
     executor timeline); ``check_contracts``: the replay lists the progress contract's findings; ``name_plans``: a
-    segment held by a SQL stage names its plan operator (a second pass over a Spark log). A Spark event log
+    segment held by a SQL stage names its plan operator (the Spark model's ``plan_operators`` marks; without it a
+    Spark event log's model is spared the plans). A Spark event log
     is converted as ``flowscope frontiers`` converts it (``event_log_conversion``: a large log in two more
     processes), the records replayed and blamed here."""
     from backend.eventlog import MissingCodecError
@@ -132,7 +133,8 @@ def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Call
     try:
         if registry.identify(log).name == SPARK_EVENT_LOG.name:
             corrupt: list = []  # the log's corrupt lines and damaged events, reported before blame's own problems
-            conversion = event_log_conversion(log, on_error=corrupt.append, threshold=pipeline_bytes)
+            conversion = event_log_conversion(log, on_error=corrupt.append, threshold=pipeline_bytes,
+                                              name_plans=name_plans)
         else:
             feed = registry.open(log)
             conversion = None
@@ -156,13 +158,9 @@ def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Call
 
         try:
             replay, blamed = blame_replay(spark_records(), problems.append, str(log), checked_records=True,
-                                          check_contracts=check_contracts)
+                                          check_contracts=check_contracts, name_plans=name_plans)
         finally:
             conversion.close()
-        if name_plans:
-            from backend.spark.sql_plan.stage_operators import name_plan_operators
-
-            name_plan_operators(log, blamed)  # a stage's SQL plan operator, where it ran one
         return replay, blamed, corrupt + problems
 
     def records():
@@ -173,7 +171,8 @@ def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Call
             for line, rec in chunk:
                 yield line, handed(rec)
 
-    replay, blamed = blame_replay(records(), problems.append, str(log), check_contracts=check_contracts)
+    replay, blamed = blame_replay(records(), problems.append, str(log), check_contracts=check_contracts,
+                                  name_plans=name_plans)
     return replay, blamed, feed.errors + problems
 
 

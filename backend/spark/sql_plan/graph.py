@@ -11,10 +11,13 @@ reused query stage or subquery) is an edge from the exchange it reuses, not a no
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PlanMetric", "PlanNode", "PlanGraph", "build_graph", "PlanShapeError"]
+import orjson
+
+__all__ = ["PlanMetric", "PlanNode", "PlanGraph", "build_graph", "codegen_stages", "node_stages", "PlanShapeError"]
 
 CODEGEN = "WholeStageCodegen"
 _PASS_THROUGH_STAGES = ("BroadcastQueryStage", "ShuffleQueryStage")
@@ -76,15 +79,20 @@ class PlanGraph:
         return {m.accumulator: m for n in self.nodes.values() for m in n.metrics}
 
 
-def _key(info: dict) -> Any:
-    """What makes two plan subtrees the same for reuse (Spark compares name, string, children and metadata)."""
+def _key(info: dict, known: dict[int, Any]) -> Any:
+    """What makes two plan subtrees the same for reuse (Spark compares name, string, children and metadata);
+    ``known``: the keys found so far in this tree, by ``id`` of the subtree (each subtree's key is found once)."""
+    got = known.get(id(info))
+    if got is not None:
+        return got
     name = info.get("nodeName")
     simple = "InMemoryRelation" if name == "InMemoryRelation" else info.get("simpleString")
     meta = info.get("metadata")
     meta_key = tuple(sorted((str(k), str(v)) for k, v in meta.items())) if isinstance(meta, dict) else ()
     children = info.get("children")
-    kids = tuple(_key(c) for c in children if isinstance(c, dict)) if isinstance(children, list) else ()
-    return (name, simple, kids, meta_key)
+    kids = tuple(_key(c, known) for c in children if isinstance(c, dict)) if isinstance(children, list) else ()
+    known[id(info)] = key = (name, simple, kids, meta_key)
+    return key
 
 
 def _metrics(info: dict) -> list[PlanMetric]:
@@ -109,6 +117,7 @@ class _Builder:
         self.nodes: dict[int, PlanNode] = {}
         self.edges: list[tuple[int, int]] = []
         self.reused: dict[Any, PlanNode] = {}
+        self.keys: dict[int, Any] = {}  # _key's, by id of the subtree (the tree outlives the build)
 
     def node(self, info: dict, cluster: PlanNode | None) -> PlanNode:
         meta = info.get("metadata")
@@ -140,7 +149,7 @@ class _Builder:
         elif name == "InputAdapter":
             self.walk_only(first, name, parent, None, depth)
         elif name in _PASS_THROUGH_STAGES:
-            reused = self.reused.get(_key(first)) if isinstance(first, dict) else None
+            reused = self.reused.get(_key(first, self.keys)) if isinstance(first, dict) else None
             if reused is not None and parent is not None:
                 self.link(reused, parent)
             else:
@@ -149,16 +158,16 @@ class _Builder:
             self.walk_only(first, name, parent, None, depth)
         elif name in _REUSABLE and cluster is not None:
             self.walk(info, parent, None, depth)
-        elif name in _REUSABLE and _key(info) in self.reused:
-            self.link(self.reused[_key(info)], parent)
+        elif name in _REUSABLE and _key(info, self.keys) in self.reused:
+            self.link(self.reused[_key(info, self.keys)], parent)
         elif name == "ReusedSubquery":
             self.walk_only(first, name, parent, cluster, depth)
-        elif name == "ReusedExchange" and isinstance(first, dict) and _key(first) in self.reused:
-            self.link(self.reused[_key(first)], parent)
+        elif name == "ReusedExchange" and isinstance(first, dict) and _key(first, self.keys) in self.reused:
+            self.link(self.reused[_key(first, self.keys)], parent)
         else:
             node = self.node(info, cluster)
             if "Exchange" in name or name in _REUSABLE:
-                self.reused[_key(info)] = node
+                self.reused[_key(info, self.keys)] = node
             self.link(node, parent)
             for child in children:
                 self.walk(child, node, cluster, depth + 1)
@@ -175,3 +184,43 @@ def build_graph(plan_info: Any) -> PlanGraph:
     b = _Builder()
     b.walk(plan_info, None, None, 0)
     return PlanGraph(dict(sorted(b.nodes.items())), b.edges)
+
+
+def node_stages(node: PlanNode, ran_in: Mapping[int, Iterable[int]],
+                codegen_in: Mapping[str, Iterable[int]]) -> dict[int, None]:
+    """The stages a node ran in, in the order found: those whose tasks set one of its metrics (``ran_in``:
+    accumulator -> stages), and for a node in a codegen cluster (or the cluster itself) the stages that ran its
+    codegen stage (``codegen_in``: ``"WholeStageCodegen (n)"`` -> stages, known from their RDDs' scopes), else, when
+    that says nothing, the stages that set one of the cluster's metrics."""
+    stages: dict[int, None] = {}
+    for m in node.metrics:
+        for s in ran_in.get(m.accumulator, ()):
+            stages[s] = None
+    cluster = node if node.is_codegen else node.cluster
+    if cluster is not None:
+        for s in codegen_in.get(cluster.name.strip(), ()):
+            stages[s] = None
+        if not stages:
+            for m in cluster.metrics:
+                for s in ran_in.get(m.accumulator, ()):
+                    stages[s] = None
+    return stages
+
+
+def _scope_name(rdd: Any) -> str | None:
+    """The operation scope's name of an RDD (``Scope`` is a JSON string such as ``{"id":"12","name":"Exchange"}``)."""
+    text = rdd.get("Scope") if isinstance(rdd, dict) else None
+    if not isinstance(text, str) or '"name"' not in text:
+        return None
+    try:
+        scope = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    name = scope.get("name") if isinstance(scope, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def codegen_stages(rdd_infos: Any) -> list[str]:
+    """The codegen stages (``"WholeStageCodegen (n)"``) a Spark stage runs: the scopes of its RDDs (``RDD Info``)."""
+    names = {_scope_name(r) for r in rdd_infos} if isinstance(rdd_infos, list) else set()
+    return sorted(n for n in names if n and n.startswith(CODEGEN))

@@ -12,10 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from backend.spark.sql_plan.findings import plan_findings
-from backend.spark.sql_plan.graph import PlanGraph, PlanShapeError, build_graph
+from backend.spark.sql_plan.graph import PlanGraph, PlanShapeError, build_graph, codegen_stages, node_stages
 from backend.spark.sql_plan.metrics import Combined, StageTable, combine
 from backend.spark.sql_plan.operator_time import operator_time
 
@@ -83,19 +81,6 @@ def _append_point(points: list[list[int]], at: int, value: int) -> None:
     if len(points) > SERIES_POINTS:
         points[:] = [[b[0], a[1] + b[1]] for a, b in zip(points[::2], points[1::2], strict=False)] + \
             ([points[-1]] if len(points) % 2 else [])
-
-
-def _scope_name(rdd: dict) -> str | None:
-    """The operation scope's name of an RDD (``Scope`` is a JSON string such as ``{"id":"12","name":"Exchange"}``)."""
-    text = rdd.get("Scope")
-    if not isinstance(text, str) or '"name"' not in text:
-        return None
-    try:
-        scope = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return None
-    name = scope.get("name") if isinstance(scope, dict) else None
-    return name if isinstance(name, str) else None
 
 
 def _dict(value: Any) -> dict:
@@ -249,9 +234,8 @@ class SqlPlans:
         self.job_exec[job] = ex
         for info in map(_dict, _list(e.get("Stage Infos"))):
             sid = _int(info.get("Stage ID"))
-            names = {_scope_name(r) for r in map(_dict, _list(info.get("RDD Info")))}
             if sid is not None:
-                self.stage_codegen[sid] = sorted(n for n in names if n and n.startswith("WholeStageCodegen"))
+                self.stage_codegen[sid] = codegen_stages(info.get("RDD Info"))
         for sid in _list(e.get("Stage IDs")):
             if _int(sid) is not None:
                 ex.stages[int(sid)] = None
@@ -348,23 +332,13 @@ class SqlPlans:
         if graph is not None:
             for node in graph.nodes.values():
                 metrics = []
-                stages: dict[int, None] = {}
                 for m in node.metrics:
-                    for s in ex.ran_in.get(m.accumulator, {}):
-                        stages[s] = None
                     got = values.get(m.accumulator)
                     if got is not None:
                         metrics.append({"name": m.name.strip(), "accumulator": m.accumulator, **got.to_json()})
                         if series and got.type != "average":
                             metrics[-1]["series"] = _running_total(ex.series.get(m.accumulator, []), got.type)
-                cluster = node if node.is_codegen else node.cluster
-                if cluster is not None:  # its codegen stage's stages: known from submission, before any task ends
-                    for s in ex.codegen_in.get(cluster.name.strip(), {}):
-                        stages[s] = None
-                    if not stages:
-                        for m in cluster.metrics:
-                            for s in ex.ran_in.get(m.accumulator, {}):
-                                stages[s] = None
+                stages = node_stages(node, ex.ran_in, ex.codegen_in)
                 out = {"id": node.id, "name": node.name.strip(), "desc": node.desc,
                        "children": graph.children(node.id), "codegen_stage": node.codegen_stage,
                        "stages": sorted(stages), "metrics": metrics,

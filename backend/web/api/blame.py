@@ -10,13 +10,11 @@ import orjson
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from backend.sessions.session import Session
-from backend.spark.blame import select
-from backend.spark.sql_plan.stage_operators import name_segments, stage_operators
+from backend.spark.blame import name_segments, plan_operators, select
 from backend.views.lost_events import lost_during, lost_stretches
 from backend.views.projections import parse_scope
 from backend.web.api import deps
 from backend.web.api.models import Problem
-from backend.web.api.plan import session_plans
 
 router = APIRouter(prefix="/api/sessions/{sid}", tags=["blame"])
 
@@ -47,9 +45,8 @@ async def blame(
     except (ValueError, orjson.JSONDecodeError) as e:
         raise HTTPException(400, f"scope/time: {e}") from None
     times = [b.to_json() for b in select(session.blame.times(), path, t, top, nested)]
-    got = await session_plans(session)
-    if got is not None:
-        named = stage_operators(got[0])
+    named = plan_operators(session.blame)
+    if named:
         for b in times:  # copies: the session's blame state is not the answer's to change
             b["blame"] = [{**seg, "holder": dict(seg["holder"])} if isinstance(seg.get("holder"), dict) else seg
                           for seg in b["blame"]]
