@@ -136,6 +136,9 @@ class Driver:
             time.sleep(0.5)
 
 
+STALL_S = 30.0  # how long the server is stopped (SIGSTOP) before it goes on (SIGCONT), as the issue asks
+
+
 @pytest.fixture(scope="module")
 def faults(tmp_path_factory):
     """The whole story (see the module docstring); what each step saw."""
@@ -151,11 +154,12 @@ def faults(tmp_path_factory):
         seen["connected"] = driver.wait_connected()
         seen["first_sessions"] = _wait_sessions(servers[-1], 2)
 
-        server = servers[-1]  # 3. stalled while a job runs
+        server = servers[-1]  # 3. stalled for STALL_S while a job runs
+        stopped = time.monotonic()
         server.signal(signal.SIGSTOP)
         try:
             driver.batch(30)
-            time.sleep(3)
+            time.sleep(max(0.0, STALL_S - (time.monotonic() - stopped)))
         finally:
             server.signal(signal.SIGCONT)
         driver.batch(2)
