@@ -1,7 +1,6 @@
 """The Plan tab in headless chromium on a real Spark log (plan_sort_merge_join): the REST answer (its findings at the
-session's thresholds), then a plan
-opened, an operator selected and its stage highlighted in the job graph; search and collapse. Screenshots go to
-test-artifacts/."""
+session's thresholds), then a plan opened, an operator selected and its stage highlighted in the job graph; search
+and collapse. Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
