@@ -1,12 +1,13 @@
-"""The Plan tab in headless chromium on a real Spark log (plan_sort_merge_join): the REST answer, then a plan
-opened, an operator selected and its stage highlighted in the job graph; search and collapse. Screenshots go to
-test-artifacts/."""
+"""The Plan tab in headless chromium on a real Spark log (plan_sort_merge_join): the REST answer (its findings at the
+session's thresholds), then a plan opened, an operator selected and its stage highlighted in the job graph; search
+and collapse. Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
 
+from backend.spark.thresholds import ENV
 from tests.e2e.browser import shot
 from tests.e2e.view_fixtures import open_spark_fixture
 
@@ -44,6 +45,27 @@ def test_rest_plan_names_each_executions_region(server, smj_sid):
             if m["type"] == "sum" and m["series"]:
                 times = [t for t, _ in m["series"]]
                 assert times == sorted(times) and m["series"][-1][1] == m["value"], (node["name"], m["name"])
+
+
+def test_rest_plan_findings_use_the_sessions_thresholds(server, smj_sid, tmp_path, monkeypatch):
+    """A session made under the defaults says its join finding fired on DataFlint's 10 MB; one made while a
+    thresholds file (serve's --thresholds names it in the environment) sets the broadcastable sides to 0 B finds no
+    broadcastable join in the same log, while the first session still does."""
+
+    def smj_findings(sid: str) -> list[dict]:
+        answer = httpx.get(f"{server.url}/api/sessions/{sid}/plan", timeout=30).json()
+        return [f for e in answer["executions"] for f in e["findings"]
+                if f["finding"] == "broadcastable_sort_merge_join"]
+
+    default = smj_findings(smj_sid)
+    assert default and all(f["threshold"]["name"] == "plan.broadcastable_sort_merge_join.small_side_bytes"
+                           and f["threshold"]["value"] == 10_000_000 and "DataFlint" in f["threshold"]["source"]
+                           for f in default)
+    none = tmp_path / "none.toml"
+    none.write_text("[plan.broadcastable_sort_merge_join]\nsmall_side_bytes = 0\nmedium_side_bytes = 0\n")
+    monkeypatch.setenv(ENV, str(none))
+    assert smj_findings(open_spark_fixture(server, "plan_sort_merge_join")) == []
+    assert smj_findings(smj_sid) == default
 
 
 def test_blame_names_the_plan_operator_on_the_page(page, server, smj_sid):

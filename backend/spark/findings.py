@@ -212,9 +212,7 @@ class Diagnosis:
 
     def _mark(self, kind: str, run: StageRun | None, at: float, text: str, recommendation: str, metric: dict,
               fired: str, *also: str) -> dict:
-        threshold = self.t.fired(fired)
-        if also:
-            threshold["and"] = [self.t.fired(name) for name in also]
+        threshold = self.t.fired(fired, *also)
         mark = {"type": "mark", "at": at, "label": text, "finding": kind, "recommendation": recommendation,
                 "metric": metric, "threshold": threshold, "stage": None, "attempt": None}
         if run is not None:

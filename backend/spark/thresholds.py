@@ -1,6 +1,7 @@
 """The thresholds of the Spark findings: one table, each with where its default comes from, and a user's overrides.
 
-Every finding (``backend/spark/findings.py``) compares a metric with a threshold named here, and its mark says which
+Every finding (``backend/spark/findings.py``, and the SQL plan findings of ``backend/spark/sql_plan/findings.py``,
+whose rows are named ``plan.*``) compares a metric with a threshold named here, and its mark says which
 one fired (``threshold``: name, value, source). docs/findings.md renders the same table. A user changes them with a
 TOML or JSON file (``--thresholds FILE`` on the commands that replay Spark logs), either flat (``"gc.ratio" = 0.2``)
 or in tables (``[gc]`` then ``ratio = 0.2``). The flag checks the file once, then names it in the environment
@@ -88,6 +89,28 @@ TABLE: tuple[Threshold, ...] = (
     Threshold("driver_bound.min_s", 60.0, "seconds", "and that time, at least", "flowscope"),
     Threshold("task_failures.min_failed", 1, "tasks", "failed task attempts in a stage attempt, at least",
               "flowscope: every failed attempt's run is lost (Dr. Elephant rates task failure rates 0.1 / 0.3 / 0.5)"),
+    # the SQL plan findings (backend/spark/sql_plan/findings.py)
+    Threshold("plan.small_files.max_average_bytes", 3_000_000, "bytes",
+              "a scan or a write whose files average under this ...", "DataFlint, small files: under 3 MB on average"),
+    Threshold("plan.small_files.min_files", 100, "files", "... over more files than this handles small files",
+              "DataFlint, small files: over 100 files"),
+    Threshold("plan.broadcastable_sort_merge_join.small_side_bytes", 10_000_000, "bytes",
+              "a sort-merge join whose smaller side's exchange carries under this could broadcast it",
+              "DataFlint, broadcastable join: a side under 10 MB"),
+    Threshold("plan.broadcastable_sort_merge_join.medium_side_bytes", 100_000_000, "bytes",
+              "or one whose smaller side carries under this ...", "DataFlint, broadcastable join: under 100 MB ..."),
+    Threshold("plan.broadcastable_sort_merge_join.large_side_bytes", 10_000_000_000, "bytes",
+              "... against a larger side over this", "DataFlint, broadcastable join: ... against a side over 10 GB"),
+    Threshold("plan.large_broadcast.bytes", 1_000_000_000, "bytes", "a broadcast exchange's data size over this",
+              "DataFlint, large broadcast: over 1 GB"),
+    Threshold("plan.large_cross_join.scanned_rows", 10_000_000_000, "row pairs",
+              "a nested-loop join or cartesian product comparing more row pairs than this (its inputs' rows, "
+              "multiplied)", "DataFlint, large cross join: over 10^10 row pairs"),
+    Threshold("plan.partitioned_scan_without_filter.min_partitions", 1, "partitions",
+              "a scan of a partitioned table without a partition filter reading at least this many partitions",
+              "DataFlint, full scan of a partitioned table: any; flowscope's floor of one"),
+    Threshold("plan.long_filter.chars", 1000, "characters", "a filter whose condition is longer than this",
+              "DataFlint, long filter condition: over 1,000 characters"),
 )
 
 _BY_NAME = {t.name: t for t in TABLE}
@@ -114,11 +137,15 @@ class Thresholds:
     def __getitem__(self, name: str) -> float:
         return self.values[name]
 
-    def fired(self, name: str) -> dict:
-        """What a finding's mark says about the threshold that fired: its name, value, unit and source."""
+    def fired(self, name: str, *also: str) -> dict:
+        """What a finding's mark says about the threshold that fired: its name, value, unit and source; a rule's
+        further conditions (``also``) listed the same way under ``and``."""
         row = _BY_NAME[name]
         source = f"set in {self.source}" if name in self.overridden else row.source
-        return {"name": name, "value": self.values[name], "unit": row.unit, "source": source}
+        fired = {"name": name, "value": self.values[name], "unit": row.unit, "source": source}
+        if also:
+            fired["and"] = [self.fired(other) for other in also]
+        return fired
 
 
 def load(path: str | os.PathLike) -> Thresholds:

@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import Any
 
-from .arguments import non_negative_int
+from .arguments import add_thresholds_option, non_negative_int
 from .offline import dump_json
 
 __all__ = ["register", "cmd_plan", "plan_text"]
@@ -22,6 +22,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("log", help="a Spark event log (file or rolling directory)")
     p.add_argument("--execution", type=non_negative_int, metavar="N", help="only SQL execution N")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_thresholds_option(p)
     p.set_defaults(func=cmd_plan)
 
 
@@ -76,7 +77,9 @@ def plan_text(execution: dict) -> list[str]:
         lines.append(f"  {n['name']} #{n['id']}: " + ", ".join(_metric_text(m) for m in n["metrics"]))
     for f in execution["findings"]:
         lines.append(f"  finding: {f['label']}")
-        lines.append(f"    metric: {f['metric']} = {f['value']} (threshold {f['threshold']})")
+        th = f["threshold"]
+        lines.append(f"    metric: {f['metric']} = {f['value']} (threshold {th['name']} = {th['value']:,}"
+                     + "".join(f", and {a['name']} = {a['value']:,}" for a in th.get("and", ())) + ")")
         lines.append(f"    recommendation: {f['recommendation']}")
     return lines
 
@@ -84,6 +87,7 @@ def plan_text(execution: dict) -> list[str]:
 def cmd_plan(args: argparse.Namespace) -> int:
     from backend.eventlog import MissingCodecError
     from backend.spark.sql_plan.read import read_plans
+    from backend.spark.thresholds import configured
 
     try:
         plans, problems = read_plans(args.log)
@@ -96,7 +100,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         have = ", ".join(map(str, sorted(plans.executions))) or "none"
         print(f"flowscope: {args.log}: no SQL execution {args.execution} (executions: {have})", file=sys.stderr)
         return 2
-    answer = plans.to_json(args.execution)
+    answer = plans.to_json(args.execution, configured())  # what --thresholds named (cli.py applied it)
     if args.json:
         sys.stdout.write(dump_json(answer) + "\n")
         return 0

@@ -1,10 +1,11 @@
 """Plan findings: what a finished SQL plan's operators and metrics say a user should change, each citing its metric.
 
-The rules and their default thresholds are DataFlint's (as the design note on diagnosis lists them): a starting point,
-kept in :data:`PLAN_THRESHOLDS`, one row per finding, so that a caller (or a shared findings table later) can
-override them. Each finding is a mark shaped like the Spark model's straggler and skew findings (``finding`` is
-its kind; ``label`` its text; ``stage``; ``recommendation``; ``metric`` and ``threshold`` say what fired and
-against what), plus ``execution`` and ``operator`` (the plan node id).
+The rules and their default thresholds are DataFlint's (as the design note on diagnosis lists them); the thresholds
+are rows of the Spark findings' table (``backend/spark/thresholds.py``, named ``plan.<finding>.<parameter>``), so a
+thresholds file changes them as it changes every finding's. Each finding is a mark shaped like the Spark model's
+findings (``finding`` is its kind; ``label`` its text; ``stage``; ``recommendation``; ``metric`` and ``value`` say
+what fired; ``threshold`` which threshold, as ``Thresholds.fired`` says it), plus ``execution`` and ``operator``
+(the plan node id).
 """
 
 from __future__ import annotations
@@ -13,23 +14,12 @@ from collections import deque
 from typing import Any
 
 from backend.spark.sql_plan.metrics import bytes_to_string
+from backend.spark.thresholds import Thresholds
 
-__all__ = ["PLAN_THRESHOLDS", "plan_findings", "FINDING_KINDS"]
+__all__ = ["plan_findings", "FINDING_KINDS"]
 
-MB = 1_000_000
-GB = 1_000_000_000
-
-# kind -> its thresholds (and where they come from)
-PLAN_THRESHOLDS: dict[str, dict[str, Any]] = {
-    "small_files": {"max_average_bytes": 3 * MB, "min_files": 100, "source": "DataFlint"},
-    "broadcastable_sort_merge_join": {"small_side_bytes": 10 * MB, "medium_side_bytes": 100 * MB,
-                                      "large_side_bytes": 10 * GB, "source": "DataFlint"},
-    "large_broadcast": {"bytes": 1 * GB, "source": "DataFlint"},
-    "large_cross_join": {"scanned_rows": 10**10, "source": "DataFlint"},
-    "partitioned_scan_without_filter": {"source": "DataFlint"},
-    "long_filter": {"chars": 1000, "source": "DataFlint"},
-}
-FINDING_KINDS = tuple(PLAN_THRESHOLDS)
+FINDING_KINDS = ("small_files", "broadcastable_sort_merge_join", "large_broadcast", "large_cross_join",
+                 "partitioned_scan_without_filter", "long_filter")
 
 _READ_FILES = ("number of files read",)
 _READ_BYTES = ("size of files read",)
@@ -54,82 +44,85 @@ def _size(n: float) -> str:
     return bytes_to_string(int(n))
 
 
-def plan_findings(execution: dict, thresholds: dict[str, dict[str, Any]] | None = None) -> list[dict]:
-    """The findings of one execution (``SqlPlans.execution_json``'s body without them)."""
-    limits = {**PLAN_THRESHOLDS, **(thresholds or {})}
+def plan_findings(execution: dict, thresholds: Thresholds | None = None) -> list[dict]:
+    """The findings of one execution (``SqlPlans.execution_json``'s body without them), against ``thresholds``
+    (default: the table's defaults)."""
+    t = thresholds or Thresholds()
     nodes = {n["id"]: n for n in execution.get("nodes", ())}
     out: list[dict] = []
 
-    def mark(kind: str, node: dict, text: str, recommendation: str, metric: str, value: Any, threshold: Any) -> None:
+    def mark(kind: str, node: dict, text: str, recommendation: str, metric: str, value: Any, fired: str,
+             *also: str) -> None:
         stages = node.get("stages") or []
         out.append({"type": "mark", "at": (execution.get("completed") or 0) / 1000, "finding": kind,
                     "label": f"SQL execution {execution['execution']} · {node['name']} (node {node['id']}): {text}",
                     "execution": execution["execution"], "operator": node["id"],
                     "stage": stages[0] if stages else None, "stages": stages,
-                    "recommendation": recommendation, "metric": metric, "value": value, "threshold": threshold})
+                    "recommendation": recommendation, "metric": metric, "value": value,
+                    "threshold": t.fired(f"plan.{kind}.{fired}", *(f"plan.{kind}.{a}" for a in also))})
 
     for node in nodes.values():
         name = node["name"]
         for files_names, bytes_names, verb in ((_READ_FILES, _READ_BYTES, "read"),
                                                (_WRITTEN_FILES, _WRITTEN_BYTES, "written")):
             files, size = _value(node, files_names), _value(node, bytes_names)
-            t = limits["small_files"]
-            if files and size is not None and files > t["min_files"] and size / files < t["max_average_bytes"]:
+            average_under = t["plan.small_files.max_average_bytes"]
+            if files and size is not None and files > t["plan.small_files.min_files"] and size / files < average_under:
                 mark("small_files", node, f"{int(files):,} files {verb}, {_size(size / files)} on average",
                      "fewer, larger files: coalesce or repartition before writing, or compact the table "
-                     f"(files of at least {_size(t['max_average_bytes'])})",
+                     f"(files of at least {_size(average_under)})",
                      f"{files_names[0]} / {bytes_names[0]}", {"files": files, "bytes": size},
-                     {"files_over": t["min_files"], "average_bytes_under": t["max_average_bytes"]})
+                     "max_average_bytes", "min_files")
         if name == "SortMergeJoin":
             sides = [_side_bytes(nodes, c) for c in node.get("children", ())]
             known = [s for s in sides if s is not None]
-            t = limits["broadcastable_sort_merge_join"]
             if len(known) == 2:
                 small, large = min(known), max(known)
-                if small < t["small_side_bytes"] or (small < t["medium_side_bytes"]
-                                                     and large > t["large_side_bytes"]):
+                fired: tuple[str, ...] = ()
+                if small < t["plan.broadcastable_sort_merge_join.small_side_bytes"]:
+                    fired = ("small_side_bytes",)
+                elif (small < t["plan.broadcastable_sort_merge_join.medium_side_bytes"]
+                      and large > t["plan.broadcastable_sort_merge_join.large_side_bytes"]):
+                    fired = ("medium_side_bytes", "large_side_bytes")
+                if fired:
                     mark("broadcastable_sort_merge_join", node,
                          f"one side is {_size(small)} (the other {_size(large)}): small enough to broadcast",
                          "broadcast the small side: a broadcast() hint, or raise spark.sql.autoBroadcastJoinThreshold "
                          "above its size", "data size of the exchanges feeding the join",
-                         {"small_side": small, "large_side": large},
-                         {k: t[k] for k in ("small_side_bytes", "medium_side_bytes", "large_side_bytes")})
+                         {"small_side": small, "large_side": large}, *fired)
         if name == "BroadcastExchange":
             size = _value(node, ("data size",))
-            t = limits["large_broadcast"]
-            if size is not None and size > t["bytes"]:
+            if size is not None and size > t["plan.large_broadcast.bytes"]:
                 mark("large_broadcast", node, f"broadcasts {_size(size)}",
                      "do not broadcast this side (drop the hint, or lower spark.sql.autoBroadcastJoinThreshold); "
-                     "filter or project it first", "data size", size, t["bytes"])
+                     "filter or project it first", "data size", size, "bytes")
         if "NestedLoopJoin" in name or name == "CartesianProduct":
             rows = [_rows_into(nodes, c) for c in node.get("children", ())]
-            t = limits["large_cross_join"]
             if len(rows) == 2 and None not in rows:
                 scanned = rows[0] * rows[1]  # type: ignore[operator]
-                if scanned > t["scanned_rows"]:
+                if scanned > t["plan.large_cross_join.scanned_rows"]:
                     mark("large_cross_join", node, f"compares {scanned:,.0f} row pairs "
                          f"({rows[0]:,.0f} x {rows[1]:,.0f})",
                          "add an equality condition to the join (so Spark can hash or sort-merge it), or filter "
                          "both sides first", "number of output rows of both inputs (their product)", scanned,
-                         t["scanned_rows"])
+                         "scanned_rows")
         if name.startswith("Scan") or name.startswith("FileScan") or "Scan " in name:
             meta = node.get("metadata") or {}
-            partitioned = _metric(node, ("number of partitions read",)) is not None
-            if partitioned and meta.get("PartitionFilters", "[]").strip() == "[]":
+            partitions = _metric(node, ("number of partitions read",))
+            read = (partitions.get("value") or 0) if partitions is not None else 0
+            if (partitions is not None and meta.get("PartitionFilters", "[]").strip() == "[]"
+                    and read >= t["plan.partitioned_scan_without_filter.min_partitions"]):
                 mark("partitioned_scan_without_filter", node,
-                     f"reads every partition of a partitioned table "
-                     f"({int(_value(node, ('number of partitions read',)) or 0):,} partitions)",
+                     f"reads every partition of a partitioned table ({int(read):,} partitions)",
                      "filter on the partition columns so Spark prunes partitions",
-                     "PartitionFilters (empty) / number of partitions read",
-                     _value(node, ("number of partitions read",)), "no partition filter")
+                     "PartitionFilters (empty) / number of partitions read", read, "min_partitions")
         if name == "Filter":
             condition = node.get("desc", "")[len("Filter "):] if node.get("desc", "").startswith("Filter") \
                 else node.get("desc", "")
-            t = limits["long_filter"]
-            if len(condition) > t["chars"]:
+            if len(condition) > t["plan.long_filter.chars"]:
                 mark("long_filter", node, f"its condition is {len(condition):,} characters long",
                      "simplify the condition: a join with a small table of the values, or isin() over a list",
-                     "filter condition length", len(condition), t["chars"])
+                     "filter condition length", len(condition), "chars")
     return out
 
 

@@ -16,6 +16,7 @@ from backend.spark.sql_plan.findings import plan_findings
 from backend.spark.sql_plan.graph import PlanGraph, PlanShapeError, build_graph, codegen_stages, node_stages
 from backend.spark.sql_plan.metrics import Combined, StageTable, combine
 from backend.spark.sql_plan.operator_time import operator_time
+from backend.spark.thresholds import Thresholds
 
 __all__ = ["SqlPlans", "Execution", "SQL_EVENTS"]
 
@@ -322,7 +323,7 @@ class SqlPlans:
         """Its combined metrics: frozen at its end, else as they stand."""
         return ex.final if ex.final is not None else self._combine(ex)
 
-    def execution_json(self, ex: Execution, thresholds: dict | None = None, series: bool = False) -> dict:
+    def execution_json(self, ex: Execution, thresholds: Thresholds | None = None, series: bool = False) -> dict:
         """One execution as ``flowscope plan --json`` prints it (see README); with ``series``, each metric of a
         summed kind (sum, size, timing, nsTiming) also has ``series``: ``[[time ms, running total], ...]`` as its
         tasks (and the driver) reported it, for the Plan tab's picture of it growing."""
@@ -360,7 +361,8 @@ class SqlPlans:
         body["findings"] = plan_findings(body, thresholds)
         return body
 
-    def to_json(self, execution: int | None = None, thresholds: dict | None = None, series: bool = False) -> dict:
+    def to_json(self, execution: int | None = None, thresholds: Thresholds | None = None,
+                series: bool = False) -> dict:
         picked = [ex for eid, ex in sorted(self.executions.items()) if execution is None or eid == execution]
         return {"executions": [self.execution_json(ex, thresholds, series) for ex in picked]}
 

@@ -4,6 +4,7 @@ Plan tab; the same JSON as ``flowscope plan --json``.
 The plans are read from the session's event log when asked (in a worker thread), and kept until the log changes
 (its size or modification time; a growing log is read again at most every ``REREAD_AFTER_S``): the live Spark
 model does not carry the tasks' SQL accumulators. The blame route names the plan operator of a stage from them.
+The plan findings use the thresholds of the session's Spark model, as its other findings do.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
 from backend.sessions.session import Session
+from backend.spark.follow_feed import SparkLogFeed
 from backend.spark.sql_plan.layout import plan_layout
 from backend.spark.sql_plan.plans import SqlPlans
 from backend.spark.sql_plan.read import read_plans
+from backend.spark.thresholds import Thresholds, configured
 from backend.web.api import deps
 from backend.web.api.models import Problem
 
@@ -75,7 +78,7 @@ async def plan(session: Session = Depends(deps.session),
     plans, problems = got
     if execution is not None and execution not in plans.executions:
         raise HTTPException(404, f"no SQL execution {execution} in this log")
-    answer = await run_in_threadpool(plans.to_json, execution, None, series)
+    answer = await run_in_threadpool(plans.to_json, execution, session_thresholds(session), series)
     regions = _execution_scopes(session)
     for ex in answer["executions"]:
         ex["scope"] = regions.get(ex["execution"])
@@ -85,6 +88,14 @@ async def plan(session: Session = Depends(deps.session),
             ex["layout"] = plan_layout(ex)
     answer["problems"] = problems
     return deps.JSON(answer)
+
+
+def session_thresholds(session: Session) -> Thresholds:
+    """The thresholds the session's Spark model finds with (what the server's ``--thresholds`` named), so its plan
+    findings and its other findings agree; a session without a Spark model gets those in force in this process."""
+    if isinstance(session.feed, SparkLogFeed):
+        return session.feed.model.tasks.diagnosis.t
+    return configured()
 
 
 def _execution_scopes(session: Session) -> dict[int, list[int]]:
