@@ -137,11 +137,14 @@ def test_canvas_search_selects_in_another_scope(page, server, loop_sid):
 def test_a_large_live_scope_is_drawn_on_canvas_and_updates_repaint_only_what_changed(page, server, api):
     n = 1200
     feed = PushFeed("large live")
-    sid = server.call(server.manager.add, feed, "large live", True).id
+    session = server.call(server.manager.add, feed, "large live", True)
+    sid = session.id
     records = list(pipeline_records(n, 30, in_flight=6, header=False))
     structure = [r for r in records if r["type"] != "progress"]
     progress = [r for r in records if r["type"] == "progress"]
     feed.push_many(structure + progress[:50])
+    while session.records < len(structure) + 50:  # the whole structure first: the page's first picture has it all
+        time.sleep(0.02)
     page.goto(f"{server.url}/#/s/{sid}")  # no renderer forced: the size decides
     page.wait_for_function(f"window.__flowscopeUI && {G}.constructor.name === 'CanvasGraphView' && {G}.layout")
     page.wait_for_function("typeof window.__flowscope.firstRender === 'number'", timeout=30000)
