@@ -57,6 +57,9 @@ TOO_LONG = b'{"Event":"flowscope.LineTooLong"}'
 FINAL_LINES = (b'{"Event":"SparkListenerApplicationEnd"', b'{"Event":"flowscope.Detach"')
 # what the ingest thread puts in the feed when the listener's connection ends early (% the wall-clock time)
 DISCONNECTED_AT = b'{"Event":"flowscope.Disconnected","at":%.3f}'
+# how long a listener's new connection waits for its earlier one to be done with the feed (then shuts it, and waits
+# as long again)
+SUPERSEDE_WAIT_S = 5.0
 # control lines the listener does not take from its queue (not counted against its "seq")
 _UNCOUNTED = ("flowscope.Hello", "flowscope.Dropped", "flowscope.Disconnected")
 Record = tuple[int | None, dict]
@@ -358,6 +361,8 @@ class SparkIngestServer:
         self.resume_window = resume_window
         # listener instance -> its feed, while the application may still reconnect (its connection ended early)
         self._waiting: dict[str, tuple[SparkLiveFeed, threading.Timer]] = {}
+        # listener instance -> its connection being served, and set once that connection is done with its feed
+        self._serving: dict[str, tuple[socket.socket, threading.Event]] = {}
         self._lock = threading.Lock()
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._sock = socket.create_server((host, port), family=family, reuse_port=False)
@@ -389,6 +394,7 @@ class SparkIngestServer:
     def _serve(self, conn: socket.socket, peer: Any) -> None:
         feed = None
         instance = None
+        done = threading.Event()
         try:
             conn.settimeout(10)
             buf = b""
@@ -401,6 +407,8 @@ class SparkIngestServer:
             hello = self._check_hello(first)
             conn.settimeout(None)
             instance = hello.get("instance") if type(hello.get("instance")) is str else None
+            if instance:
+                self._supersede(instance, conn, done)
             stamped = orjson.dumps({**{k: v for k, v in hello.items() if k != "token"}, "received_at": time.time()})
             with self._lock:
                 waiting = self._waiting.pop(instance, None) if instance else None
@@ -435,10 +443,34 @@ class SparkIngestServer:
         finally:
             if feed is not None:
                 self._connection_ended(feed, instance)
+            if instance:
+                with self._lock:
+                    if self._serving.get(instance, (None,))[0] is conn:
+                        del self._serving[instance]
+            done.set()
             try:
                 conn.close()
             except OSError:
                 pass
+
+    def _supersede(self, instance: str, conn: socket.socket, done: threading.Event) -> None:
+        """A listener that connects again has left its earlier connection: let that one finish with the feed first.
+
+        The earlier connection's last lines are still read (the listener closed it, so its end is near), then its
+        feed waits to be resumed, which this connection does: one session, its lines in order. A connection that
+        never ends (a listener gone without closing it) is shut after a few seconds."""
+        with self._lock:
+            earlier = self._serving.get(instance)
+            self._serving[instance] = (conn, done)
+        if earlier is None:
+            return
+        earlier_conn, earlier_done = earlier
+        if not earlier_done.wait(SUPERSEDE_WAIT_S):
+            try:
+                earlier_conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            earlier_done.wait(SUPERSEDE_WAIT_S)
 
     @staticmethod
     def _put(feed: SparkLiveFeed, lines: list[bytes]) -> bool:
