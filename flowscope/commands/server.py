@@ -156,7 +156,8 @@ async def _serve(args: argparse.Namespace, settings: Settings, open_logs: list[s
         console.print(f"[red]flowscope: cannot listen on {args.host}:{args.port}: {e}[/red]")
         return 2
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    # Ctrl-C ends the server within a few seconds even while a page keeps a connection open or a request runs
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=3))
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if serving.done():
