@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -26,6 +25,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
+from answer_digests import save_and_compare  # noqa: E402
 from blame_answers import logs as spark_logs  # noqa: E402
 from replay_vs_json import flowscope_command  # noqa: E402
 
@@ -54,8 +54,8 @@ def digest(log: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="flowscope frontiers --json of every log, as digests")
-    ap.add_argument("--save", help="write the digests to this file")
-    ap.add_argument("--against", help="compare with digests saved earlier; exit 1 on a difference")
+    ap.add_argument("--save", type=Path, help="write the digests to this file")
+    ap.add_argument("--against", type=Path, help="compare with digests saved earlier; exit 1 on a difference")
     ap.add_argument("--log", action="append", default=[], help="one more log (repeatable)")
     args = ap.parse_args(argv)
 
@@ -66,17 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         digests[name] = digest(log)
         print(f"{digests[name]}  {name}", flush=True)
     print(f"{len(digests)} logs")
-    if args.save:
-        Path(args.save).write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
-    if args.against:
-        saved = json.loads(Path(args.against).read_text())
-        differ = sorted(k for k in saved.keys() | digests.keys() if saved.get(k) != digests.get(k))
-        for name in differ:
-            print(f"DIFFERS: {name}: {saved.get(name)} -> {digests.get(name)}")
-        print("identical" if not differ else f"{len(differ)} of {len(digests)} logs differ")
-        return 1 if differ else 0
-    return 0
-
+    return save_and_compare(digests, args.save, args.against)
 
 if __name__ == "__main__":
     sys.exit(main())

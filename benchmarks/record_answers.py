@@ -42,6 +42,7 @@ def digest(log: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from answer_digests import save_and_compare
     from blame_answers import logs
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -54,17 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         key = str(log.relative_to(REPO)) if log.is_relative_to(REPO) else str(log)
         answers[key] = digest(log)
         print(f"{answers[key]['stdout']} {answers[key]['lines']:>8} rc={answers[key]['rc']} {key}", flush=True)
-    if args.save:
-        args.save.write_text(json.dumps(answers, indent=1) + "\n")
-    if args.against:
-        saved = json.loads(args.against.read_text())
-        differ = [k for k in saved.keys() | answers.keys() if saved.get(k) != answers.get(k)]
-        for k in sorted(differ):
-            print(f"DIFFERS: {k}: {saved.get(k)} -> {answers.get(k)}")
-        print(f"{len(answers)} logs, {len(differ)} differ")
-        return 1 if differ else 0
-    return 0
-
+    return save_and_compare(answers, args.save, args.against)
 
 if __name__ == "__main__":
     sys.exit(main())
