@@ -12,6 +12,7 @@ repository). A test that reads it carries the ``spark_events`` marker and uses :
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -96,3 +97,15 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+def wait_until(predicate, what: str, timeout: float = 20.0):
+    """Poll ``predicate`` until it returns something true and return that; fail naming ``what`` after ``timeout``
+    seconds. A test waits for the thing itself this way, never for a fixed time."""
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.02)

@@ -25,7 +25,7 @@ from backend.spark.live import SparkIngestServer, SparkLiveFeed
 from backend.spark.model import SparkModel
 from flowscope.attach import AttachError, _open_target
 
-from .conftest import SPARK_EVENTS
+from .conftest import SPARK_EVENTS, wait_until
 
 PYSPARK43 = SPARK_EVENTS / "pyspark-4.3"
 SMALL = PYSPARK43 / "spark430_batch_rdd_sql.jsonl.gz"
@@ -85,12 +85,6 @@ def drain(feed: SparkLiveFeed, timeout: float = 10.0) -> list[dict]:
     raise AssertionError("the feed did not end")
 
 
-def wait_until(predicate, what: str, timeout: float = 10.0) -> None:
-    end = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.01)
-
 
 def lines(events: list[dict]) -> bytes:
     return b"".join(orjson.dumps(e) + b"\n" for e in events)
@@ -125,7 +119,7 @@ def test_a_small_buffer_pushes_back_and_loses_nothing():
         sender = threading.Thread(target=ing.send, args=(hello() + lines(events),))
         sender.start()
         feed = ing.feed()
-        wait_until(lambda: feed.stats()["queued"] >= 8, "the buffer to fill")
+        wait_until(lambda: feed.stats()["queued"] >= 8, "the buffer to fill", timeout=10.0)
         assert feed.stats()["queued"] == 8 and feed.lines == 0  # full, and bounded while the consumer does nothing
         records = drain(feed)
         sender.join(5)
@@ -142,7 +136,7 @@ def test_the_token_is_checked_and_strangers_are_refused():
         ing.send(hello("wrong") + lines(events_of(SMALL)[:3]))
         ing.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         ing.send(orjson.dumps({"Event": "flowscope.Hello", "protocol": 99, "token": "s3cret"}) + b"\n")
-        wait_until(lambda: len(ing.server.refused) >= 3, "three refusals")
+        wait_until(lambda: len(ing.server.refused) >= 3, "three refusals", timeout=10.0)
         assert ing.feeds == []
         assert len(ing.server.refused) == 3
         # three connections, each served on its own thread: the refusals come in any order

@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -19,27 +18,18 @@ import pytest
 
 from backend.feeds.followed_file import DELETED, REPLACED, TRUNCATED, FileWatch
 from backend.web.app import Settings
-from tests.conftest import LOOP_LOG, REPO, SPARK_EVENTS
+from tests.conftest import LOOP_LOG, REPO, SPARK_EVENTS, wait_until
 from tests.e2e.server import running_server
 
 LINES = LOOP_LOG.read_bytes().split(b"\n")
 FULL = 91  # batches in the whole loop log
 
 
-def _wait(predicate, what: str, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
 
 def _wait_for_scans(srv, directory, n: int) -> None:
     """Until the server has finished ``n`` whole scans of ``directory`` that began after this call."""
     seen = srv.manager.scans_done[directory]
-    _wait(lambda: srv.manager.scans_done[directory] >= seen + n + 1, f"{n} scans of {directory}")
+    wait_until(lambda: srv.manager.scans_done[directory] >= seen + n + 1, f"{n} scans of {directory}")
 
 
 def _sessions(srv) -> list[dict]:
@@ -73,19 +63,19 @@ def test_a_rotated_file_ends_its_session_and_the_new_file_becomes_a_new_one(serv
     path = server.logs / "a.jsonl"
     path.write_bytes(b"\n".join(LINES[:30]) + b"\n")
     sid = _follow(server, path)
-    _wait(lambda: _info(server, sid)["records"] == 30, "the first 30 records")
+    wait_until(lambda: _info(server, sid)["records"] == 30, "the first 30 records")
     with open(path, "ab") as f:  # written just before the rotation: the old session still reads it
         f.write(b"\n".join(LINES[30:40]) + b"\n")
     os.rename(path, server.logs / "a.jsonl.1")
     path.write_bytes(b"\n".join(LINES[:-1]) + b"\n")
-    old = _wait(lambda: (i := _info(server, sid))["status"] == "done" and i, "the old session to end")
+    old = wait_until(lambda: (i := _info(server, sid))["status"] == "done" and i, "the old session to end")
     assert old["live"] is False and old["records"] == 40
     reasons = [e["reason"] for e in _errors(server, sid)]
     assert any("replaced by a new file (rotated) after line 40" in r for r in reasons), reasons
-    new = _wait(lambda: [s for s in _sessions(server) if s["id"] != sid], "a session for the new file")
+    new = wait_until(lambda: [s for s in _sessions(server) if s["id"] != sid], "a session for the new file")
     assert len(new) == 1 and new[0]["name"] == old["name"]
     assert any(new[0]["id"] in r for r in reasons), reasons
-    _wait(lambda: _info(server, new[0]["id"])["batches"] == FULL, "the new file read whole")
+    wait_until(lambda: _info(server, new[0]["id"])["batches"] == FULL, "the new file read whole")
     assert _info(server, new[0]["id"])["live"] is True  # still followed
 
 
@@ -93,17 +83,17 @@ def test_a_file_truncated_and_rewritten_in_place_starts_a_new_session(server):
     path = server.logs / "t.jsonl"
     path.write_bytes(b"\n".join(LINES[:50]) + b"\n")
     sid = _follow(server, path)
-    _wait(lambda: _info(server, sid)["records"] == 50, "the first 50 records")
+    wait_until(lambda: _info(server, sid)["records"] == 50, "the first 50 records")
     with open(path, "r+b") as f:  # in place: same inode, shorter content, then the rest
         f.truncate(0)
         f.write(b"\n".join(LINES[:10]) + b"\n")
-    old = _wait(lambda: (i := _info(server, sid))["status"] == "done" and i, "the old session to end")
+    old = wait_until(lambda: (i := _info(server, sid))["status"] == "done" and i, "the old session to end")
     assert old["live"] is False and old["records"] == 50  # nothing from the middle of the new content
     assert any("truncated (rewritten in place) after line 50" in e["reason"] for e in _errors(server, sid))
-    new = _wait(lambda: [s for s in _sessions(server) if s["id"] != sid], "a session for the rewritten file")
+    new = wait_until(lambda: [s for s in _sessions(server) if s["id"] != sid], "a session for the rewritten file")
     with open(path, "ab") as f:
         f.write(b"\n".join(LINES[10:-1]) + b"\n")
-    _wait(lambda: _info(server, new[0]["id"])["batches"] == FULL, "the rewritten file read whole")
+    wait_until(lambda: _info(server, new[0]["id"])["batches"] == FULL, "the rewritten file read whole")
     assert not _errors(server, new[0]["id"])
 
 
@@ -111,9 +101,9 @@ def test_a_deleted_file_ends_its_session(server):
     path = server.logs / "d.jsonl"
     path.write_bytes(b"\n".join(LINES[:20]) + b"\n")
     sid = _follow(server, path)
-    _wait(lambda: _info(server, sid)["records"] == 20, "the first 20 records")
+    wait_until(lambda: _info(server, sid)["records"] == 20, "the first 20 records")
     path.unlink()
-    info = _wait(lambda: (i := _info(server, sid))["status"] == "done" and i, "the session to end", timeout=10)
+    info = wait_until(lambda: (i := _info(server, sid))["status"] == "done" and i, "the session to end", timeout=10)
     assert info["live"] is False and info["records"] == 20
     assert any("was deleted after line 20" in e["reason"] for e in _errors(server, sid))
     # a successor is added in the same step of the event loop that ends the session (Session.on_finish), before any
@@ -128,16 +118,16 @@ def test_a_followed_directory_does_not_turn_a_rotated_file_into_a_duplicate(tmp_
     path.write_bytes(b"\n".join(LINES[:30]) + b"\n")
     settings = Settings(allowed_dirs=[followed], follow_dirs=[followed], data_dir=tmp_path / "data")
     with running_server(settings) as srv:
-        first = _wait(lambda: _sessions(srv), "the followed file's session")[0]["id"]
-        _wait(lambda: _info(srv, first)["records"] == 30, "the first 30 records")
+        first = wait_until(lambda: _sessions(srv), "the followed file's session")[0]["id"]
+        wait_until(lambda: _info(srv, first)["records"] == 30, "the first 30 records")
         os.rename(path, followed / "a.jsonl.1")
         path.write_bytes(b"\n".join(LINES[:-1]) + b"\n")
-        _wait(lambda: len(_sessions(srv)) == 2, "the new file's session")
+        wait_until(lambda: len(_sessions(srv)) == 2, "the new file's session")
         _wait_for_scans(srv, followed, 2)  # two more whole scans of the directory, which see a.jsonl.1
         sessions = _sessions(srv)
         assert len(sessions) == 2, [s["name"] for s in sessions]  # no third session for a.jsonl.1
         new = next(s["id"] for s in sessions if s["id"] != first)
-        _wait(lambda: _info(srv, new)["batches"] == FULL, "the new file read whole")
+        wait_until(lambda: _info(srv, new)["batches"] == FULL, "the new file read whole")
         assert _info(srv, first)["status"] == "done"
 
 
@@ -148,13 +138,13 @@ def test_a_file_deleted_from_a_followed_directory_is_followed_again_when_it_come
     path.write_bytes(b"\n".join(LINES[:20]) + b"\n")
     settings = Settings(allowed_dirs=[followed], follow_dirs=[followed], data_dir=tmp_path / "data")
     with running_server(settings) as srv:
-        first = _wait(lambda: _sessions(srv), "the followed file's session")[0]["id"]
-        _wait(lambda: _info(srv, first)["records"] == 20, "the first 20 records")
+        first = wait_until(lambda: _sessions(srv), "the followed file's session")[0]["id"]
+        wait_until(lambda: _info(srv, first)["records"] == 20, "the first 20 records")
         path.unlink()
-        _wait(lambda: _info(srv, first)["status"] == "done", "the session to end")
+        wait_until(lambda: _info(srv, first)["status"] == "done", "the session to end")
         path.write_bytes(b"\n".join(LINES[:-1]) + b"\n")
-        again = _wait(lambda: [s for s in _sessions(srv) if s["id"] != first], "a session for the new b.jsonl")
-        _wait(lambda: _info(srv, again[0]["id"])["batches"] == FULL, "the new file read whole")
+        again = wait_until(lambda: [s for s in _sessions(srv) if s["id"] != first], "a session for the new b.jsonl")
+        wait_until(lambda: _info(srv, again[0]["id"])["batches"] == FULL, "the new file read whole")
 
 
 def test_the_watch_tells_growth_from_truncation_replacement_and_deletion(tmp_path):
@@ -197,21 +187,21 @@ def test_a_spark_log_truncated_while_followed_starts_a_new_session(server):
     log = server.logs / "local-7.inprogress"
     log.write_bytes(b"".join(lines[:cut]))
     sid = _follow(server, log)
-    _wait(lambda: _info(server, sid)["records"] > 0, "the first records")
-    _wait(lambda: not _sessions(server)[0]["status"] == "loading", "the session to go live")
+    wait_until(lambda: _info(server, sid)["records"] > 0, "the first records")
+    wait_until(lambda: not _sessions(server)[0]["status"] == "loading", "the session to go live")
     with open(log, "r+b") as f:  # Spark restarted the application under the same name: a shorter file
         f.truncate(0)
         f.write(b"".join(lines[:10]))
-    old = _wait(lambda: (i := _info(server, sid))["status"] == "done" and i, "the old session to end")
+    old = wait_until(lambda: (i := _info(server, sid))["status"] == "done" and i, "the old session to end")
     assert old["live"] is False
     assert any("was truncated (rewritten in place)" in e["reason"] for e in _errors(server, sid))
-    new = _wait(lambda: [s for s in _sessions(server) if s["id"] != sid], "a session for the new content")[0]
+    new = wait_until(lambda: [s for s in _sessions(server) if s["id"] != sid], "a session for the new content")[0]
     with open(log, "ab") as f:
         f.write(b"".join(lines[10:]))
     log.rename(server.logs / "local-7")  # the application ended
     replayed = _follow(server, server.logs / "local-7")  # the whole log, read at once, to compare with
-    done = _wait(lambda: (i := _info(server, new["id"]))["status"] == "done" and i, "the new session to finish")
-    whole = _wait(lambda: (i := _info(server, replayed))["status"] == "done" and i, "the whole log")
+    done = wait_until(lambda: (i := _info(server, new["id"]))["status"] == "done" and i, "the new session to finish")
+    whole = wait_until(lambda: (i := _info(server, replayed))["status"] == "done" and i, "the whole log")
     assert done["batches"] == whole["batches"] > 0 and done["live"] is False
 
 
@@ -221,9 +211,9 @@ def test_a_spark_log_deleted_while_followed_ends_its_session(server):
     log = server.logs / "local-8.inprogress"
     log.write_bytes(b"".join(lines[: len(lines) // 2]))
     sid = _follow(server, log)
-    _wait(lambda: _info(server, sid)["records"] > 0, "the first records")
+    wait_until(lambda: _info(server, sid)["records"] > 0, "the first records")
     log.unlink()
-    info = _wait(lambda: (i := _info(server, sid))["status"] == "done" and i, "the session to end", timeout=10)
+    info = wait_until(lambda: (i := _info(server, sid))["status"] == "done" and i, "the session to end", timeout=10)
     assert info["live"] is False
     assert any("disappeared" in e["reason"] for e in _errors(server, sid))
     assert [s["id"] for s in _sessions(server)] == [sid]
@@ -277,8 +267,8 @@ def test_uploads_come_back_under_their_ids_after_kill_9(tmp_path):
     proc, base = _start(["--data-dir", str(data)], _env(tmp))
     try:
         for sid, name in sids.items():
-            info = _wait(lambda sid=sid: (i := httpx.get(f"{base}/api/sessions/{sid}").json()).get("status") == "done"
-                         and i, f"session {sid} back")
+            info = wait_until(lambda sid=sid: (i := httpx.get(f"{base}/api/sessions/{sid}").json())
+                              .get("status") == "done" and i, f"session {sid} back")
             assert info["name"] == name and info["batches"] == FULL and info["created"] == created[sid]
         assert {s["id"] for s in httpx.get(f"{base}/api/sessions").json()} == set(sids)
         assert not (data / "sessions" / "0123456789").exists()

@@ -10,7 +10,6 @@ a restarted server brings the live session back under its id, still waiting for 
 from __future__ import annotations
 
 import socket
-import time
 from pathlib import Path
 
 import httpx
@@ -20,7 +19,7 @@ import pytest
 from backend.eventlog import EventLogReader
 from backend.web.app import Settings
 
-from .conftest import SPARK_EVENTS
+from .conftest import SPARK_EVENTS, wait_until
 from .e2e.server import running_server
 
 SHUFFLE = SPARK_EVENTS / "pyspark-4.3" / "spark430_1000tasks_shuffle.jsonl.gz"
@@ -41,15 +40,6 @@ def send(port: int, data: bytes) -> None:
     with socket.create_connection(("127.0.0.1", port)) as sock:
         sock.sendall(data)
 
-
-def wait(predicate, what: str, timeout: float = 30):
-    end = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def live_sessions(client: httpx.Client) -> list[dict]:
@@ -72,7 +62,8 @@ def test_an_outage_is_one_session_with_its_lost_events_marked_and_answers_say_so
         client = httpx.Client(base_url=srv.url, timeout=30)
         port = client.get("/api/health").json()["spark_ingest"]["port"]
         outage(port, events, cut, dropped=15)
-        sessions = wait(lambda: [s for s in live_sessions(client) if s["status"] == "done"], "the session to end")
+        sessions = wait_until(lambda: [s for s in live_sessions(client) if s["status"] == "done"],
+                              "the session to end", timeout=30.0)
         assert len(live_sessions(client)) == 1  # the reconnection resumed the session
         info = sessions[0]
         assert info["events_lost"] == LOST
@@ -112,16 +103,19 @@ def test_a_restarted_server_brings_the_live_session_back_and_the_listener_resume
         client = httpx.Client(base_url=srv.url, timeout=30)
         port = client.get("/api/health").json()["spark_ingest"]["port"]
         send(port, hello("inst-9", 1, 0) + b"\n".join(events[:cut]) + b"\n")
-        first = wait(lambda: [s for s in live_sessions(client) if s["connected"] is False], "the disconnection")[0]
+        first = wait_until(lambda: [s for s in live_sessions(client) if s["connected"] is False],
+                           "the disconnection", timeout=30.0)[0]
         assert first["status"] in ("loading", "live")  # waiting for its listener, not ended
         records_before = first["records"]
     with running_server(Settings(spark_port=0, data_dir=data)) as srv:  # the same --data-dir
         client = httpx.Client(base_url=srv.url, timeout=30)
-        back = wait(lambda: [s for s in live_sessions(client) if s["records"] >= records_before], "the restore")
+        back = wait_until(lambda: [s for s in live_sessions(client) if s["records"] >= records_before],
+                          "the restore", timeout=30.0)
         assert [s["id"] for s in back] == [first["id"]] and back[0]["status"] in ("loading", "live")
         port = client.get("/api/health").json()["spark_ingest"]["port"]
         send(port, hello("inst-9", 2, cut + LOST) + b"\n".join(events[cut + LOST:]) + b"\n")
-        done = wait(lambda: [s for s in live_sessions(client) if s["status"] == "done"], "the session to end")
+        done = wait_until(lambda: [s for s in live_sessions(client) if s["status"] == "done"],
+                          "the session to end", timeout=30.0)
         assert [s["id"] for s in done] == [first["id"]] and done[0]["events_lost"] == LOST
         marks = client.get(f"/api/sessions/{first['id']}/marks").json()["marks"]
         assert any(m["label"] == "application ended" for m in marks)
