@@ -61,7 +61,7 @@ c0 = time.process_time()
 if mode == "serve":
     import asyncio
     from backend.sessions.session import Session
-    from backend.spark.follow_feed import SparkLogFeed
+    from backend.spark.live.follow_feed import SparkLogFeed
     feed = SparkLogFeed(path, follow=False)
     session = Session(feed)
     session.listeners.append(lambda s: marks.append((s.records, time.process_time() - c0)))  # records applied
@@ -82,14 +82,14 @@ if mode == "serve":
              "index_mb": (8 * len(h.died_at) + 8 * len(h.segment_max)) / 1e6,  # per structure record, segment
              "checkpoints": len(h.segments)}
 else:
-    from backend.spark.convert import SparkLogConversion
-    from tracker.replay import Replay
+    from backend.spark.recording.convert import SparkLogConversion
+    from tracker.progress_log.replay import Replay
     conversion = SparkLogConversion(path)
     replay = None
     if mode == "frontiers":
         replay = Replay(path, checked_records=True)
     elif mode == "live":
-        from backend.spark.retention import SESSION_RETAINED_JOBS
+        from backend.spark.model.retention import SESSION_RETAINED_JOBS
         conversion.model.retain_jobs = SESSION_RETAINED_JOBS  # as a session's model: Spark's job list folds
         replay = Replay(path, keep_finished=64, checked_records=True)
     next_mark = 0

@@ -75,10 +75,10 @@ def cli_blame(log: Path) -> str:
 
 def session_answers(log: Path, explain_every: int) -> dict:
     from backend.feeds.progress_feeds import default_registry
-    from backend.spark.blame import spark_blame
-    from tracker.details import late_json
-    from tracker.explain import explain
-    from tracker.replay import Replay
+    from backend.spark.diagnosis.blame import spark_blame
+    from tracker.analysis.details import late_json
+    from tracker.analysis.explain import explain
+    from tracker.progress_log.replay import Replay
 
     feed = default_registry().open(log)
     details_digests: list[str] = []

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from backend.spark.tasks import TaskLedger
+    from backend.spark.diagnosis.tasks import TaskLedger
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -35,8 +35,7 @@ sys.path.insert(0, str(HERE))
 def silent_ledger() -> type[TaskLedger]:
     """A task ledger that records nothing: the Spark model as it was before task-level holders (no ``detail``
     records, no ``clears``, no aggregates). ``blame_overhead.py``'s base modes use it too."""
-    from backend.spark import tasks
-
+    from backend.spark.diagnosis import tasks
     class Silent(tasks.TaskLedger):
         def stage_submitted(self, *a: Any, **k: Any) -> list: return []
         def task_started(self, *a: Any, **k: Any) -> None: return None
@@ -49,8 +48,8 @@ def silent_ledger() -> type[TaskLedger]:
 
 def convert(log: Path, silent: bool) -> tuple[list[dict], float]:
     """The log's records and the CPU seconds converting it took (``silent``: task ledger recording nothing)."""
-    import backend.spark.event_handlers as model
-    from backend.spark.convert import SparkLogConversion
+    import backend.spark.model.event_handlers as model
+    from backend.spark.recording.convert import SparkLogConversion
 
     shipped = model.TaskLedger
     if silent:
@@ -65,8 +64,8 @@ def convert(log: Path, silent: bool) -> tuple[list[dict], float]:
 
 def replay(log: Path, records: list[dict], blame: bool) -> float:
     """CPU seconds replaying ``records`` (with ``blame``: each applied one also fed to a BlameTracker)."""
-    from backend.spark.blame import spark_blame
-    from tracker.replay import Replay
+    from backend.spark.diagnosis.blame import spark_blame
+    from tracker.progress_log.replay import Replay
 
     r = Replay(str(log), observer=None, checked_records=True)
     apply = r.apply
@@ -86,14 +85,14 @@ def replay(log: Path, records: list[dict], blame: bool) -> float:
 
 
 STEPS = [  # (label, class path, method): blame's steps; an indented label is a part of the one above it
-    ("progress batches", "tracker.blame.BlameTracker", "_progress"),
-    ("  completion checks", "tracker.blame.BlameTracker", "_completed"),
-    ("walks", "tracker.blame.BlameTracker", "_blame"),
-    ("  Spark naming", "backend.spark.blame.SparkVocabulary", "segments"),
-    ("  driver naming, jobs", "backend.spark.blame.SparkVocabulary", "describe"),
-    ("prunes", "tracker.blame.BlameTracker", "_prune"),
-    ("details and marks", "backend.spark.blame.SparkVocabulary", "record"),
-    ("structure records", "tracker.blame.BlameTracker", "_structure_changed"),
+    ("progress batches", "tracker.analysis.blame.BlameTracker", "_progress"),
+    ("  completion checks", "tracker.analysis.blame.BlameTracker", "_completed"),
+    ("walks", "tracker.analysis.blame.BlameTracker", "_blame"),
+    ("  Spark naming", "backend.spark.diagnosis.blame.SparkVocabulary", "segments"),
+    ("  driver naming, jobs", "backend.spark.diagnosis.blame.SparkVocabulary", "describe"),
+    ("prunes", "tracker.analysis.blame.BlameTracker", "_prune"),
+    ("details and marks", "backend.spark.diagnosis.blame.SparkVocabulary", "record"),
+    ("structure records", "tracker.analysis.blame.BlameTracker", "_structure_changed"),
 ]
 
 

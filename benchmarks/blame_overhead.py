@@ -48,20 +48,20 @@ import json, resource, sys, time
 t0 = time.perf_counter()
 from flowscope.cli import tune_collector
 tune_collector()  # as every flowscope process does (the blame command, the server)
-from backend.spark.convert import SparkLogConversion
-from tracker.replay import Replay
+from backend.spark.recording.convert import SparkLogConversion
+from tracker.progress_log.replay import Replay
 mode = sys.argv[2]
 if mode.startswith("base"):
     sys.path.insert(0, "benchmarks")
     from blame_cost_split import silent_ledger
-    import backend.spark.event_handlers as model
+    import backend.spark.model.event_handlers as model
     model.TaskLedger = silent_ledger()
 conversion = SparkLogConversion(sys.argv[1])
 observed = mode.endswith("observed")
 replay = Replay(sys.argv[1], observer=(lambda *a: None) if observed else None, checked_records=True)
 apply = replay.apply
 if mode.startswith("blame"):
-    from backend.spark.blame import spark_blame
+    from backend.spark.diagnosis.blame import spark_blame
     blame = spark_blame(replay)
     record = blame.record
     for rec in conversion:

@@ -7,7 +7,8 @@ flowscope process's is):
 
 * ``read``: the log converted, replayed and blamed as ``flowscope whatif`` reads it (``read_blamed``), every record
   also handed to the recorded schedule and the executor timeline the what-if reads;
-* ``whatif``: :func:`~backend.spark.cores_whatif.cores_whatif` for 4 core counts (``--cores``, default 2,4,8,16)
+* ``whatif``: :func:`~backend.spark.diagnosis.cores_whatif.cores_whatif` for 4 core counts (``--cores``, default
+2,4,8,16)
   over every completed time, best of ``--repeat``: the goal is under 1 s;
 * ``overview``: the Overview's answer (its what-if line simulates two more core counts), best of ``--repeat``.
 
@@ -64,9 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     tune_collector()
     from replay_vs_history_server import ensure_log
 
-    from backend.spark.cores_whatif import cores_whatif, parse_cores
-    from backend.spark.recorded_schedule import RecordedSchedule
-    from backend.spark.task_timeline import TaskTimeline
+    from backend.spark.diagnosis.cores_whatif import cores_whatif, parse_cores
+    from backend.spark.diagnosis.recorded_schedule import RecordedSchedule
+    from backend.spark.diagnosis.task_timeline import TaskTimeline
     from backend.views.overview import build_overview
     from flowscope.commands.blame import read_blamed
 

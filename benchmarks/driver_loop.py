@@ -21,9 +21,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from backend.spark.model import SparkModel  # noqa: E402
+from backend.spark.model.spark_model import SparkModel  # noqa: E402
 from tests.test_spark_loops import driver_loop  # noqa: E402
-from tracker.replay import Replay  # noqa: E402
+from tracker.progress_log.replay import Replay  # noqa: E402
 
 
 def run(iterations: int) -> dict:

@@ -23,7 +23,7 @@ import orjson  # noqa: E402
 from backend.sessions.fanout import SharedRows  # noqa: E402
 from backend.views.graph_layout import layout_columns, layout_graph, scope_graph  # noqa: E402
 from tests.e2e.logs import pipeline_records  # noqa: E402
-from tracker.replay import Replay  # noqa: E402
+from tracker.progress_log.replay import Replay  # noqa: E402
 
 
 def cpu(fn):

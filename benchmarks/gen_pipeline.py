@@ -48,7 +48,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from tracker.progress_log import ProgressLogWriter  # noqa: E402
+from tracker.progress_log.log_file import ProgressLogWriter  # noqa: E402
 
 __all__ = ["write_pipeline", "default_path"]
 

@@ -86,7 +86,7 @@ DRIVER = textwrap.dedent('''
 
 
 def run(variant: str, tasks: int, jar: str) -> dict:
-    from backend.spark.live import SparkIngestServer
+    from backend.spark.live.socket_feed import SparkIngestServer
 
     modelled = {"events": 0, "lost": 0}
 
@@ -124,7 +124,7 @@ def main() -> None:
     p.add_argument("--variants", default="config,attach")
     args = p.parse_args()
     sys.path.insert(0, str(REPO))
-    from backend.spark.listener import listener_jar
+    from backend.spark.live.listener import listener_jar
 
     jar = str(listener_jar())
     report = {}

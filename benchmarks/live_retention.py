@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from backend.sessions.session import Session, SessionOptions  # noqa: E402
-from backend.spark.follow_feed import SparkLogFeed  # noqa: E402
+from backend.spark.live.follow_feed import SparkLogFeed  # noqa: E402
 from tests.object_size import deep_size  # noqa: E402
 
 SOURCE = next((REPO / "fixtures" / "spark" / "batch_shuffle").glob("eventlog_v2_*"))

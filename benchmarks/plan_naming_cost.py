@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 _MODEL = """
 import json, resource, sys
-from backend.spark.convert import SparkLogConversion
+from backend.spark.recording.convert import SparkLogConversion
 records = marks = 0
 for rec in SparkLogConversion(sys.argv[1]):
     records += 1

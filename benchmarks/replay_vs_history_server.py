@@ -11,10 +11,10 @@ written for a driver that ran the same query 100 times (`--copies`, `--source` t
 What is measured, each as a fresh process (start-up included, as a user meets it):
 
 * **flowscope**: read the log (`backend.eventlog`), run it through the Spark model and apply every progress batch
-  to the tracker (`tracker.replay.Replay`), until every frontier of the finished application is known: what
-  `flowscope frontiers EVENTLOG` does (`backend.spark.convert_process.replay_event_log`: reading and decoding in
-  one process, the model in another, the tracker in the first, pipelined). Reported: wall time of the process,
-  and events/s and MB/s of the replay itself; CPU time of all processes and their peak RSS beside it. Then the
+  to the tracker (`tracker.progress_log.replay.Replay`), until every frontier of the finished application is known: what
+  `flowscope frontiers EVENTLOG` does (`backend.spark.recording.convert_process.replay_event_log`: reading and
+  decoding in one process, the model in another, the tracker in the first, pipelined). Reported: wall time of the
+  process, and events/s and MB/s of the replay itself; CPU time of all processes and their peak RSS beside it. Then the
   users' commands themselves, once each: `flowscope frontiers EVENTLOG --json` and `flowscope record EVENTLOG -o
   OUT` (`--no-commands` skips them).
 * **History Server**: Spark's own, started from the installed pyspark (`$SPARK_HOME/bin/spark-class
@@ -229,7 +229,7 @@ t0 = time.perf_counter()
 c0 = time.process_time()
 from flowscope.cli import tune_collector
 tune_collector()  # as the flowscope command does
-from backend.spark.convert_process import replay_event_log
+from backend.spark.recording.convert_process import replay_event_log
 # what `flowscope frontiers EVENTLOG` does: reading, the Spark model and the replay in three processes
 replay, conversion = replay_event_log(sys.argv[1])
 state = replay.state()

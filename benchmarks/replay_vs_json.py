@@ -9,8 +9,8 @@ as a user sees them) on one large progress log, by default the 200-operator pipe
 * ``flowscope``: ``flowscope frontiers LOG --json > /dev/null``: parse (orjson when installed), validate and apply
   every batch through the tracker, settle, and print the final state of every port;
 * references: ``orjson`` (the same loop with ``orjson.loads``), ``python -c pass`` (interpreter start-up) and
-  ``import flowscope.cli, tracker.replay`` (start-up plus the replay's imports), so the ratio can be read net of
-  fixed costs; ``--with-check`` adds ``flowscope frontiers --check --json`` (contract checking on every batch).
+  ``import flowscope.cli, tracker.progress_log.replay`` (start-up plus the replay's imports), so the ratio can be read
+  net of fixed costs; ``--with-check`` adds ``flowscope frontiers --check --json`` (contract checking on every batch).
 
 Each command runs ``--repeat`` times (default 5), interleaved round-robin so that load from other processes on the
 machine hits every command alike; the table shows the best, the median and the spread (max - min), and the ratio
@@ -185,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         "flowscope frontiers --json": [*fs, "frontiers", log, "--json"],
         "orjson.loads per line": [python, "-c", ORJSON_PARSE, log],
         "python -c pass": [python, "-c", "pass"],
-        "import flowscope.cli, tracker.replay": [python, "-c", "import flowscope.cli, tracker.replay"],
+        "import flowscope.cli, tracker.progress_log.replay": [
+            python, "-c", "import flowscope.cli, tracker.progress_log.replay"],
     }
     if args.with_check:
         commands["flowscope frontiers --check --json"] = [*fs, "frontiers", log, "--check", "--json"]

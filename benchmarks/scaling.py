@@ -66,8 +66,8 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 
 from gen_pipeline import default_path, write_pipeline  # noqa: E402
 
-from tracker.progress_log import read_records  # noqa: E402
-from tracker.replay import Replay  # noqa: E402
+from tracker.progress_log.log_file import read_records  # noqa: E402
+from tracker.progress_log.replay import Replay  # noqa: E402
 
 
 def load(operators: int, epochs: int, in_flight: int) -> tuple[str, list[dict], list[dict]]:

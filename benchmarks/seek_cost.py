@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from backend.sessions.history import History  # noqa: E402
 from tests.e2e.logs import pipeline_records  # noqa: E402
-from tracker.replay import Replay  # noqa: E402
+from tracker.progress_log.replay import Replay  # noqa: E402
 
 
 def recorded(operators: int, epochs: int, every: int) -> History:

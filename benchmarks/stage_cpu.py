@@ -1,15 +1,15 @@
 """The floor of each stage that brings a Spark event log to its full state, in one process.
 
 Why: ``flowscope frontiers`` and ``blame`` split the work over processes (reading and decoding, the Spark model,
-the replay: ``backend.spark.convert_process``); the CPU seconds of each stage alone, measured here without pipes or
-children, bound what that split can reach. Their sum is the lower bound on time-to-full-state in one process, and
-half of it the lower bound on two cores; compare those with the History Server's time on the same log
+the replay: ``backend.spark.recording.convert_process``); the CPU seconds of each stage alone, measured here without
+pipes or children, bound what that split can reach. Their sum is the lower bound on time-to-full-state in one process,
+and half of it the lower bound on two cores; compare those with the History Server's time on the same log
 (``replay_vs_history_server.py``) and with the commands' wall time (``blame_overhead.py --commands``).
 
 Stages, each timed alone (CPU seconds, ``time.process_time``):
 
 * read: the log's lines found (decompression, line splitting, counting), no JSON decoded;
-* decode: the lines decoded by the model's decoder (``backend.spark.event_fields.model_decoder``): reading and
+* decode: the lines decoded by the model's decoder (``backend.spark.model.event_fields.model_decoder``): reading and
   decoding together, less ``read``;
 * model: the decoded events fed to ``SparkModel`` (its records kept);
 * replay: the records applied to a ``Replay`` and settled.
@@ -37,10 +37,10 @@ tune_collector()  # as every flowscope process does
 
 from backend.eventlog import EventLogReader  # noqa: E402
 from backend.eventlog.decode import WholeEvent  # noqa: E402
-from backend.spark.convert import open_event_log  # noqa: E402
-from backend.spark.event_fields import model_decoder  # noqa: E402
-from backend.spark.model import SparkModel  # noqa: E402
-from tracker.replay import Replay  # noqa: E402
+from backend.spark.model.event_fields import model_decoder  # noqa: E402
+from backend.spark.model.spark_model import SparkModel  # noqa: E402
+from backend.spark.recording.convert import open_event_log  # noqa: E402
+from tracker.progress_log.replay import Replay  # noqa: E402
 
 _PREFIX = b'{"Event":"'
 

@@ -39,8 +39,8 @@ import json, resource, sys, time
 t0 = time.perf_counter()
 from flowscope.cli import tune_collector
 tune_collector()
-from backend.spark.convert import SparkLogConversion
-from tracker.replay import Replay
+from backend.spark.recording.convert import SparkLogConversion
+from tracker.progress_log.replay import Replay
 conversion = SparkLogConversion(sys.argv[1])
 replay = Replay(sys.argv[1], checked_records=True)
 apply = replay.apply

@@ -40,7 +40,7 @@ def task_events(source: Path) -> list[tuple[dict, dict, dict]]:
     """``(start info, end info, end metrics)`` of every task of ``source`` that started and ended, as the model's
     decoder gives them."""
     from backend.eventlog import EventLogReader
-    from backend.spark.event_fields import model_decoder
+    from backend.spark.model.event_fields import model_decoder
 
     started: dict = {}
     out = []

@@ -10,7 +10,7 @@ Where the events go (``url``):
 * a file path (``live.jsonl``, ``.jsonl.gz``, ``.jsonl.zst``): the session's progress log is written there as it
   happens (``flowscope replay`` opens it later; a plain ``.jsonl`` can be followed while it grows).
 
-How the events get out of Spark: the JVM listener (``backend/spark/listener``) built from its source with the JDK
+How the events get out of Spark: the JVM listener (``backend/spark/live/listener``) built from its source with the JDK
 on the machine and put into the running driver JVM through Py4J: no Python runs on Spark's listener thread. If it
 cannot be built or loaded, a Python listener called through Py4J takes its place (slower: a round trip per event)
 and ``Attachment.path`` and the printed line say so. If the application was started with the listener configured
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from backend.spark import py4j_bridge
+from backend.spark.live import py4j_bridge
 
 if TYPE_CHECKING:
     import socket
@@ -106,7 +106,7 @@ class Attachment:
         lis = self.listener
         if lis is not None:
             try:
-                from backend.spark.listener import unregister
+                from backend.spark.live.listener import unregister
 
                 unregister(self.sc, lis)
             except Exception:
@@ -169,7 +169,7 @@ def attach(spark: Any, url: str | os.PathLike[str] | None = None, *, listener: s
     if earlier:
         lis.send(orjson.dumps({"Event": "flowscope.Note", "label": f"attached while running: the {earlier} "
                                "earlier jobs are not shown"}).decode())
-    from backend.spark.listener import register
+    from backend.spark.live.listener import register
 
     try:
         target.connected(lis, timeout=10)
@@ -197,7 +197,7 @@ def attach(spark: Any, url: str | os.PathLike[str] | None = None, *, listener: s
 
 def _new_listener(sc: Any, which: str, host: str, port: int, token: str, name: str | None,
                   capacity: int) -> tuple[Any, str, str | None]:
-    from backend.spark.listener import ListenerBuildError, Py4JListener, listener_jar, new_jvm_listener
+    from backend.spark.live.listener import ListenerBuildError, Py4JListener, listener_jar, new_jvm_listener
 
     reason = None
     if which in ("auto", "jvm"):
@@ -310,7 +310,7 @@ class _Local:
     """Receives the listener on a loopback port of this process; ``feed`` is the application's live feed."""
 
     def __init__(self, save_events: Any) -> None:
-        from backend.spark.live import SparkIngestServer
+        from backend.spark.live.socket_feed import SparkIngestServer
 
         self.feed = None
         self._ready = threading.Event()
@@ -413,7 +413,7 @@ class _FileSink(_Local):
         super().__init__(save_events)
 
     def _accepted(self, feed) -> None:
-        from tracker.progress_log import ProgressLogWriter
+        from tracker.progress_log.log_file import ProgressLogWriter
 
         writer = ProgressLogWriter(self.path, source=f"spark live: {feed.label}")
         self._thread = threading.Thread(target=self._drain, args=(feed, writer), name="flowscope-file-sink",

@@ -58,7 +58,7 @@ def late_lines(late: list[dict]) -> list[str]:
         done = next((st["finished"] for st in reversed(h.get("stages") or []) if isinstance(st.get("finished"), dict)),
                     None)
         if done and done.get("tasks"):  # what the stage's finished tasks spent their time on (task_metrics)
-            from backend.spark.task_metrics import describe
+            from backend.spark.diagnosis.task_metrics import describe
 
             n = done["tasks"]
             out.append(f"    its {n} finished task{'s' if n > 1 else ''} spent: {describe(done)}")

@@ -35,12 +35,12 @@ import orjson
 
 from backend.feeds.progress_feeds import FeedError, FollowProgressLog, default_registry
 from backend.sessions.session import Session, SessionOptions
-from backend.spark.convert import EventLogError, record
-from backend.spark.follow_feed import SparkLogFeed
-from backend.spark.live import PROTOCOL, SparkIngestServer, SparkLiveFeed
-from tracker import jsonl
-from tracker.progress_log import ProgressLogError, read_records
-from tracker.replay import Replay
+from backend.spark.live.follow_feed import SparkLogFeed
+from backend.spark.live.socket_feed import PROTOCOL, SparkIngestServer, SparkLiveFeed
+from backend.spark.recording.convert import EventLogError, record
+from tracker.progress_log import jsonl
+from tracker.progress_log.log_file import ProgressLogError, read_records
+from tracker.progress_log.replay import Replay
 
 __all__ = ["PROGRESS_ENTRY_POINTS", "SPARK_ENTRY_POINTS", "IngestPort", "expected_lines", "pieces", "run_checked"]
 

@@ -18,11 +18,11 @@ import orjson
 import pytest
 
 from backend.eventlog import EventLogReader
-from backend.spark.follow_feed import SparkLogFeed
-from backend.spark.gaps import GapDetector
-from backend.spark.listener import ListenerBuildError, listener_jar
-from backend.spark.live import SparkIngestServer, SparkLiveFeed
-from backend.spark.model import SparkModel
+from backend.spark.live.follow_feed import SparkLogFeed
+from backend.spark.live.listener import ListenerBuildError, listener_jar
+from backend.spark.live.socket_feed import SparkIngestServer, SparkLiveFeed
+from backend.spark.model.gaps import GapDetector
+from backend.spark.model.spark_model import SparkModel
 from flowscope.attach import AttachError, _open_target
 
 from .conftest import SPARK_EVENTS, wait_until
@@ -255,7 +255,7 @@ def test_live_feed_session_in_the_web_server(ingest):
     session = asyncio.run(run())
     assert session.status == "done" and session.errors() == []
     reference = SparkLogFeed(SMALL, follow=False)
-    from tracker.replay import Replay
+    from tracker.progress_log.replay import Replay
 
     replay = Replay("ref")
     while (chunk := reference.poll(1000)) is not None:

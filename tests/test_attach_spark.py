@@ -22,11 +22,11 @@ import textwrap
 import pytest
 
 from backend.eventlog import EventLogReader, find_logs
-from backend.spark.listener import ListenerBuildError, listener_jar
-from backend.spark.live import SparkIngestServer
-from backend.spark.model import SparkModel
-from tracker.progress_log import read_records
-from tracker.replay import Replay
+from backend.spark.live.listener import ListenerBuildError, listener_jar
+from backend.spark.live.socket_feed import SparkIngestServer
+from backend.spark.model.spark_model import SparkModel
+from tracker.progress_log.log_file import read_records
+from tracker.progress_log.replay import Replay
 
 LIVE_APP = textwrap.dedent('''
     import json, os, sys
@@ -200,7 +200,7 @@ def test_configuration_alone_streams_from_the_application_start(drivers):
 
 
 def test_py4j_fallback_and_jvm_listener_side_by_side(spark, tmp_path, monkeypatch):
-    import backend.spark.listener as listener_pkg
+    import backend.spark.live.listener as listener_pkg
     import flowscope
 
     jvm = flowscope.attach(spark, tmp_path / "jvm.jsonl", quiet=True)

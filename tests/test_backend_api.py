@@ -125,7 +125,7 @@ def _port(state: dict, key: str) -> list:
 def test_state_at_batch_and_at_wall_time_match_the_cli(client, loop_sid):
     import orjson
 
-    from tracker.replay import replay_file
+    from tracker.progress_log.replay import replay_file
 
     expected = orjson.loads(orjson.dumps(replay_file(LOOP_LOG, at=20).state()))  # tuples -> arrays, as served
     st = client.get(f"/api/sessions/{loop_sid}/state", params={"batch": 20, "scope": "3"}).json()

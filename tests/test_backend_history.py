@@ -15,8 +15,8 @@ from backend.web.app import Settings
 from tests.conftest import LOOP_LOG
 from tests.e2e.logs import growing_records, pipeline_records
 from tests.e2e.server import running_server
-from tracker.progress_log import read_records
-from tracker.replay import Replay
+from tracker.progress_log.log_file import read_records
+from tracker.progress_log.replay import Replay
 
 
 def _norm(state: dict) -> dict:

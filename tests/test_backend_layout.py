@@ -13,7 +13,7 @@ from backend.web.app import Settings
 from tests.conftest import LOOP_LOG
 from tests.e2e.logs import pipeline_records
 from tests.e2e.server import running_server
-from tracker.replay import Replay, replay_file
+from tracker.progress_log.replay import Replay, replay_file
 
 
 def _replay(records) -> Replay:

@@ -167,7 +167,7 @@ def test_a_slow_client_gets_coalesced_updates_and_slows_nobody(server, client):
 
 def test_switching_scope_and_deleting_the_session(server, client, tmp_path):
     from tests.conftest import LOOP_LOG
-    from tracker.progress_log import read_records
+    from tracker.progress_log.log_file import read_records
 
     feed, sid = live_session(server, "loop")
     records = [r for _, r in read_records(LOOP_LOG)]

@@ -1,4 +1,4 @@
-"""Blame (backend/spark/blame.py, docs/blame.md) on the real Spark fixtures, through the CLI,
+"""Blame (backend/spark/diagnosis/blame.py, docs/blame.md) on the real Spark fixtures, through the CLI,
 the REST API and a live (followed) session."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from backend.eventlog import EventLogReader, find_logs
-from backend.spark.blame import blame_log, select
-from backend.spark.convert import SparkLogConversion
+from backend.spark.diagnosis.blame import blame_log, select
+from backend.spark.recording.convert import SparkLogConversion
 from backend.web.app import Settings
 from flowscope.cli import main as cli
 from tests.e2e.logs import pipeline_records
@@ -408,9 +408,9 @@ def test_rest_blame_follows_a_live_session(tmp_path):
 
 def test_memory_stays_bounded_over_many_times():
     """Intervals and task spans of finished times are dropped: a long log keeps only what open times need."""
-    from backend.spark.blame import spark_blame
-    from tracker.blame import PRUNE_EVERY
-    from tracker.replay import Replay
+    from backend.spark.diagnosis.blame import spark_blame
+    from tracker.analysis.blame import PRUNE_EVERY
+    from tracker.progress_log.replay import Replay
 
     replay = Replay("long")
     tracker = spark_blame(replay)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from backend.spark.blame import blame_replay
-from backend.spark.convert import SparkLogConversion
-from backend.spark.convert_process import ConversionProcess, event_log_conversion
+from backend.spark.diagnosis.blame import blame_replay
+from backend.spark.recording.convert import SparkLogConversion
+from backend.spark.recording.convert_process import ConversionProcess, event_log_conversion
 from flowscope.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,9 +14,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from backend.spark.blame import SparkVocabulary
-from tracker.blame import BlameTracker
-from tracker.replay import Replay
+from backend.spark.diagnosis.blame import SparkVocabulary
+from tracker.analysis.blame import BlameTracker
+from tracker.progress_log.replay import Replay
 
 ROOT_OPS = 5  # node 1 the source, node 5 the sink
 LOOP = ROOT_OPS + 1  # the nested iterative scope's node in the root

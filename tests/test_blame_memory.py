@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import tracker.blame as blame_module
-from backend.spark.blame import spark_blame
-from tracker.replay import Replay
+import tracker.analysis.blame as blame_module
+from backend.spark.diagnosis.blame import spark_blame
+from tracker.progress_log.replay import Replay
 
 STRUCTURE: list[dict] = [
     {"type": "operator", "scope": [], "node": 1, "name": "driver", "inputs": 0, "outputs": 1,

@@ -15,8 +15,8 @@ import json
 
 import pytest
 
-from backend.spark import placement as spark_placement
-from backend.spark.model import SparkModel
+from backend.spark.model import placement as spark_placement
+from backend.spark.model.spark_model import SparkModel
 
 from .conftest import REPO
 from .object_size import deep_size
@@ -77,8 +77,8 @@ def test_forgetting_signatures_changes_no_record(events, monkeypatch):
 def test_a_dropped_region_leaves_only_a_pointer_per_list_in_the_root_tracker():
     """Node numbers only grow, so the root tracker's per-node lists keep a slot for every region ever declared; a
     folded, dropped region's slot is a shared empty entry, not lists of its own (a few pointers, no more)."""
-    from tracker import log_records
-    from tracker.replay import Replay
+    from tracker.progress_log import records as log_records
+    from tracker.progress_log.replay import Replay
 
     replay = Replay("long", keep_finished=0)
     sizes = {}

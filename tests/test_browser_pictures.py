@@ -509,7 +509,7 @@ def test_findings_tab_lists_stragglers_and_skew_and_goes_to_them(page, server, s
     with httpx.Client(base_url=server.url, timeout=20) as c:
         found = c.get(f"/api/sessions/{sid}/marks", params={"finding": "true"}).json()
         every = c.get(f"/api/sessions/{sid}/marks").json()["marks"]
-    # the straggler, the skewed stage, and the straggler read as data skew (backend/spark/findings.py)
+    # the straggler, the skewed stage, and the straggler read as data skew (backend/spark/diagnosis/findings.py)
     assert found["total"] == len(found["marks"]) == sum(1 for m in every if m.get("finding")) == 3
     page.goto(f"{server.url}/#/s/{sid}")
     page.wait_for_selector("#graph .node")

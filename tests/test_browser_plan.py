@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from backend.spark.thresholds import ENV
+from backend.spark.diagnosis.thresholds import ENV
 from tests.e2e.browser import shot
 from tests.e2e.view_fixtures import open_spark_fixture
 

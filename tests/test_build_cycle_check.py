@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tracker.identity_cycles import cycle_closed_by
+from tracker.progress_log.replay import Replay
 from tracker.reachability import Builder, CycleError, Location, Source, Target
-from tracker.replay import Replay
 from tracker.subgraph import Subgraph
 
 SETTINGS: dict[str, Any] = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

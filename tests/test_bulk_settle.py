@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import tracker.replay as replay_module
-from tracker.replay import Replay
+import tracker.progress_log.replay as replay_module
+from tracker.progress_log.replay import Replay
 
 SETTINGS: dict[str, Any] = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from flowscope.cli import main
-from tracker.replay import replay_file
+from tracker.progress_log.replay import replay_file
 
 from .conftest import LOOP_LOG, REPO
 

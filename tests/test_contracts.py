@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tracker.progress_log import ProgressLogWriter
+from tracker.progress_log.log_file import ProgressLogWriter
+from tracker.progress_log.replay import replay_file
 from tracker.reachability import Source, Target
-from tracker.replay import replay_file
 
 
 def replay_batches(tmp_path, batches):

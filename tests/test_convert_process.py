@@ -1,12 +1,13 @@
-"""A Spark log's conversion in a child process (backend.spark.convert_process): the same records, the same summary
-and the same corrupt lines as SparkLogConversion in this process, with the reading and the model on another core."""
+"""A Spark log's conversion in a child process (backend.spark.recording.convert_process): the same records, the same
+summary and the same corrupt lines as SparkLogConversion in this process, with the reading and the model on another
+core."""
 
 from __future__ import annotations
 
 import pytest
 
-from backend.spark.convert import SparkLogConversion
-from backend.spark.convert_process import ConversionProcess
+from backend.spark.recording.convert import SparkLogConversion
+from backend.spark.recording.convert_process import ConversionProcess
 
 from .test_event_decode import FIXTURE_LOGS
 
@@ -49,8 +50,8 @@ def test_a_log_that_cannot_be_read_fails_here_not_in_the_child(tmp_path):
 @pytest.mark.parametrize("in_child", [True, False])
 def test_replay_event_log_reaches_the_state_of_the_records_replayed(in_child, monkeypatch):
     """What ``frontiers`` does with a Spark log: converted in a child (a large log) or here, the same state."""
-    from backend.spark import convert_process
-    from tracker.replay import Replay
+    from backend.spark.recording import convert_process
+    from tracker.progress_log.replay import Replay
 
     monkeypatch.setattr(convert_process, "READ_IN_CHILD_BYTES", 0 if in_child else 1 << 40)
     log = FIXTURE_LOGS[0]

@@ -1,6 +1,6 @@
-"""The cores what-if (``flowscope whatif``, ``backend/spark/cores_whatif.py``): its estimate for 4 cores from a real
-local[2] run against the same application's real local[4] run, the scheduling on a schedule made by hand, the
-bounds, and what it says when there is nothing to simulate."""
+"""The cores what-if (``flowscope whatif``, ``backend/spark/diagnosis/cores_whatif.py``): its estimate for 4 cores
+from a real local[2] run against the same application's real local[4] run, the scheduling on a schedule made by hand,
+the bounds, and what it says when there is nothing to simulate."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from backend.spark.cores_whatif import CoresSpec, cores_whatif, parse_cores
-from backend.spark.recorded_schedule import RecordedSchedule
-from backend.spark.task_timeline import TaskTimeline
+from backend.spark.diagnosis.cores_whatif import CoresSpec, cores_whatif, parse_cores
+from backend.spark.diagnosis.recorded_schedule import RecordedSchedule
+from backend.spark.diagnosis.task_timeline import TaskTimeline
 from flowscope.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -158,7 +158,7 @@ def test_the_text_names_the_slowest_times_and_the_assumptions(capsys):
 
 
 def test_a_long_application_keeps_its_latest_jobs_and_says_so(monkeypatch):
-    import backend.spark.recorded_schedule as recorded
+    import backend.spark.diagnosis.recorded_schedule as recorded
 
     monkeypatch.setattr(recorded, "KEEP_JOBS", 1)
     schedule = RecordedSchedule()

@@ -1,5 +1,5 @@
-"""Stage and job ids as bytes (backend/spark/dense_keys.py): a KeySet answers as a set does, whatever the keys, and
-the gap detector built on it grows by a few bytes per job of a long application."""
+"""Stage and job ids as bytes (backend/spark/model/dense_keys.py): a KeySet answers as a set does, whatever the keys,
+and the gap detector built on it grows by a few bytes per job of a long application."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backend.spark.dense_keys import DENSE_SLACK, KeySet
-from backend.spark.gaps import GapDetector
-from backend.spark.retention import StatusTable
+from backend.spark.model.dense_keys import DENSE_SLACK, KeySet
+from backend.spark.model.gaps import GapDetector
+from backend.spark.model.retention import StatusTable
 
 # ids near 0, ids around the array's reach (so a far id may later fall inside it), negative ids, later attempts
 IDS = st.one_of(st.integers(0, 40), st.integers(DENSE_SLACK - 5, DENSE_SLACK + 60), st.integers(-3, -1))

@@ -1,4 +1,4 @@
-"""Decoding only what the Spark model reads (backend.eventlog.decode, backend.spark.event_fields): the model must
+"""Decoding only what the Spark model reads (backend.eventlog.decode, backend.spark.model.event_fields): the model must
 produce exactly the records it produces from whole events, on every real log, and damaged lines must be reported as
 a whole decode reports them."""
 
@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from backend.eventlog import EventLogReader, find_logs
 from backend.eventlog.decode import EventDecoder, WholeEvent
-from backend.spark.convert import SparkLogConversion
-from backend.spark.event_fields import model_decoder
-from backend.spark.model import SparkModel
-from tracker.replay import Replay
+from backend.spark.model.event_fields import model_decoder
+from backend.spark.model.spark_model import SparkModel
+from backend.spark.recording.convert import SparkLogConversion
+from tracker.progress_log.replay import Replay
 
 from .conftest import REPO, spark_event_cases
 

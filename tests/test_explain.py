@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest import tracker_of
-from tracker.explain import explain, holder_role
+from tracker.analysis.explain import explain, holder_role
 from tracker.reachability import Source, Target
 from tracker.subgraph import Subgraph
 

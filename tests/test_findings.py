@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from backend.eventlog import find_logs
-from backend.spark.convert import SparkLogConversion
-from backend.spark.thresholds import ENV, TABLE, ThresholdsError, load
+from backend.spark.diagnosis.thresholds import ENV, TABLE, ThresholdsError, load
+from backend.spark.recording.convert import SparkLogConversion
 from flowscope.cli import main as cli
 from tests.conftest import SPARK_EVENTS
 

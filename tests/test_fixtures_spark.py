@@ -18,9 +18,9 @@ from collections import Counter
 import pytest
 
 from backend.eventlog import EventLogReader, find_logs
-from backend.spark.convert import SparkLogConversion, record
+from backend.spark.recording.convert import SparkLogConversion, record
 from tracker import Target
-from tracker.replay import Replay, replay_file
+from tracker.progress_log.replay import Replay, replay_file
 
 from .conftest import REPO, tracker_of
 

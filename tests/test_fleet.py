@@ -16,7 +16,7 @@ from backend.eventlog.encoders import encode
 from backend.fleet.analyze import BLAME_KINDS, analyze_log, blame_column, blame_columns
 from backend.fleet.job import analyze_app, analyze_task, canonical_path, group_applications, schemas, task_count
 from backend.fleet.report import render_report, replay_command
-from backend.spark.tasks import SKEW_FINDING
+from backend.spark.diagnosis.tasks import SKEW_FINDING
 
 from .conftest import FIXTURES
 
@@ -209,8 +209,8 @@ def test_corrupt_lines_are_a_problem_but_the_rest_is_analysed(tmp_path: Path) ->
 
 
 def test_every_completed_time_is_blamed_as_flowscope_blame_blames_it() -> None:
-    from backend.spark.blame import blame_log
-    from backend.spark.convert import SparkLogConversion
+    from backend.spark.diagnosis.blame import blame_log
+    from backend.spark.recording.convert import SparkLogConversion
 
     rows = analyze_log(fixture_log("streaming_stall"))
     conversion = SparkLogConversion(fixture_log("streaming_stall"))
@@ -331,12 +331,11 @@ def test_the_cli_names_a_missing_directory_before_starting_spark(tmp_path: Path,
 
 
 def test_the_job_runs_alone_with_or_without_its_subcommand_name(tmp_path: Path, capsys) -> None:
-    """`spark-submit backend/fleet/submit.py DIR -o OUT` (job.main) and `python -m backend.spark.convert LOG -o OUT`
-    are the CLI's commands without the CLI (backend.spark.subcommand.run_subcommand): the name may be given or left
-    out."""
+    """`spark-submit backend/fleet/submit.py DIR -o OUT` (job.main) and `python -m backend.spark.recording.convert LOG
+    -o OUT` are the CLI's commands without the CLI (backend.spark.recording.subcommand.run_subcommand): the name may be
+    given or left out."""
     from backend.fleet import job
-    from backend.spark import convert
-
+    from backend.spark.recording import convert
     for argv in ([str(tmp_path / "absent"), "-o", str(tmp_path / "out")],
                  ["fleet", str(tmp_path / "absent"), "-o", str(tmp_path / "out")]):
         assert job.main(argv) == 2

@@ -13,7 +13,7 @@ import pytest
 
 from backend.fleet.analyze import analyze_log
 from backend.fleet.job import run_fleet
-from backend.spark.tasks import SKEW_FINDING
+from backend.spark.diagnosis.tasks import SKEW_FINDING
 
 from .test_fleet import fixture_log, make_fleet, plain_events, write_log
 

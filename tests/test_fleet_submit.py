@@ -45,7 +45,7 @@ def test_build_zip_holds_the_packages_the_job_imports(tmp_path: Path) -> None:
     target = tmp_path / "flowscope.zip"
     assert main(["fleet", "--build-zip", str(target)]) == 0
     names = zipfile.ZipFile(target).namelist()
-    assert {"backend/fleet/job.py", "backend/fleet/analyze.py", "tracker/replay.py"} <= set(names)
+    assert {"backend/fleet/job.py", "backend/fleet/analyze.py", "tracker/progress_log/replay.py"} <= set(names)
     assert all(n.endswith(".py") and n.split("/")[0] in ZIP_PACKAGES for n in names)
     python, deps = _isolated_python(tmp_path)
     env = {**os.environ, "PYTHONPATH": f"{target}{os.pathsep}{deps}"}

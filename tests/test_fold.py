@@ -14,11 +14,11 @@ import importlib.util
 import pytest
 
 from backend.sessions.session import Session, SessionOptions
-from backend.spark.convert import SparkLogConversion
-from backend.spark.follow_feed import SparkLogFeed
+from backend.spark.live.follow_feed import SparkLogFeed
+from backend.spark.recording.convert import SparkLogConversion
 from backend.views.projections import scope_tree
-from tracker import log_records
-from tracker.replay import Replay
+from tracker.progress_log import records as log_records
+from tracker.progress_log.replay import Replay
 
 from .conftest import REPO
 
@@ -160,7 +160,7 @@ def test_a_streaming_querys_region_keeps_only_its_running_stages():
     """A query runs for days in one region: what the model keeps for the region follows the running batch, not the
     number of batches so far (the per-job records of Spark's own job list aside)."""
     from backend.eventlog import EventLogReader
-    from backend.spark.model import SparkModel
+    from backend.spark.model.spark_model import SparkModel
 
     model = SparkModel()
     kept = []
@@ -180,7 +180,7 @@ def test_a_finished_jobs_stages_keep_only_what_names_them():
     """Once a job ended, its stages keep their id, region, node and epoch (what the fleet and the summary read), not
     their lineage or their tasks' targets: a long application costs a small record per stage."""
     from backend.eventlog import EventLogReader
-    from backend.spark.model import SparkModel
+    from backend.spark.model.spark_model import SparkModel
 
     model = SparkModel()
     for name in ("batch_shuffle", "streaming_stateful"):
@@ -201,7 +201,7 @@ def test_a_model_that_folds_ended_jobs_says_the_same(name):
     a byte per status. Folding after every job changes no record it writes and nothing its summary says (every
     job's and stage attempt's status, as Spark's own job list), and leaves one job's records."""
     from backend.eventlog import EventLogReader
-    from backend.spark.model import SparkModel
+    from backend.spark.model.spark_model import SparkModel
 
     log = next((REPO / "fixtures" / "spark" / name).glob("eventlog_v2_*"))
     full, folding = SparkModel(), SparkModel(retain_jobs=1)
@@ -256,13 +256,13 @@ def test_a_long_sessions_memory_per_job_is_bounded(tmp_path_factory, monkeypatch
     """The memory a session keeps grows by at most BYTES_PER_JOB a job as the application gets longer: measured
     between a 140-job and a 560-job copy of the same application (the same shape: only its length differs), so
     what every session holds whatever its length (imports, caches, the open history segment) cancels out."""
-    import backend.spark.recorded_schedule
-    import backend.spark.tasks
-    import tracker.blame
+    import backend.spark.diagnosis.recorded_schedule
+    import backend.spark.diagnosis.tasks
+    import tracker.analysis.blame
 
-    monkeypatch.setattr(tracker.blame, "KEEP_TIMES", 50)  # bounded tables, bounded early: 140 jobs fill them
-    monkeypatch.setattr(backend.spark.tasks, "KEEP_COMPLETED", 50)
-    monkeypatch.setattr(backend.spark.recorded_schedule, "KEEP_JOBS", 50)  # the cores what-if's jobs
+    monkeypatch.setattr(tracker.analysis.blame, "KEEP_TIMES", 50)  # bounded tables, bounded early: 140 jobs fill them
+    monkeypatch.setattr(backend.spark.diagnosis.tasks, "KEEP_COMPLETED", 50)
+    monkeypatch.setattr(backend.spark.diagnosis.recorded_schedule, "KEEP_JOBS", 50)  # the cores what-if's jobs
     sizes = {}
     for copies in (2, 20, 80):  # the first warms the process up (imports, caches): not measured
         target = tmp_path_factory.mktemp(f"x{copies}") / "app"

@@ -12,8 +12,8 @@ import pytest
 
 from backend.eventlog import EventLogReader
 from backend.feeds.progress_feeds import FeedRegistry, default_registry
-from backend.spark.follow_feed import SparkDirectoryFollower, SparkLogFeed, check_spark_log, register
-from backend.spark.model import SparkModel
+from backend.spark.live.follow_feed import SparkDirectoryFollower, SparkLogFeed, check_spark_log, register
+from backend.spark.model.spark_model import SparkModel
 
 from .conftest import LOOP_LOG, SPARK_EVENTS
 

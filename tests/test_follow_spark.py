@@ -13,9 +13,9 @@ import textwrap
 import time
 
 from backend.eventlog import EventLogReader, find_logs
-from backend.spark.follow_feed import SparkDirectoryFollower
-from backend.spark.model import SparkModel
-from tracker.replay import Replay
+from backend.spark.live.follow_feed import SparkDirectoryFollower
+from backend.spark.model.spark_model import SparkModel
+from tracker.progress_log.replay import Replay
 
 DRIVER = textwrap.dedent('''
     import os, sys, time

@@ -19,8 +19,8 @@ import pytest
 import zstandard
 
 from backend.feeds.progress_feeds import ProgressLogFeed
-from backend.spark.convert import record
-from backend.spark.model import SparkModel
+from backend.spark.model.spark_model import SparkModel
+from backend.spark.recording.convert import record
 from backend.web.app import Settings
 from tests.e2e.server import running_server
 from tests.fuzz_entry_points import PROGRESS_ENTRY_POINTS, SPARK_ENTRY_POINTS, Hung, IngestPort, run_checked, verdict
@@ -33,11 +33,11 @@ from tests.fuzz_inputs import (
     spark_case,
     spark_mutation,
 )
-from tracker import jsonl
-from tracker.log_records import record_problem
-from tracker.progress_log import ProgressLogError, read_records
+from tracker.progress_log import jsonl
+from tracker.progress_log.log_file import ProgressLogError, read_records
+from tracker.progress_log.records import record_problem
+from tracker.progress_log.replay import Replay, replay_file
 from tracker.reachability import CycleError, Location
-from tracker.replay import Replay, replay_file
 
 HEADER = b'{"type":"header","format":"flowscope-progress","version":1}\n'
 
@@ -288,7 +288,7 @@ def test_progress_metadata_of_the_wrong_shape_is_rejected(field, value):
     """``cause`` is an object and ``clears`` a list of keys: a session read both (blame), and a hostile one failed
     the whole session (found by the fuzz)."""
     record_ = {"type": "progress", "scope": [], "worker": 0, "seq": 0, "at": 0, "updates": [], field: value}
-    replay = Replay()  # a progress record's fields are the replay's to check (tracker/log_records.py)
+    replay = Replay()  # a progress record's fields are the replay's to check (tracker/progress_log/records.py)
     assert not replay.apply(record_, 3) and replay.batches_applied == 0
     assert field in replay.errors[0].reason
 
@@ -357,8 +357,8 @@ def test_mutated_spark_logs_convert(tmp_path, seed):
 
 
 def test_damaged_spark_event_in_follow_and_live_sessions(tmp_path):
-    from backend.spark.follow_feed import SparkLogFeed
-    from backend.spark.live import SparkLiveFeed
+    from backend.spark.live.follow_feed import SparkLogFeed
+    from backend.spark.live.socket_feed import SparkLiveFeed
 
     lines = _spark_lines()
     i = next(k for k, raw in enumerate(lines) if b'"SparkListenerTaskEnd"' in raw)

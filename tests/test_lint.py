@@ -53,7 +53,7 @@ def _is_private(name: str) -> bool:
 
 
 # pyspark publishes no public name for its Py4J handles; one module (the bridge) may use them, nobody else.
-PY4J_BRIDGE = "backend/spark/py4j_bridge.py"
+PY4J_BRIDGE = "backend/spark/live/py4j_bridge.py"
 PY4J_HANDLES = {"_jsc", "_jvm", "_gateway"}
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from backend.spark.listener import listener_jar
+from backend.spark.live.listener import listener_jar
 
 REPO = Path(__file__).resolve().parents[1]
 QUEUE = 100

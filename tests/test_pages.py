@@ -1,4 +1,5 @@
-"""Compressed pages (tracker/pages.py) and the scratch file they go to: what is read back is what was appended."""
+"""Compressed pages (tracker/progress_log/pages.py) and the scratch file they go to: what is read back is what was
+appended."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import tracemalloc
 import pytest
 
 from backend.sessions.scratch_dir import ScratchFile
-from tracker.pages import MarkLog, MemoryPages, PagedLines
+from tracker.progress_log.pages import MarkLog, MemoryPages, PagedLines
 
 
 @pytest.mark.parametrize("store", ["memory", "scratch"])

@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 from backend.eventlog import EventLogReader, find_logs
-from backend.spark.blame import blame_replay
-from backend.spark.convert import SparkLogConversion
+from backend.spark.diagnosis.blame import blame_replay
+from backend.spark.recording.convert import SparkLogConversion
 from backend.spark.sql_plan.read import read_plans
 from backend.spark.sql_plan.stage_operators import stage_operators
 from flowscope.cli import main

@@ -6,7 +6,7 @@ import gzip
 
 import pytest
 
-from tracker.progress_log import LogError, ProgressLogError, ProgressLogWriter, read_records
+from tracker.progress_log.log_file import LogError, ProgressLogError, ProgressLogWriter, read_records
 from tracker.reachability import Source, Target
 
 

@@ -15,8 +15,8 @@ from backend.eventlog import EventLogReader
 from backend.eventlog.child import ChildStream
 from backend.eventlog.decode import WholeEvent
 from backend.eventlog.read_process import EventReaderProcess
-from backend.spark.convert import SparkLogConversion
-from backend.spark.event_fields import model_decoder
+from backend.spark.model.event_fields import model_decoder
+from backend.spark.recording.convert import SparkLogConversion
 
 from .test_event_decode import FIXTURE_LOGS
 

@@ -13,11 +13,11 @@ import pytest
 from backend.eventlog import codecs as codecs_mod
 from backend.eventlog import find_logs
 from backend.eventlog.encoders import encode
-from backend.spark import convert as record_mod
-from backend.spark.convert import EventLogError, SparkLogConversion, open_event_log, record
-from backend.spark.model import SparkModel
-from tracker.progress_log import read_records
-from tracker.replay import replay_file
+from backend.spark.model.spark_model import SparkModel
+from backend.spark.recording import convert as record_mod
+from backend.spark.recording.convert import EventLogError, SparkLogConversion, open_event_log, record
+from tracker.progress_log.log_file import read_records
+from tracker.progress_log.replay import replay_file
 
 from .conftest import REPO, SPARK_EVENTS, spark_event_cases
 

@@ -12,11 +12,11 @@ import pytest
 
 from backend.eventlog import EventLogReader, find_logs
 from backend.eventlog.encoders import encode
-from backend.spark import redact as redact_mod
-from backend.spark import redact_rules
-from backend.spark.convert import SparkLogConversion
-from backend.spark.redact import redact_log
-from backend.spark.redact_rules import REDACTED, Redactor, redact_event
+from backend.spark.recording.convert import SparkLogConversion
+from backend.spark.redaction import rewrite as redact_mod
+from backend.spark.redaction import rules as redact_rules
+from backend.spark.redaction.rewrite import redact_log
+from backend.spark.redaction.rules import REDACTED, Redactor, redact_event
 
 from .conftest import REPO, SPARK_EVENTS, spark_event_cases
 

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from tests.conftest import tracker_of
-from tracker.progress_log import ProgressLogWriter, read_records
+from tracker.progress_log.log_file import ProgressLogWriter, read_records
+from tracker.progress_log.replay import Replay, replay_file
 from tracker.reachability import Source, Target
-from tracker.replay import Replay, replay_file
 
 
 def frontier_of(state, path, port):
@@ -151,7 +151,7 @@ def test_observer_sees_each_batch_and_its_frontier_changes(loop_log):
 @pytest.mark.parametrize("settle_every", [1, 3, 1024])
 def test_bulk_settling_gives_the_same_state_as_per_batch(loop_log, monkeypatch, settle_every):
     """Without an observer, batches are propagated in groups; every state read must be the same as per batch."""
-    import tracker.replay as replay_module
+    import tracker.progress_log.replay as replay_module
 
     monkeypatch.setattr(replay_module, "SETTLE_EVERY", settle_every)
     for n in (0, 5, 17, 40, 1000):

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tracker.replay import replay_file
+from tracker.progress_log.replay import replay_file
 from tracker.runtime import Chaos, ContractViolation, GlobalView, execute
 from tracker.runtime.graph import Exchange
 

@@ -39,7 +39,7 @@ def test_sequencer_and_strata_on_spark(spark):
 
 
 def test_worker_logs_from_spark_tasks_replay(spark, tmp_path):
-    from tracker.replay import replay_file
+    from tracker.progress_log.replay import replay_file
 
     loops = load_example("loops")
     outcomes = run_on_spark(spark, 2, loops.main, record_dir=str(tmp_path))

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 
 from backend.web.app import Settings
-from tracker.log_records import DEFAULT_LIMITS
+from tracker.progress_log.records import DEFAULT_LIMITS
 
 from .e2e.server import running_server
 

@@ -1,4 +1,4 @@
-"""Driver loops in the Spark model (backend/spark/loops.py, docs/spark-model.md "Loops"): the detection rule on
+"""Driver loops in the Spark model (backend/spark/model/loops.py, docs/spark-model.md "Loops"): the detection rule on
 stage DAGs shaped like real ones, and the model's loop scope on small event sequences, replayed with the contract
 checks. The real PageRank run is tests/test_fixtures_spark.py's."""
 
@@ -11,13 +11,13 @@ import pytest
 
 from backend.eventlog import EventLogReader, find_logs
 from backend.fleet.analyze import analyze_log
-from backend.spark.blame import blame_log
-from backend.spark.convert import SparkLogConversion
-from backend.spark.loops import JobCode, chain_positions, loop_key, plan_iteration, repeats, shuffle_writes
-from backend.spark.model import SparkModel
+from backend.spark.diagnosis.blame import blame_log
+from backend.spark.model.loops import JobCode, chain_positions, loop_key, plan_iteration, repeats, shuffle_writes
+from backend.spark.model.spark_model import SparkModel
+from backend.spark.recording.convert import SparkLogConversion
 from flowscope.cli import main as cli
+from tracker.progress_log.replay import Replay
 from tracker.reachability import IN, OUT, Location
-from tracker.replay import Replay
 
 from .conftest import REPO, tracker_of
 

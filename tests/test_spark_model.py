@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from backend.spark.model import SparkModel
-from tracker.replay import Replay
+from backend.spark.model.spark_model import SparkModel
+from tracker.progress_log.replay import Replay
 
 from .conftest import SPARK_EVENTS, spark_event_cases
 

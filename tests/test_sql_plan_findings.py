@@ -11,9 +11,9 @@ import json
 
 import pytest
 
+from backend.spark.diagnosis.thresholds import ENV, TABLE, Thresholds
 from backend.spark.sql_plan.findings import FINDING_KINDS
 from backend.spark.sql_plan.read import read_plans
-from backend.spark.thresholds import ENV, TABLE, Thresholds
 from flowscope.cli import main as cli
 from tests.conftest import FIXTURES
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tracker.progress_log import read_records
+from tracker.progress_log.log_file import read_records
 from tracker.runtime import Chaos, GlobalView
 from tracker.runtime.strata import Program, StratificationError, stratify
 

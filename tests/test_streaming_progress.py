@@ -1,6 +1,6 @@
-"""The streaming charts' data (backend/spark/structured_streaming.py, GET .../streaming) on the real streaming fixtures:
-the trigger interval inferred from the trigger starts (or the user's setting, or honestly unknown), late batches,
-watermarks; and GET .../marks passing a finding's details on for the graph's badges."""
+"""The streaming charts' data (backend/spark/diagnosis/structured_streaming.py, GET .../streaming) on the real
+streaming fixtures: the trigger interval inferred from the trigger starts (or the user's setting, or honestly unknown),
+late batches, watermarks; and GET .../marks passing a finding's details on for the graph's badges."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import httpx
 import pytest
 
-from backend.spark.structured_streaming import infer_trigger_interval, streaming_queries
+from backend.spark.diagnosis.structured_streaming import infer_trigger_interval, streaming_queries
 from tests.e2e.view_fixtures import SPARK_FIXTURES, open_spark_fixture
 
 

@@ -12,15 +12,15 @@ import pytest
 
 from backend.eventlog import find_logs
 from backend.eventlog.eventlog import read_events
-from backend.spark.convert import SparkLogConversion
-from backend.spark.tasks import TaskLedger, skew_score, stragglers
+from backend.spark.diagnosis.tasks import TaskLedger, skew_score, stragglers
+from backend.spark.recording.convert import SparkLogConversion
 from backend.web.app import Settings
 from flowscope.cli import main as cli
 from tests.conftest import tracker_of
 from tests.e2e.server import running_server
-from tracker.details import describe
+from tracker.analysis.details import describe
+from tracker.progress_log.replay import Replay
 from tracker.reachability import Location
-from tracker.replay import Replay
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "spark"

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from backend.eventlog import find_logs
-from backend.spark.blame import blame_log
-from backend.spark.convert import SparkLogConversion
-from backend.spark.task_metrics import AT, FIELDS, PHASES, RunningSums, as_dict, summarize
-from backend.spark.task_timeline import TaskTimeline
+from backend.spark.diagnosis.blame import blame_log
+from backend.spark.diagnosis.task_metrics import AT, FIELDS, PHASES, RunningSums, as_dict, summarize
+from backend.spark.diagnosis.task_timeline import TaskTimeline
+from backend.spark.recording.convert import SparkLogConversion
 from flowscope.cli import main as cli
 from tests.conftest import SPARK_EVENTS, spark_event_cases
 

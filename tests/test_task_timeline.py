@@ -1,4 +1,5 @@
-"""The executor timeline's bars (backend/spark/task_timeline.py, read from backend/spark/task_index.py).
+"""The executor timeline's bars (backend/spark/diagnosis/task_timeline.py, read from
+backend/spark/diagnosis/task_index.py).
 
 Opened by a task's detail, closed by its clear, marked failed or killed with Spark's reason; on the real
 task_retries fixture and on records as the Spark model writes them for a killed attempt (no fixture has one).
@@ -12,9 +13,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from backend.eventlog import EventLogReader, find_logs
-from backend.spark.convert import SparkLogConversion
-from backend.spark.task_index import TaskSpans
-from backend.spark.task_timeline import TaskTimeline
+from backend.spark.diagnosis.task_index import TaskSpans
+from backend.spark.diagnosis.task_timeline import TaskTimeline
+from backend.spark.recording.convert import SparkLogConversion
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "spark"
 
@@ -88,8 +89,8 @@ def test_a_sessions_timeline_reads_the_task_index_blame_fills():
     import asyncio
 
     from backend.sessions.session import Session
-    from backend.spark.blame import SparkVocabulary
-    from backend.spark.follow_feed import SparkLogFeed
+    from backend.spark.diagnosis.blame import SparkVocabulary
+    from backend.spark.live.follow_feed import SparkLogFeed
 
     (log,) = find_logs(FIXTURES / "task_retries")
     alone = TaskTimeline()

@@ -1,4 +1,5 @@
-"""What-if (tracker/whatif.py, GET .../whatif): release a pointstamp on a copy of the state, see what advances."""
+"""What-if (tracker/analysis/whatif.py, GET .../whatif): release a pointstamp on a copy of the state, see what
+advances."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from backend.eventlog import find_logs
 from backend.web.app import Settings
 from flowscope.cli import main as cli
 from tests.e2e.server import running_server
+from tracker.analysis.whatif import release
+from tracker.progress_log.replay import replay_file
 from tracker.reachability import Location
-from tracker.replay import replay_file
-from tracker.whatif import release
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "spark"
 

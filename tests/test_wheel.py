@@ -68,7 +68,7 @@ def test_the_wheel_carries_every_module_the_frontend_and_the_listener_source(whe
     frontend = {"backend/" + f for f in source_files("frontend", (".html", ".css", ".js"))}
     assert "backend/frontend/index.html" in frontend and any(f.endswith(".js") for f in frontend)
     assert not sorted(frontend - names), "frontend files missing from the wheel"
-    assert "backend/spark/listener/FlowscopeListener.java" in names
+    assert "backend/spark/live/listener/FlowscopeListener.java" in names
 
 
 def free_port() -> int:

@@ -8,12 +8,12 @@ batches), ``explain`` (who holds a frontier), ``contracts`` (checking batches ag
 or Spark code.
 """
 
-from .change_batch import ChangeBatch
-from .frontier import Antichain, MutableAntichain
-from .operate import Operate
-from .reachability import IN, OUT, Builder, CycleError, Location, Source, Target, Tracker
-from .subgraph import OperatorNode, Subgraph
-from .timestamp import Product, Refinement, TimeDomain, domain, followed_by, less_equal, less_than, results_in
+from tracker.change_batch import ChangeBatch
+from tracker.frontier import Antichain, MutableAntichain
+from tracker.operate import Operate
+from tracker.reachability import IN, OUT, Builder, CycleError, Location, Source, Target, Tracker
+from tracker.subgraph import OperatorNode, Subgraph
+from tracker.timestamp import Product, Refinement, TimeDomain, domain, followed_by, less_equal, less_than, results_in
 
 __all__ = [
     "Antichain", "Builder", "ChangeBatch", "CycleError", "IN", "Location", "MutableAntichain", "OUT", "Operate",

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from .change_batch import ChangeBatch
-from .reachability import Builder, Location, Tracker
+from tracker.change_batch import ChangeBatch
+from tracker.reachability import Builder, Location, Tracker
 
 __all__ = ["ProgressBatch", "Outbox", "SenderOrder", "Replica", "consolidate"]
 

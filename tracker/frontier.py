@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .timestamp import less_equal
+from tracker.timestamp import less_equal
 
 __all__ = ["Antichain", "MutableAntichain"]
 

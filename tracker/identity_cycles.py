@@ -14,18 +14,55 @@ scope is asked in turn, with the nested scope's new identity pairs, up to the ro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
-from .location import IN, OUT, Location, Source, Target
-from .timestamp import domain
-
-if TYPE_CHECKING:  # a Subgraph's structure is asked about, never built here (subgraph.py imports reachability.py)
-    from .subgraph import Subgraph
+from tracker.location import IN, OUT, Location, Source, Target
+from tracker.timestamp import TimeDomain, domain
 
 __all__ = ["CycleError", "cycle_closed_by", "find_identity_cycle", "identity_path", "path_between", "rotated_cycle"]
 
 Pairs = set[tuple[int, int]]  # (input, output) of a nested scope joined by a path that keeps times unchanged
+
+
+class ChildShape(Protocol):
+    """What the search asks of a scope's child (``subgraph.OperatorNode``): its ports, summary and nested scope."""
+
+    @property
+    def inputs(self) -> int: ...
+    @property
+    def outputs(self) -> int: ...
+    @property
+    def summary(self) -> list | None: ...
+    @property
+    def scope(self) -> ScopeShape | None: ...
+
+
+class ScopeShape(Protocol):
+    """What the search asks of a scope (``subgraph.Subgraph``): its structure, read and never built here.
+
+    A protocol rather than the class, since subgraph.py builds on reachability.py, which raises this module's
+    errors."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def node(self) -> int: ...
+    @property
+    def domain(self) -> TimeDomain: ...
+    @property
+    def parent(self) -> ScopeShape | None: ...
+    @property
+    def children(self) -> Mapping[int, ChildShape]: ...
+    @property
+    def inputs(self) -> int: ...
+    @property
+    def outputs(self) -> int: ...
+    @property
+    def needs_build(self) -> bool: ...
+    @property
+    def internal_summary(self) -> list: ...
+    def targets_of(self, source: Location) -> list[Location]: ...
 
 
 class CycleError(ValueError):
@@ -128,7 +165,7 @@ def identity_path(nodes: Sequence[Any], edges: Sequence[Any], identity: Any, sta
     return path_between(start, goal, hops)
 
 
-def cycle_closed_by(scope: Subgraph, source: Location, target: Location) -> CycleError | None:
+def cycle_closed_by(scope: ScopeShape, source: Location, target: Location) -> CycleError | None:
     """The identity cycle that adding the edge ``source -> target`` to ``scope`` would close, or None.
 
     The cycle may run in ``scope`` or an enclosing scope; along it no summary advances time. Malformed edges answer None
@@ -166,7 +203,7 @@ def cycle_closed_by(scope: Subgraph, source: Location, target: Location) -> Cycl
     return None
 
 
-def _leads_nowhere(scope: Subgraph, target: Location, source: Location) -> bool:
+def _leads_nowhere(scope: ScopeShape, target: Location, source: Location) -> bool:
     """No path in ``scope`` leaves ``target`` for ``source``.
 
     Target's node is another node whose outputs have no edges yet (how a dataflow usually grows: an edge into the
@@ -197,12 +234,12 @@ class _Checker:
     def __init__(self) -> None:
         self._pairs: dict[tuple[int, int], Pairs] = {}
 
-    def path(self, scope: Subgraph, start: Location, goal: Location, depth: int,
+    def path(self, scope: ScopeShape, start: Location, goal: Location, depth: int,
              edges: dict[Location, list[Location]], pairs: dict[int, Pairs]) -> list[Location] | None:
         """A path ``start`` .. ``goal`` in ``scope`` keeping times unchanged, with ``edges`` and ``pairs`` added."""
         return path_between(start, goal, lambda loc: self._hops(scope, loc, depth, edges, pairs))
 
-    def _hops(self, scope: Subgraph, loc: Location, depth: int, edges: dict[Location, list[Location]],
+    def _hops(self, scope: ScopeShape, loc: Location, depth: int, edges: dict[Location, list[Location]],
               pairs: dict[int, Pairs]) -> list[Location]:
         if loc.kind == OUT:
             return scope.targets_of(loc) + edges.get(loc, [])
@@ -220,7 +257,7 @@ class _Checker:
         row = op.summary[i]
         return [Source(loc.node, o) for o in range(op.outputs) if _keeps(row[o], strip, identity) or (i, o) in extra]
 
-    def pairs_of(self, scope: Subgraph, depth: int) -> Pairs:
+    def pairs_of(self, scope: ScopeShape, depth: int) -> Pairs:
         """The (input, output) pairs of nested ``scope`` joined by a path keeping ``depth`` coordinates unchanged."""
         key = (id(scope), depth)
         known = self._pairs.get(key)
@@ -234,7 +271,7 @@ class _Checker:
             self._pairs[key] = known
         return known
 
-    def _joined(self, scope: Subgraph, depth: int, edges: dict[Location, list[Location]],
+    def _joined(self, scope: ScopeShape, depth: int, edges: dict[Location, list[Location]],
                 pairs: dict[int, Pairs]) -> Pairs:
         joined: Pairs = set()
         for i in range(scope.inputs):
@@ -250,7 +287,7 @@ class _Checker:
                         stack.append(nxt)
         return joined
 
-    def new_pairs(self, scope: Subgraph, depth: int, edges: dict[Location, list[Location]],
+    def new_pairs(self, scope: ScopeShape, depth: int, edges: dict[Location, list[Location]],
                   pairs: dict[int, Pairs]) -> Pairs:
         """The pairs of ``scope`` that ``edges`` and ``pairs`` join and that were not joined before."""
         if not scope.inputs or not scope.outputs:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from .change_batch import ChangeBatch
-from .frontier import Antichain
+from tracker.change_batch import ChangeBatch
+from tracker.frontier import Antichain
 
 __all__ = ["Operate"]
 

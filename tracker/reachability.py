@@ -19,11 +19,11 @@ from collections.abc import Iterable
 from heapq import heappop, heappush
 from typing import Any
 
-from .change_batch import ChangeBatch
-from .frontier import Antichain, MutableAntichain
-from .identity_cycles import CycleError, find_identity_cycle, identity_path, rotated_cycle
-from .location import IN, KIND_NAMES, OUT, Location, Source, Target, new_location
-from .timestamp import TimeDomain
+from tracker.change_batch import ChangeBatch
+from tracker.frontier import Antichain, MutableAntichain
+from tracker.identity_cycles import CycleError, find_identity_cycle, identity_path, rotated_cycle
+from tracker.location import IN, KIND_NAMES, OUT, Location, Source, Target, new_location
+from tracker.timestamp import TimeDomain
 
 # Location, Target, Source, IN, OUT (location.py) and CycleError (identity_cycles.py) are named here too: the
 # tracker's callers meet them with its Builder and Tracker.

@@ -20,12 +20,12 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from .change_batch import ChangeBatch
-from .frontier import Antichain, MutableAntichain
-from .gc_pause import gc_paused
-from .operate import Operate
-from .reachability import IN, OUT, Builder, Location, Source, Target, Tracker
-from .timestamp import Refinement, TimeDomain, domain
+from tracker.change_batch import ChangeBatch
+from tracker.frontier import Antichain, MutableAntichain
+from tracker.gc_pause import gc_paused
+from tracker.operate import Operate
+from tracker.reachability import IN, OUT, Builder, Location, Source, Target, Tracker
+from tracker.timestamp import Refinement, TimeDomain, domain
 
 __all__ = ["Subgraph", "OperatorNode"]
 

@@ -3,12 +3,12 @@
 Spark names the file after `spark.eventLog.compression.codec` (`.zstd`, `.lz4`, `.snappy`, `.lzf`; flowscope's
 fixtures also use `.gz`). Three are not the container formats a generic library expects (lz4-java's `LZ4Block`
 stream, snappy-java's stream, ning compress-lzf's `ZV` chunks), so each gets a small decoder here that parses the
-container and hands the blocks to a well-kept library. Plain, gzip and zstd are `tracker.codecs`'s.
+container and hands the blocks to a well-kept library. Plain, gzip and zstd are `tracker.progress_log.codecs`'s.
 
 Every decoder is incremental, since the same code reads a finished log and tails one Spark is still writing:
 `decode(chunk)` returns what it could decode so far and keeps an incomplete block; `pending` counts the bytes held
 (a finished file that ends with `pending > 0` was truncated). Corrupt input raises `CodecError`; `chunks(chunk)`
-yields the text in bounded pieces, for `tracker.jsonl`.
+yields the text in bounded pieces, for `tracker.progress_log.jsonl`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tracker.codecs import CodecError, Decoder, GzipDecoder, PlainDecoder, ZstdDecoder
+from tracker.progress_log.codecs import CodecError, Decoder, GzipDecoder, PlainDecoder, ZstdDecoder
 
 __all__ = [
     "CODECS",

@@ -1,6 +1,7 @@
 """A read position in one event-log file.
 
-The one JSON-lines cursor (:class:`tracker.jsonl.JsonLinesCursor`) with Spark's codecs and the event log's counts.
+The one JSON-lines cursor (:class:`tracker.progress_log.jsonl.JsonLinesCursor`) with Spark's codecs and the event
+log's counts.
 
 Replaying a finished log and tailing a growing one are the same loop with a different notion of "the end", so both
 readers drive this one cursor. It remembers the byte offset, the decoder's state (an incomplete compressed block)
@@ -16,7 +17,7 @@ from typing import Any
 
 from backend.eventlog.codecs import codec_from_name, make_decoder
 from backend.eventlog.events import ErrorCallback, LogEvent, PendingLine, ReadStats
-from tracker.jsonl import JsonLinesCursor
+from tracker.progress_log.jsonl import JsonLinesCursor
 
 __all__ = ["FileCursor"]
 

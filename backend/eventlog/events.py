@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from tracker import jsonl
-from tracker.jsonl import LineCounts, LineError
+from tracker.progress_log import jsonl
+from tracker.progress_log.jsonl import LineCounts, LineError
 
 __all__ = ["ErrorCallback", "LineError", "LogEvent", "PendingLine", "ReadStats"]
 
@@ -26,7 +26,7 @@ class LogEvent(NamedTuple):
     event: dict[str, Any]
 
 
-# LineError.kind values: the one reader's (tracker.jsonl) kinds
+# LineError.kind values: the one reader's (tracker.progress_log.jsonl) kinds
 INVALID_JSON = jsonl.INVALID_JSON  # the line is not JSON
 NOT_AN_OBJECT = jsonl.NOT_AN_OBJECT  # valid JSON, but not an object (Spark writes one object per line)
 TRUNCATED_LINE = jsonl.TRUNCATED_LINE  # a finished file ends in an unterminated line that does not parse

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from backend.sessions.history import History
     from backend.sessions.manager import SessionManager
     from backend.sessions.session import Session
-    from tracker.replay import Replay
+    from tracker.progress_log.replay import Replay
 
 __all__ = ["answer_key", "build_bundle", "BundleError"]
 

@@ -12,7 +12,7 @@ Which feed a *path* becomes is decided by a :class:`FeedRegistry`: each register
 ``check`` a path (returning ``None`` if the path is its kind, or the reason it is not) and ``open`` it, finished
 or followed. The default registry knows flowscope progress logs; other parts of the project add their kinds
 through a ``register(registry)`` function in a module listed in ``EXTENSIONS`` (the Spark model's
-``backend.spark.follow_feed`` adds Spark event logs).
+``backend.spark.live.follow_feed`` adds Spark event logs).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from backend.feeds.followed_file import DELETED, REPLACED, TRUNCATED, FileWatch, change_message
-from tracker.codecs import CodecError, PlainDecoder, file_decoder
-from tracker.jsonl import JsonLinesCursor, LineError
-from tracker.log_records import RecordCheck, header_problem
-from tracker.progress_log import ProgressLogError, first_record_problem, read_records
+from tracker.progress_log.codecs import CodecError, PlainDecoder, file_decoder
+from tracker.progress_log.jsonl import JsonLinesCursor, LineError
+from tracker.progress_log.log_file import ProgressLogError, first_record_problem, read_records
+from tracker.progress_log.records import RecordCheck, header_problem
 
 __all__ = [
     "Feed",
@@ -144,7 +144,7 @@ class ProgressLogFeed(Feed):
 class FollowProgressLog(Feed):
     """A plain-text progress log that is still being written.
 
-    Tailed with a :class:`~tracker.jsonl.JsonLinesCursor` (a partial last line is kept for later).
+    Tailed with a :class:`~tracker.progress_log.jsonl.JsonLinesCursor` (a partial last line is kept for later).
 
     A :class:`~backend.feeds.followed_file.FileWatch` notices when the file is truncated, replaced (rotated) or deleted:
     the feed then ends (no longer live) with a message in its errors, after reading what the old file still holds
@@ -403,7 +403,7 @@ PROGRESS_LOG = FeedKind("progress-log", "flowscope progress log", check_progress
 
 
 # Modules that add kinds of logs to the default registry with ``register(registry)``, if they are installed.
-EXTENSIONS = ("backend.spark.follow_feed",)
+EXTENSIONS = ("backend.spark.live.follow_feed",)
 
 
 def default_registry() -> FeedRegistry:

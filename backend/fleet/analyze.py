@@ -27,15 +27,15 @@ from typing import Any
 
 from backend.eventlog import AppLog, EventLogReader, LineError, MissingCodecError
 from backend.eventlog.decode import WholeEvent
-from backend.spark.blame import spark_blame
-from backend.spark.convert import EventLogError, open_event_log
-from backend.spark.event_fields import model_decoder
-from backend.spark.iso_time import iso_seconds
-from backend.spark.model import SparkModel
-from backend.spark.tasks import skew_score, straggler_median
-from tracker.contracts import BatchInfo
+from backend.spark.diagnosis.blame import spark_blame
+from backend.spark.diagnosis.tasks import skew_score, straggler_median
+from backend.spark.model.event_fields import model_decoder
+from backend.spark.model.iso_time import iso_seconds
+from backend.spark.model.spark_model import SparkModel
+from backend.spark.recording.convert import EventLogError, open_event_log
+from tracker.analysis.contracts import BatchInfo
+from tracker.progress_log.replay import Replay
 from tracker.reachability import Location
-from tracker.replay import Replay
 from tracker.subgraph import Subgraph
 from tracker.timestamp import time_from_json
 
@@ -93,8 +93,8 @@ def analyze_log(path: str | os.PathLike[str] | AppLog, *, log_name: str | None =
 
     `log_name` is what the rows call the log (the fleet passes the original `hdfs://`/`s3a://` path of a log it
     copied to a local temporary directory). Each time's seconds are blamed as `flowscope blame` does
-    (backend/spark/blame.py, fed as the replay goes). Never raises for a bad log: the application row lists the
-    problem."""
+    (backend/spark/diagnosis/blame.py, fed as the replay goes). Never raises for a bad log: the application row lists
+    the problem."""
     local = os.fspath(path.path if isinstance(path, AppLog) else path)
     name = log_name or local
 

@@ -30,7 +30,7 @@ from urllib.parse import unquote, urlparse
 
 from backend.eventlog.codecs import strip_codec
 from backend.fleet.analyze import APPLICATION_COLUMNS, STAGE_COLUMNS, TIME_COLUMNS, analyze_log
-from backend.spark.subcommand import run_subcommand
+from backend.spark.recording.subcommand import run_subcommand
 
 __all__ = [
     "FleetApp", "FleetSummary", "analysis_schema", "analyze_app", "analyze_task", "build_session", "canonical_path",

@@ -1,7 +1,7 @@
 """Session history: the state of the dataflow after any batch, quickly, without keeping every state.
 
-A session's live :class:`~tracker.replay.Replay` knows only the present. To answer "what did every port look like
-after batch k" (the timeline, seeking, explaining the past) the history keeps:
+A session's live :class:`~tracker.progress_log.replay.Replay` knows only the present. To answer "what did every port
+look like after batch k" (the timeline, seeking, explaining the past) the history keeps:
 
 * **segments of records**: every structure, progress and ``detail`` record, in segments of ``checkpoint_every``
   batches, each sealed one compressed into the session's :class:`~backend.sessions.scratch_dir.ScratchFile`;
@@ -32,9 +32,9 @@ import orjson
 import zstandard
 
 from backend.sessions.scratch_dir import ScratchFile
-from tracker.pages import PagedLines, RecentPages
+from tracker.progress_log.pages import PagedLines, RecentPages
+from tracker.progress_log.replay import Replay
 from tracker.reachability import OUT, Location
-from tracker.replay import Replay
 from tracker.subgraph import Subgraph
 
 __all__ = ["History", "Checkpoint", "primary_pointstamps"]

@@ -28,7 +28,7 @@ from backend.feeds.followed_file import DELETED, FileIdentity, identity_of
 from backend.feeds.progress_feeds import Feed, FeedError, FeedRegistry
 from backend.sessions.session import Session, SessionOptions
 from backend.web.security import PathNotAllowed, confine
-from tracker.jsonl import FILE_VANISHED, LineError
+from tracker.progress_log.jsonl import FILE_VANISHED, LineError
 
 __all__ = ["SessionManager", "UploadTooLarge"]
 

@@ -75,7 +75,7 @@ def _remove(path: Path) -> None:
 
 
 class ScratchFile:
-    """An append-only anonymous file (see the module docstring), a ``tracker.pages.PageStore``.
+    """An append-only anonymous file (see the module docstring), a ``tracker.progress_log.pages.PageStore``.
 
     ``put`` appends bytes and returns ``(offset, size)``, ``get`` reads them back. Both may run in any thread
     (positioned reads and writes, no shared file position)."""

@@ -1,8 +1,8 @@
 """A session: one feed of records, the replay that tracks it, its history, and who is watching.
 
-The session owns the one live :class:`~tracker.replay.Replay` of its dataflow and runs the ingest on the server's
-event loop in *slices* of at most ``slice_seconds``, then yields to requests and WebSocket senders. Nothing else
-mutates the live replay, so whatever runs between slices reads a consistent state.
+The session owns the one live :class:`~tracker.progress_log.replay.Replay` of its dataflow and runs the ingest on the
+server's event loop in *slices* of at most ``slice_seconds``, then yields to requests and WebSocket senders. Nothing
+else mutates the live replay, so whatever runs between slices reads a consistent state.
 
 Per batch the replay's observer only notes the batch in the history and the ports it touched; at the end of a
 slice those update the charts and each port's "last changed" batch, and go to the subscribers watching the scope
@@ -28,13 +28,13 @@ import orjson
 from backend.feeds.progress_feeds import Feed
 from backend.sessions.history import History
 from backend.sessions.series import SeriesRecorder
-from backend.spark.blame import spark_blame, task_index_for
-from backend.spark.recorded_schedule import RecordedSchedule
-from backend.spark.task_timeline import TaskTimeline
+from backend.spark.diagnosis.blame import spark_blame, task_index_for
+from backend.spark.diagnosis.recorded_schedule import RecordedSchedule
+from backend.spark.diagnosis.task_timeline import TaskTimeline
 from backend.views.graph_layout import layout_columns, layout_graph, scope_graph
-from tracker.contracts import BatchInfo
+from tracker.analysis.contracts import BatchInfo
+from tracker.progress_log.replay import Replay
 from tracker.reachability import IN, OUT, Location
-from tracker.replay import Replay
 from tracker.subgraph import Subgraph
 
 __all__ = ["Session", "SessionOptions"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracker.replay import Replay
+from tracker.progress_log.replay import Replay
 
 __all__ = ["lost_stretches", "lost_before", "lost_during"]
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from backend.spark.cores_whatif import CoresSpec, cores_whatif
-from backend.spark.recorded_schedule import RecordedSchedule
-from backend.spark.task_timeline import TaskTimeline
-from backend.spark.tasks import SKEW_FINDING, STRAGGLER_FACTOR, STRAGGLER_MIN_S
+from backend.spark.diagnosis.cores_whatif import CoresSpec, cores_whatif
+from backend.spark.diagnosis.recorded_schedule import RecordedSchedule
+from backend.spark.diagnosis.task_timeline import TaskTimeline
+from backend.spark.diagnosis.tasks import SKEW_FINDING, STRAGGLER_FACTOR, STRAGGLER_MIN_S
 from backend.views.projections import mark_json
 
 __all__ = ["build_overview", "session_overview", "SLOWEST", "TOP_FINDINGS"]

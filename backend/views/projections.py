@@ -20,11 +20,12 @@ if TYPE_CHECKING:
 __all__ = ["port_rows", "scope_tree", "session_info", "search", "parse_scope", "parse_port", "mark_json",
            "finding_opens_at", "finding_port", "FINDING_FIELDS"]
 
-# What a finding mark (backend/spark/tasks.py: a straggler or a skewed stage; backend/spark/findings.py: the
+# What a finding mark (backend/spark/diagnosis/tasks.py: a straggler or a skewed stage;
+# backend/spark/diagnosis/findings.py: the
 # findings that say what to do) carries beyond a plain mark: the graph's badges and the finding's panel show them.
 FINDING_FIELDS = ("finding", "node", "time", "stage", "attempt", "task", "index", "partition", "executor",
                   "duration_s", "median_task_s", "records", "bytes", "ended_at", "summary",
-                  # the findings that say what to do (backend/spark/findings.py)
+                  # the findings that say what to do (backend/spark/diagnosis/findings.py)
                   "batch", "recommendation", "metric", "threshold")
 
 

@@ -97,11 +97,11 @@ def _start_spark_ingest(settings: Settings, manager: SessionManager, keep: bool)
 
     Each application that connects becomes a live session. Listeners must send the server's token if it has one.
     With ``keep`` (a --data-dir) live sessions are journaled there and come back, still live, at the next start
-    (backend/spark/live_journal.py)."""
+    (backend/spark/live/journal.py)."""
     import asyncio
 
-    from backend.spark.live import SparkIngestServer, SparkLiveFeed, ingest_label
-    from backend.spark.live_journal import new_journal, restore_journals
+    from backend.spark.live.journal import new_journal, restore_journals
+    from backend.spark.live.socket_feed import SparkIngestServer, SparkLiveFeed, ingest_label
 
     loop = asyncio.get_running_loop()
     data_dir = Path(settings.data_dir or ".")  # set by create_app before the server starts

@@ -33,7 +33,7 @@ def apply_thresholds(args: argparse.Namespace) -> str | None:
         return None
     import os
 
-    from backend.spark.thresholds import ENV, ThresholdsError, load
+    from backend.spark.diagnosis.thresholds import ENV, ThresholdsError, load
 
     try:
         load(path)

@@ -1,4 +1,4 @@
-"""``flowscope blame LOG``: where the seconds of each completed time went (``tracker/blame.py``), printed.
+"""``flowscope blame LOG``: where the seconds of each completed time went (``tracker/analysis/blame.py``), printed.
 
 LOG is anything the server can open (a Spark event log, a progress log made by ``flowscope record``); ``--json``
 prints the answer of ``docs/blame.md``: ``{"times": [...]}``.
@@ -97,7 +97,7 @@ def segment_text(seg: dict, latency: float) -> str:
     line = f"    {seg['seconds']:8.3f} s {share}  {kind:<17} {text}"
     split = h.get("breakdown") if kind in ("task", "recompute") else None
     if isinstance(split, dict):  # the task's time as Spark measured it, on a line of its own
-        from backend.spark.task_metrics import describe
+        from backend.spark.diagnosis.task_metrics import describe
 
         line += f"\n{'':31}{describe(split)}"
     return line
@@ -122,10 +122,10 @@ def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Call
     processes), the records replayed and blamed here."""
     from backend.eventlog import MissingCodecError
     from backend.feeds.progress_feeds import FeedError, default_registry
-    from backend.spark.blame import blame_replay
-    from backend.spark.convert import EventLogError
-    from backend.spark.convert_process import event_log_conversion
-    from backend.spark.follow_feed import SPARK_EVENT_LOG
+    from backend.spark.diagnosis.blame import blame_replay
+    from backend.spark.live.follow_feed import SPARK_EVENT_LOG
+    from backend.spark.recording.convert import EventLogError
+    from backend.spark.recording.convert_process import event_log_conversion
     from backend.web.security import PathNotAllowed
 
     consumers = list(also)
@@ -179,7 +179,7 @@ def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Call
 def _report(args: argparse.Namespace, replay: Any, blamed: list, errors: list) -> int:
     """The log's problems on stderr, then the times the query selects; a ``--scope`` the log does not have is a
     mistake said as one (exit code 2), not an empty answer."""
-    from backend.spark.blame import select
+    from backend.spark.diagnosis.blame import select
 
     for err in errors:
         print(f"flowscope: {err}", file=sys.stderr)

@@ -29,8 +29,8 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from tracker.details import late_json
-    from tracker.explain import explain
+    from tracker.analysis.details import late_json
+    from tracker.analysis.explain import explain
 
     from ..holders import late_lines
 

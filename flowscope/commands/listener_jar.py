@@ -23,7 +23,7 @@ def register(subparsers) -> None:
 
 
 def cmd_listener_jar(args: argparse.Namespace) -> int:
-    from backend.spark.listener.build import ListenerBuildError, listener_jar
+    from backend.spark.live.listener.build import ListenerBuildError, listener_jar
 
     try:
         print(listener_jar(rebuild=args.rebuild))

@@ -3,7 +3,7 @@
 They replay a log and print text or JSON (``blame`` says a missing scope as they do).
 
 A progress log is replayed in this process; a Spark event log is converted (in a child process when it is large:
-``backend.spark.convert_process.replay_event_log``) and its records applied here, the same records ``flowscope
+``backend.spark.recording.convert_process.replay_event_log``) and its records applied here, the same records ``flowscope
 record`` would write."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from tracker.replay import Replay
+    from tracker.progress_log.replay import Replay
     from tracker.subgraph import Subgraph
 
 __all__ = ["dump_json", "fmt_time", "fmt_counts", "report_errors", "replay_log", "listed", "no_scope"]
@@ -72,8 +72,8 @@ def replay_log(args: argparse.Namespace, check: bool) -> Any:
     """Replay ``args.log``, a progress log or a Spark event log, up to ``args.at`` progress records.
 
     None, after saying why, if it cannot be read."""
-    from tracker.progress_log import ProgressLogError
-    from tracker.replay import replay_file
+    from tracker.progress_log.log_file import ProgressLogError
+    from tracker.progress_log.replay import replay_file
 
     # a rolling event log is a directory (a progress log is one file); a Spark log's first bytes say so. A file that
     # starts with a progress-log header is none: it is replayed without loading the Spark readers.
@@ -89,7 +89,7 @@ def replay_log(args: argparse.Namespace, check: bool) -> Any:
 
 
 def _starts_with_header(log: str) -> bool:
-    from tracker.progress_log import first_record_problem
+    from tracker.progress_log.log_file import first_record_problem
 
     try:
         return first_record_problem(log) is None
@@ -105,8 +105,8 @@ def _looks_like_event_log(log: str) -> bool:
 
 def _replay_spark_log(args: argparse.Namespace, check: bool) -> Any:
     from backend.eventlog import MissingCodecError
-    from backend.spark.convert import EventLogError
-    from backend.spark.convert_process import replay_event_log
+    from backend.spark.recording.convert import EventLogError
+    from backend.spark.recording.convert_process import replay_event_log
 
     try:
         replay, _ = replay_event_log(args.log, at=args.at, check_contracts=check)

@@ -86,8 +86,8 @@ def plan_text(execution: dict) -> list[str]:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     from backend.eventlog import MissingCodecError
+    from backend.spark.diagnosis.thresholds import configured
     from backend.spark.sql_plan.read import read_plans
-    from backend.spark.thresholds import configured
 
     try:
         plans, problems = read_plans(args.log)

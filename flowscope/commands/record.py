@@ -1,6 +1,6 @@
 """``flowscope record EVENTLOG -o OUT``: a Spark event log converted into a flowscope progress log.
 
-The conversion, its options and its summary belong to the Spark model's converter (backend/spark/convert.py);
+The conversion, its options and its summary belong to the Spark model's converter (backend/spark/recording/convert.py);
 this module is where the CLI finds the command.
 """
 
@@ -12,6 +12,6 @@ __all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
-    from backend.spark.convert import register as register_record
+    from backend.spark.recording.convert import register as register_record
 
     register_record(subparsers)

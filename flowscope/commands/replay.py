@@ -21,7 +21,7 @@ def parse_moment(text: str) -> Landing:
     value = text.strip()
     if value.isdigit():
         return Landing(batch=int(value))
-    from backend.spark.iso_time import iso_seconds
+    from backend.spark.model.iso_time import iso_seconds
 
     at = iso_seconds(value)
     if at is None:

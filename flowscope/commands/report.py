@@ -36,8 +36,8 @@ def register(subparsers: Any) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from backend.spark.recorded_schedule import RecordedSchedule
-    from backend.spark.task_timeline import TaskTimeline
+    from backend.spark.diagnosis.recorded_schedule import RecordedSchedule
+    from backend.spark.diagnosis.task_timeline import TaskTimeline
     from backend.views.overview import build_overview
 
     from .blame import read_blamed

@@ -1,5 +1,5 @@
 """``flowscope whatif LOG --cores 2,4,8``: how long each job or micro-batch, and the application, would have taken
-with more or fewer cores (``backend/spark/cores_whatif.py``; not the server's release what-if).
+with more or fewer cores (``backend/spark/diagnosis/cores_whatif.py``; not the server's release what-if).
 
 ``--json`` prints ``{"cores": [...], "times": [...], "application": {...}, "assumptions": [...]}``
 (``docs/cores-whatif.md``).
@@ -19,7 +19,7 @@ __all__ = ["register", "cores_arg"]
 
 def cores_arg(text: str) -> Any:
     """``--cores``: ``2,4,8`` or ``2x4`` (executors x cores), as ``parse_cores`` reads it."""
-    from backend.spark.cores_whatif import parse_cores
+    from backend.spark.diagnosis.cores_whatif import parse_cores
 
     try:
         return parse_cores(text)
@@ -45,9 +45,9 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_whatif(args: argparse.Namespace) -> int:
-    from backend.spark.cores_whatif import cores_whatif, default_cores
-    from backend.spark.recorded_schedule import RecordedSchedule
-    from backend.spark.task_timeline import TaskTimeline
+    from backend.spark.diagnosis.cores_whatif import cores_whatif, default_cores
+    from backend.spark.diagnosis.recorded_schedule import RecordedSchedule
+    from backend.spark.diagnosis.task_timeline import TaskTimeline
 
     from .blame import read_blamed
 

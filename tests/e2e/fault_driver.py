@@ -27,7 +27,7 @@ def main() -> None:
     jar, port, queue = sys.argv[1], sys.argv[2], sys.argv[3]
     from pyspark.sql import SparkSession
 
-    from backend.spark.listener import Py4JListener
+    from backend.spark.live.listener import Py4JListener
 
     spark = (SparkSession.builder.master("local[2]").appName("flowscope-faults")
              .config("spark.ui.showConsoleProgress", "false").config("spark.ui.enabled", "false")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from tracker.progress_log import ProgressLogWriter
+from tracker.progress_log.log_file import ProgressLogWriter
 
 T0 = 1_767_225_600.0
 HEADER = {"type": "header", "format": "flowscope-progress", "version": 1, "source": "tests"}

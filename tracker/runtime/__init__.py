@@ -9,12 +9,12 @@ interface through which it reaches its worker) in ``context``; delivery (threads
 Hydroflow-style stratified scheduler. Nothing here imports web or Spark code.
 """
 
-from .context import Capability, ContractViolation, OperatorContext
-from .execute import execute
-from .fabric import Chaos, Fabric, GlobalView, ThreadFabric
-from .graph import Exchange, Pipeline, ScopeBuilder, Stream, loop_summary
-from .operators import InputHandle, ProbeHandle
-from .worker import Worker
+from tracker.runtime.context import Capability, ContractViolation, OperatorContext
+from tracker.runtime.execute import execute
+from tracker.runtime.fabric import Chaos, Fabric, GlobalView, ThreadFabric
+from tracker.runtime.graph import Exchange, Pipeline, ScopeBuilder, Stream, loop_summary
+from tracker.runtime.operators import InputHandle, ProbeHandle
+from tracker.runtime.worker import Worker
 
 __all__ = [
     "Capability", "Chaos", "ContractViolation", "Exchange", "Fabric", "GlobalView", "InputHandle", "OperatorContext",

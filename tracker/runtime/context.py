@@ -18,11 +18,11 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from ..change_batch import ChangeBatch
-from ..frontier import MutableAntichain
-from ..reachability import Location, Source, Target, Tracker
-from ..subgraph import Subgraph
-from ..timestamp import TimeDomain
+from tracker.change_batch import ChangeBatch
+from tracker.frontier import MutableAntichain
+from tracker.reachability import Location, Source, Target, Tracker
+from tracker.subgraph import Subgraph
+from tracker.timestamp import TimeDomain
 
 __all__ = ["Capability", "OperatorContext", "OperatorHost", "OperatorLogic", "OperatorSpec", "ContractViolation"]
 

@@ -7,8 +7,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .fabric import Chaos, GlobalView, ThreadFabric
-from .worker import Worker
+from tracker.runtime.fabric import Chaos, GlobalView, ThreadFabric
+from tracker.runtime.worker import Worker
 
 __all__ = ["execute"]
 

@@ -19,9 +19,9 @@ import time as _time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ..broadcast import ProgressBatch
-from ..reachability import Target
-from ..subgraph import Subgraph
+from tracker.broadcast import ProgressBatch
+from tracker.reachability import Target
+from tracker.subgraph import Subgraph
 
 __all__ = ["Fabric", "ThreadFabric", "GlobalView", "Chaos"]
 

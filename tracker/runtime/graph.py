@@ -14,10 +14,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..reachability import Location, Source, Target
-from ..timestamp import TimeDomain, domain
-from .context import OperatorContext
-from .operators import (
+from tracker.reachability import Location, Source, Target
+from tracker.runtime.context import OperatorContext
+from tracker.runtime.operators import (
     Branch,
     Concat,
     Feedback,
@@ -32,6 +31,7 @@ from .operators import (
     Probe,
     ProbeHandle,
 )
+from tracker.timestamp import TimeDomain, domain
 
 __all__ = ["Pipeline", "Exchange", "OpSpec", "Peers", "ScopeBuilder", "Stream", "LoopHandle", "loop_summary"]
 

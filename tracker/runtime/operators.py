@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..timestamp import TimeDomain
-from .context import Capability, OperatorContext
+from tracker.runtime.context import Capability, OperatorContext
+from tracker.timestamp import TimeDomain
 
 __all__ = [
     "Logic", "Input", "InputHandle", "Map", "Filter", "FlatMap", "Concat", "Branch", "Feedback", "Inspect",

@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .context import OperatorContext
-from .graph import Exchange, ScopeBuilder, Stream
-from .operators import Operator
-from .worker import Worker
+from tracker.runtime.context import OperatorContext
+from tracker.runtime.graph import Exchange, ScopeBuilder, Stream
+from tracker.runtime.operators import Operator
+from tracker.runtime.worker import Worker
 
 if TYPE_CHECKING:
     import networkx as nx

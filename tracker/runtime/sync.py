@@ -14,10 +14,10 @@ import time as _time
 from collections import deque
 from typing import Any
 
-from .context import OperatorContext
-from .graph import Exchange, ScopeBuilder
-from .operators import InputHandle, Operator, ProbeHandle
-from .worker import Worker
+from tracker.runtime.context import OperatorContext
+from tracker.runtime.graph import Exchange, ScopeBuilder
+from tracker.runtime.operators import InputHandle, Operator, ProbeHandle
+from tracker.runtime.worker import Worker
 
 __all__ = ["Barrier", "Sequencer"]
 

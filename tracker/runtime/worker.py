@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..broadcast import Outbox, ProgressBatch, SenderOrder
-from ..change_batch import ChangeBatch
-from ..progress_log import ProgressLogWriter
-from ..reachability import Location, Source
-from ..subgraph import Subgraph
-from .context import OperatorContext
-from .fabric import Fabric
-from .graph import PIPELINE, Exchange, OpSpec, ScopeBuilder
+from tracker.broadcast import Outbox, ProgressBatch, SenderOrder
+from tracker.change_batch import ChangeBatch
+from tracker.progress_log.log_file import ProgressLogWriter
+from tracker.reachability import Location, Source
+from tracker.runtime.context import OperatorContext
+from tracker.runtime.fabric import Fabric
+from tracker.runtime.graph import PIPELINE, Exchange, OpSpec, ScopeBuilder
+from tracker.subgraph import Subgraph
 
 __all__ = ["Worker"]
 

@@ -1,7 +1,8 @@
 """Plan findings: what a finished SQL plan's operators and metrics say a user should change, each citing its metric.
 
 The rules and their default thresholds are DataFlint's (as the design note on diagnosis lists them); the thresholds
-are rows of the Spark findings' table (``backend/spark/thresholds.py``, named ``plan.<finding>.<parameter>``), so a
+are rows of the Spark findings' table (``backend/spark/diagnosis/thresholds.py``, named
+``plan.<finding>.<parameter>``), so a
 thresholds file changes them as it changes every finding's. Each finding is a mark shaped like the Spark model's
 findings (``finding`` is its kind; ``label`` its text; ``stage``; ``recommendation``; ``metric`` and ``value`` say
 what fired; ``threshold`` which threshold, as ``Thresholds.fired`` says it), plus ``execution`` and ``operator``
@@ -13,8 +14,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from backend.spark.diagnosis.thresholds import Thresholds
 from backend.spark.sql_plan.metrics import bytes_to_string
-from backend.spark.thresholds import Thresholds
 
 __all__ = ["plan_findings", "FINDING_KINDS"]
 

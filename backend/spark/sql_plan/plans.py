@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.spark.diagnosis.thresholds import Thresholds
 from backend.spark.sql_plan.findings import plan_findings
 from backend.spark.sql_plan.graph import PlanGraph, PlanShapeError, build_graph, codegen_stages, node_stages
 from backend.spark.sql_plan.metrics import Combined, StageTable, combine
 from backend.spark.sql_plan.operator_time import operator_time
-from backend.spark.thresholds import Thresholds
 
 __all__ = ["SqlPlans", "Execution", "SQL_EVENTS"]
 

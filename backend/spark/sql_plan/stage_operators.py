@@ -4,7 +4,7 @@ A stage runs several operators of its SQL execution's plan (a codegen pipeline, 
 the one named is the first by kind in :data:`NAMING_ORDER` (joins, then aggregations, sorts and windows, then
 scans, then exchanges), the stage's other operators listed beside it. Operators that only pass rows on (projects,
 filters, adapters) and codegen clusters never name a stage. The Spark model names them as it reads the log
-(``backend.spark.plan_naming``); :func:`stage_operators` says the same of plans read whole (``read_plans``).
+(``backend.spark.model.plan_naming``); :func:`stage_operators` says the same of plans read whole (``read_plans``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """/api/sessions/{sid}/blame: where the seconds of each completed time went (docs/blame.md).
 
-The session's :class:`~tracker.blame.BlameTracker` follows the ingest, so a live session's answer grows as times
-complete; reads run on the event loop between ingest slices (a consistent state).
+The session's :class:`~tracker.analysis.blame.BlameTracker` follows the ingest, so a live session's answer grows as
+times complete; reads run on the event loop between ingest slices (a consistent state).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import orjson
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from backend.sessions.session import Session
-from backend.spark.blame import name_segments, plan_operators, select
+from backend.spark.diagnosis.blame import name_segments, plan_operators, select
 from backend.views.lost_events import lost_during, lost_stretches
 from backend.views.projections import parse_scope
 from backend.web.api import deps

@@ -1,6 +1,6 @@
 """/api/sessions/{sid}/overview and /cores-whatif: the answer first (``backend/views/overview.py``), and how long the
-application would take with other core counts (``backend/spark/cores_whatif.py``; not ``/whatif``, which releases a
-pointstamp).
+application would take with other core counts (``backend/spark/diagnosis/cores_whatif.py``; not ``/whatif``, which
+releases a pointstamp).
 
 Both are computed on the event loop between ingest slices, from the session's blame, marks, task bars and recorded
 schedule: a live session's answer is the one as it stands.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from backend.sessions.session import Session
-from backend.spark.cores_whatif import cores_whatif, default_cores, parse_cores
+from backend.spark.diagnosis.cores_whatif import cores_whatif, default_cores, parse_cores
 from backend.views.overview import session_overview
 from backend.web.api import deps
 from backend.web.api.models import Problem

@@ -17,11 +17,11 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
 from backend.sessions.session import Session
-from backend.spark.follow_feed import SparkLogFeed
+from backend.spark.diagnosis.thresholds import Thresholds, configured
+from backend.spark.live.follow_feed import SparkLogFeed
 from backend.spark.sql_plan.layout import plan_layout
 from backend.spark.sql_plan.plans import SqlPlans
 from backend.spark.sql_plan.read import read_plans
-from backend.spark.thresholds import Thresholds, configured
 from backend.web.api import deps
 from backend.web.api.models import Problem
 

@@ -19,11 +19,11 @@ from backend.views.projections import parse_port, port_rows, scope_tree
 from backend.views.projections import search as search_operators
 from backend.web.api import deps
 from backend.web.api.models import Explanation, Graph, ScopeState, ScopeTree, SearchHit, Strata, problems
-from tracker.details import late_json
-from tracker.explain import Holder, holder_role
-from tracker.explain import explain as tracker_explain
+from tracker.analysis.details import late_json
+from tracker.analysis.explain import Holder, holder_role
+from tracker.analysis.explain import explain as tracker_explain
+from tracker.progress_log.replay import Replay
 from tracker.reachability import Location
-from tracker.replay import Replay
 
 router = APIRouter(prefix="/api/sessions/{sid}", tags=["scopes"])
 

@@ -1,7 +1,7 @@
 """/api/sessions/{sid}/streaming: each streaming query's micro-batches, for the Streaming tab.
 
 Its micro-batches against its trigger interval and its event-time watermark against processing time
-(``backend/spark/structured_streaming.py``)."""
+(``backend/spark/diagnosis/structured_streaming.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import orjson
 from fastapi import APIRouter, Depends, HTTPException, Query
 
 from backend.sessions.session import Session
-from backend.spark.structured_streaming import streaming_queries
+from backend.spark.diagnosis.structured_streaming import streaming_queries
 from backend.web.api import deps
 from backend.web.api.models import Problem
 

@@ -1,4 +1,4 @@
-"""/api/sessions/{sid}/tasks: the executor timeline's bars (``backend/spark/task_timeline.py``), columnar."""
+"""/api/sessions/{sid}/tasks: the executor timeline's bars (``backend/spark/diagnosis/task_timeline.py``), columnar."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from backend.sessions.session import Session
 from backend.views.projections import parse_port
 from backend.web.api import deps
 from backend.web.api.models import Problem
-from tracker.whatif import release
+from tracker.analysis.whatif import release
 
 router = APIRouter(prefix="/api/sessions/{sid}", tags=["what-if"])
 

@@ -1,0 +1,1 @@
+"""Redaction: a Spark event log without its machines and secrets, for sharing."""
