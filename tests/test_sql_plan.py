@@ -139,18 +139,22 @@ def test_blame_names_the_plan_operator_of_a_stage(capsys: pytest.CaptureFixture[
 
 def test_a_log_cut_mid_execution_shows_the_running_tasks() -> None:
     """The plan's progress: an operator whose stage still has tasks running says how many and the longest (its
-    stages are known once one task of the stage has reported its metrics)."""
+    stages are known once one task of the stage has reported its metrics): the longest is the earliest launch of
+    a task still running, up to the latest launch or finish the log has reached."""
     from backend.eventlog import EventLogReader
     from backend.spark.sql_plan.plans import SqlPlans
 
     events = [ev.event for ev in EventLogReader(BATCH)]
-    running: dict[int, set[int]] = {}
+    running: dict[int, dict[int, int]] = {}  # stage -> {task: launch time (ms)}
+    latest = 0  # the latest launch or finish time read (ms)
     cut = stage = None
     for i, e in enumerate(events):
         if e["Event"] == "SparkListenerTaskStart":
-            running.setdefault(e["Stage ID"], set()).add(e["Task Info"]["Task ID"])
+            running.setdefault(e["Stage ID"], {})[e["Task Info"]["Task ID"]] = e["Task Info"]["Launch Time"]
+            latest = max(latest, e["Task Info"]["Launch Time"])
         elif e["Event"] == "SparkListenerTaskEnd":
-            running[e["Stage ID"]].discard(e["Task Info"]["Task ID"])
+            running[e["Stage ID"]].pop(e["Task Info"]["Task ID"])
+            latest = max(latest, e["Task Info"]["Finish Time"])
             if running[e["Stage ID"]] and any(a.get("Metadata") == "sql" for a in e["Task Info"]["Accumulables"]):
                 cut, stage = i + 1, e["Stage ID"]  # a task of a SQL stage ended, another still runs
                 break
@@ -162,8 +166,10 @@ def test_a_log_cut_mid_execution_shows_the_running_tasks() -> None:
     assert execution["completed"] is None
     running_nodes = [n for n in execution["nodes"] if "running" in n]
     assert running_nodes and all(stage in n["stages"] for n in running_nodes)
-    assert all(n["running"] == {"tasks": len(running[stage]), "longest_s": n["running"]["longest_s"]}
-               and n["running"]["longest_s"] >= 0 for n in running_nodes)
+    longest_s = (latest - min(running[stage].values())) / 1000
+    assert len(running[stage]) >= 1 and longest_s > 0
+    assert all(n["running"] == {"tasks": len(running[stage]), "longest_s": pytest.approx(longest_s, abs=1e-3)}
+               for n in running_nodes)
 
 
 def test_hostile_fields_are_survived() -> None:
