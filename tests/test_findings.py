@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.eventlog import find_logs
+from backend.eventlog import EventLogReader, find_logs
 from backend.spark.diagnosis.thresholds import ENV, TABLE, ThresholdsError, load
 from backend.spark.recording.convert import SparkLogConversion
 from flowscope.cli import main as cli
@@ -57,9 +57,37 @@ def test_each_finding_fires_on_its_fixture(name, kind, setting):
     assert m["scope"] and m["node"] is not None  # the page opens the stage's output at its moment
 
 
+def events_of(name: str) -> list[dict]:
+    return [ev.event for ev in EventLogReader(fixture_path(name))]
+
+
+def task_spans(events: list[dict]) -> list[tuple[float, float]]:
+    """Every task attempt's run, launch to finish (seconds), as its TaskEnd says."""
+    return [(e["Task Info"]["Launch Time"] / 1000, e["Task Info"]["Finish Time"] / 1000) for e in events
+            if e["Event"] == "SparkListenerTaskEnd"]
+
+
+def covered(spans: list[tuple[float, float]]) -> float:
+    """The time at least one of ``spans`` covers."""
+    total, reach = 0.0, float("-inf")
+    for a, b in sorted(spans):
+        total += max(0.0, b - max(a, reach))
+        reach = max(reach, b)
+    return total
+
+
 def test_the_gc_finding_says_its_figures():
+    """Its figures are the stage attempt's successful tasks' Task Metrics, summed here from the log."""
     (m,) = [m for m in findings(fixture_path("gc_pressure")) if m["finding"] == "gc"]
-    assert m["metric"]["ratio"] >= 0.1 and m["metric"]["gc_s"] >= 1
+    ends = [e for e in events_of("gc_pressure") if e["Event"] == "SparkListenerTaskEnd"
+            and (e["Stage ID"], e["Stage Attempt ID"]) == (m["stage"], m["attempt"])
+            and e["Task End Reason"]["Reason"] == "Success"]
+    assert ends
+    gc_ms = sum(e["Task Metrics"]["JVM GC Time"] for e in ends)
+    run_ms = sum(e["Task Metrics"]["Executor Run Time"] for e in ends)
+    assert m["metric"] == {"gc_s": pytest.approx(gc_ms / 1000, abs=1e-3),
+                           "run_s": pytest.approx(run_ms / 1000, abs=1e-3),
+                           "ratio": pytest.approx(gc_ms / run_ms, abs=1e-4), "tasks": len(ends)}
     assert m["threshold"]["and"][0]["name"] == "gc.min_s"
 
 
@@ -100,10 +128,30 @@ def test_thresholds_from_a_file_change_what_fires(tmp_path, monkeypatch):
     assert set(app) == {"idle-cores", "driver-bound"}
     idle = app["idle-cores"]
     assert idle["threshold"]["value"] == 0.2 and idle["threshold"]["source"] == f"set in {toml}"
-    assert 0 < idle["metric"]["idle_ratio"] <= 1 and idle["stage"] is None
-    assert "spark.dynamicAllocation.enabled" in idle["recommendation"]
+    assert idle["stage"] is None and "spark.dynamicAllocation.enabled" in idle["recommendation"]
     driver = app["driver-bound"]
-    assert driver["metric"]["no_task_s"] <= driver["metric"]["wall_s"]
+    # the figures, worked out here from the log's events
+    events = events_of("batch_shuffle")
+    spans = task_spans(events)
+    (added,) = [e for e in events if e["Event"] == "SparkListenerExecutorAdded"]  # the local driver, never removed
+    (end,) = [e["Timestamp"] / 1000 for e in events if e["Event"] == "SparkListenerApplicationEnd"]
+    offered = added["Executor Info"]["Total Cores"] * (end - added["Timestamp"] / 1000)
+    used = sum(b - a for a, b in spans)
+    assert 0 < used < offered
+    assert idle["metric"] == {"offered_core_hours": pytest.approx(offered / 3600, abs=1e-6),
+                              "used_core_hours": pytest.approx(used / 3600, abs=1e-6),
+                              "idle_core_hours": pytest.approx((offered - used) / 3600, abs=1e-6),
+                              "idle_ratio": pytest.approx((offered - used) / offered, abs=1e-4)}
+    # the wall time counts from the application's first timed event (here the driver's executor registering,
+    # logged before the application's start) to its end; the no-task time is what no task's run covered
+    start = next(e["Timestamp"] / 1000 for e in events if e["Event"] in (
+        "SparkListenerExecutorAdded", "SparkListenerApplicationStart", "SparkListenerStageSubmitted"))
+    wall = end - start
+    busy = covered(spans)
+    assert 0 < busy < wall
+    assert driver["metric"]["wall_s"] == pytest.approx(wall, abs=1e-3)
+    assert driver["metric"]["no_task_s"] == pytest.approx(wall - busy, abs=1e-3)
+    assert driver["metric"]["ratio"] == pytest.approx((wall - busy) / wall, abs=1e-4)
     monkeypatch.setenv(ENV, str(write(tmp_path / "t.json", json.dumps({"gc": {"ratio": 0.9}}))))
     assert "gc" not in kinds(fixture_path("gc_pressure"))
 
