@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from backend.eventlog import EventLogReader
 from backend.export.bundle import answer_key, build_bundle
 from backend.web.app import Settings
 from flowscope.cli import main
@@ -30,11 +31,26 @@ def report_json(capsys, log: Path) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+def median(values: list[float]) -> float:
+    s = sorted(values)
+    return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
+
+
 def test_a_straggler_application_leads_with_its_slow_job_and_its_findings(capsys):
-    o = report_json(capsys, log_of("skewed_straggler"))
+    """The figures, each worked out here from the log's events: the application's wall time and task time, idle
+    task slots, and the findings' figures from the straggler's stage (its tasks' runs and what they read)."""
+    log = log_of("skewed_straggler")
+    o = report_json(capsys, log)
+    events = [ev.event for ev in EventLogReader(log)]
+    ends = [e for e in events if e["Event"] == "SparkListenerTaskEnd"]
+    (start,) = [e["Timestamp"] / 1000 for e in events if e["Event"] == "SparkListenerApplicationStart"]
+    (end,) = [e["Timestamp"] / 1000 for e in events if e["Event"] == "SparkListenerApplicationEnd"]
+    task_s = sum(e["Task Info"]["Finish Time"] - e["Task Info"]["Launch Time"] for e in ends) / 1000
     app = o["application"]
     assert app["engine"] == "spark" and app["jobs"] == 2 and app["times"] == 2 and app["recorded_cores"] == 2
-    assert 0 < app["idle_cores_pct"] < 100
+    assert app["duration_s"] == pytest.approx(end - start, abs=1e-6) and app["tasks"] == len(ends)
+    assert app["task_seconds"] == pytest.approx(task_s, abs=1e-6)
+    assert app["idle_cores_pct"] == pytest.approx(100 * (1 - task_s / (2 * (end - start))), abs=0.05)
     w = app["whatif"]
     assert w["2x"]["cores"] == 4 and w["0.5x"]["cores"] == 1
     assert w["2x"]["wall_s"] <= app["duration_s"] + 1e-6 <= w["0.5x"]["wall_s"] + 1e-6
@@ -46,10 +62,34 @@ def test_a_straggler_application_leads_with_its_slow_job_and_its_findings(capsys
     for f in o["findings"]:
         assert set(f) >= FINDING_KEYS
         assert f["stage"] == slow["top"]["holder"]["stage"] and f["scope"] == slow["scope"]
-        assert "spark." in f["recommendation"] and f["threshold"] and f["metric"]
-    straggler = o["findings"][0]
+        assert "spark." in f["recommendation"]
+
+    # the straggler's stage: its tasks' runs and what each read (shuffle records and bytes)
+    stage = [e for e in ends if e["Stage ID"] == slow["top"]["holder"]["stage"]]
+    runs = [(e["Task Info"]["Finish Time"] - e["Task Info"]["Launch Time"]) / 1000 for e in stage]
+    reads = [e["Task Metrics"]["Shuffle Read Metrics"] for e in stage]
+    records = [r["Total Records Read"] for r in reads]
+    read_bytes = [r["Local Bytes Read"] + r["Remote Bytes Read"] for r in reads]
+    longest = runs.index(max(runs))
+    others = median(runs[:longest] + runs[longest + 1:])
+    mean = sum(runs) / len(runs)
+    straggler, skew, data_skew = o["findings"]
     assert straggler["threshold"]["name"] == "straggler.factor"
-    assert straggler["metric"]["ratio"] >= straggler["threshold"]["value"]
+    assert straggler["metric"] == {"duration_s": pytest.approx(runs[longest], abs=1e-6),
+                                   "median_task_s": pytest.approx(others, abs=1e-6),
+                                   "ratio": pytest.approx(runs[longest] / others, abs=0.005)}
+    assert skew["threshold"]["name"] == "skew.score"
+    assert skew["metric"] == {"skew": pytest.approx(sum(abs(r - mean) for r in runs) / len(runs) / mean, abs=1e-4),
+                              "tasks": len(runs), "median_task_s": pytest.approx(median(runs), abs=1e-6),
+                              "max_task_s": pytest.approx(max(runs), abs=1e-6)}
+    assert data_skew["threshold"]["name"] == "data_skew.read_factor"
+    assert data_skew["metric"] == {
+        "task": stage[longest]["Task Info"]["Task ID"], "partition": stage[longest]["Task Info"]["Index"],
+        "executor": stage[longest]["Task Info"]["Executor ID"], "duration_s": pytest.approx(runs[longest], abs=1e-6),
+        "median_task_s": pytest.approx(others, abs=1e-6),
+        "records": records[longest], "median_records": median(records),
+        "bytes": read_bytes[longest], "median_bytes": median(read_bytes),
+        "read_ratio": pytest.approx(read_bytes[longest] / median(read_bytes), abs=0.005)}
 
 
 def test_the_text_points_every_line_at_a_time_and_a_holder(capsys):
