@@ -39,6 +39,20 @@ def _same_naming_as_the_plans(log) -> dict[int, dict]:
     return named
 
 
+# Worked out by hand from each plan's operators and the stages they ran in (``flowscope plan``): stage -> (name, id,
+# the stage's operators other than those that only pass rows on). A join names its stage before an aggregation, an
+# aggregation before a sort or a scan, an exchange only a stage with nothing else ranked (a bare Range is no scan).
+EXPECTED = {
+    "plan_broadcast": {0: ("Range", 13, [13]), 1: ("BroadcastHashJoin", 7, [3, 5, 7, 9]),
+                       3: ("HashAggregate", 2, [2, 3])},
+    "plan_cross_join": {1: ("BroadcastNestedLoopJoin", 7, [3, 5, 7, 13])},
+    "plan_partitions": {0: ("Sort", 3, [0, 3, 5]), 2: ("HashAggregate", 5, [3, 5, 8])},
+    "plan_small_files": {0: ("Exchange", 5, [5, 7]), 2: ("Exchange", 5, [1, 5])},
+    "plan_sort_merge_join": {0: ("Exchange", 12, [12, 16]), 4: ("SortMergeJoin", 8, [4, 6, 8, 10, 12, 18, 20]),
+                             8: ("HashAggregate", 2, [2, 4]), 11: ("SortMergeJoin", 6, [2, 4, 6, 8, 9, 15, 16])},
+}
+
+
 @pytest.mark.parametrize("log", FIXTURE_LOGS, ids=lambda log: log.path.parent.name)
 def test_the_model_names_what_the_plans_name_on_every_fixture(log):
     named = _same_naming_as_the_plans(log)
@@ -46,10 +60,30 @@ def test_the_model_names_what_the_plans_name_on_every_fixture(log):
         assert named, "a plan fixture's SQL stages are named"
 
 
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_the_operator_named_is_the_one_ranked_first(name):
+    (log,) = [log for log in PLAN_FIXTURES if log.path.parent.name == name]
+    named = _named_by_the_model(log)
+    got = {stage: (named[stage]["name"], named[stage]["id"], named[stage]["operators"]) for stage in EXPECTED[name]
+           if stage in named}
+    assert got == EXPECTED[name]
+
+
+_REAL_NAMED: dict = {}  # log path -> stages named, from the test below (the one after it reads them)
+
+
 @pytest.mark.spark_events
 @pytest.mark.parametrize("log", REAL_LOGS, ids=lambda log: str(log.path.name) if log else "none")
 def test_the_model_names_what_the_plans_name_on_every_real_log(log):
-    _same_naming_as_the_plans(log)
+    _REAL_NAMED[log.path] = len(_same_naming_as_the_plans(log))
+
+
+@pytest.mark.spark_events
+def test_some_real_logs_have_their_stages_named():
+    """The comparison above holds trivially on a log without SQL: at least one real log names stages."""
+    named = [log.path.name for log in REAL_LOGS
+             if _REAL_NAMED.get(log.path, None) or (log.path not in _REAL_NAMED and _named_by_the_model(log))]
+    assert named, "no real log had a stage named"
 
 
 def test_an_adaptive_plan_is_named_by_its_final_ids():
