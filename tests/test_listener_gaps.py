@@ -23,6 +23,7 @@ from .conftest import SPARK_EVENTS, wait_until
 from .e2e.server import running_server
 
 SHUFFLE = SPARK_EVENTS / "pyspark-4.3" / "spark430_1000tasks_shuffle.jsonl.gz"
+RDD_SQL = SPARK_EVENTS / "pyspark-4.3" / "spark430_batch_rdd_sql.jsonl.gz"  # an RDD job, then three SQL jobs
 LOST = 40  # events the listener took from Spark and never delivered
 
 
@@ -46,12 +47,12 @@ def live_sessions(client: httpx.Client) -> list[dict]:
     return [s for s in client.get("/api/sessions").json() if s["kind"] == "spark-live"]
 
 
-def outage(port: int, events: list[bytes], cut: int, dropped: int = 0) -> None:
-    """The first ``cut`` events, a broken connection, ``LOST`` events never delivered (``dropped`` of them dropped
+def outage(port: int, events: list[bytes], cut: int, dropped: int = 0, lost: int = LOST) -> None:
+    """The first ``cut`` events, a broken connection, ``lost`` events never delivered (``dropped`` of them dropped
     by the listener's full queue, the rest lost with the connection), the rest after the reconnection."""
     send(port, hello("inst-1", 1, 0) + b"\n".join(events[:cut]) + b"\n")
-    in_transit = LOST - dropped
-    send(port, hello("inst-1", 2, cut + in_transit, dropped) + b"\n".join(events[cut + LOST:]) + b"\n")
+    in_transit = lost - dropped
+    send(port, hello("inst-1", 2, cut + in_transit, dropped) + b"\n".join(events[cut + lost:]) + b"\n")
 
 
 @pytest.mark.spark_events
@@ -86,12 +87,29 @@ def test_an_outage_is_one_session_with_its_lost_events_marked_and_answers_say_so
         assert explained(1)["events_lost"] == []
         assert [s["lost"] for s in explained(gap_batch + 1)["events_lost"]] == [LOST]
 
-        # blame: the times whose span overlaps the gap carry it, the others do not
+        # blame: the one time (the SQL execution) spans the gap and carries it
         times = client.get(f"/api/sessions/{info['id']}/blame").json()["times"]
-        spanning = [t for t in times if t.get("events_lost")]
-        assert spanning and all(t["start"] <= lost[0]["lost_until"] and t["end"] >= lost[0]["at"] for t in spanning)
-        assert all(not (t["start"] <= lost[0]["lost_until"] and t["end"] >= lost[0]["at"])
-                   for t in times if not t.get("events_lost"))
+        assert len(times) == 1 and [s["lost"] for s in times[0]["events_lost"]] == [LOST]
+        assert times[0]["start"] <= lost[0]["lost_until"] and times[0]["end"] >= lost[0]["at"]
+
+
+@pytest.mark.spark_events
+def test_only_the_times_that_span_the_gap_say_so(tmp_path):
+    """Four jobs, two events lost in the last: its time carries the gap, the three before it do not."""
+    events = events_of(RDD_SQL)
+    cut = max(i for i, e in enumerate(events) if b'"SparkListenerJobStart"' in e) + 2
+    with running_server(Settings(spark_port=0, data_dir=tmp_path / "data")) as srv:
+        client = httpx.Client(base_url=srv.url, timeout=30)
+        outage(client.get("/api/health").json()["spark_ingest"]["port"], events, cut, lost=2)
+        (info,) = wait_until(lambda: [s for s in live_sessions(client) if s["status"] == "done"],
+                             "the session to end", timeout=30.0)
+        (gap,) = [m for m in client.get(f"/api/sessions/{info['id']}/marks").json()["marks"] if m.get("lost")]
+        times = client.get(f"/api/sessions/{info['id']}/blame").json()["times"]
+    spanning = [t for t in times if t.get("events_lost")]
+    clear = [t for t in times if not t.get("events_lost")]
+    assert len(spanning) == 1 and len(clear) == 3
+    assert spanning[0]["start"] <= gap["lost_until"] and spanning[0]["end"] >= gap["at"]
+    assert all(t["end"] < gap["at"] or t["start"] > gap["lost_until"] for t in clear)
 
 
 @pytest.mark.spark_events
