@@ -55,16 +55,21 @@ def outage(port: int, events: list[bytes], cut: int, dropped: int = 0, lost: int
     send(port, hello("inst-1", 2, cut + in_transit, dropped) + b"\n".join(events[cut + lost:]) + b"\n")
 
 
+def ended_after_outage(client: httpx.Client, events: list[bytes], cut: int, dropped: int = 0,
+                       lost: int = LOST) -> list[dict]:
+    """``outage`` through the server's Spark ingest port; the live sessions that ended."""
+    outage(client.get("/api/health").json()["spark_ingest"]["port"], events, cut, dropped, lost)
+    return wait_until(lambda: [s for s in live_sessions(client) if s["status"] == "done"], "the session to end",
+                      timeout=30.0)
+
+
 @pytest.mark.spark_events
 def test_an_outage_is_one_session_with_its_lost_events_marked_and_answers_say_so(tmp_path):
     events = events_of(SHUFFLE)
     cut = next(i for i, e in enumerate(events) if b'"SparkListenerTaskEnd"' in e) + 200
     with running_server(Settings(spark_port=0, data_dir=tmp_path / "data")) as srv:
         client = httpx.Client(base_url=srv.url, timeout=30)
-        port = client.get("/api/health").json()["spark_ingest"]["port"]
-        outage(port, events, cut, dropped=15)
-        sessions = wait_until(lambda: [s for s in live_sessions(client) if s["status"] == "done"],
-                              "the session to end", timeout=30.0)
+        sessions = ended_after_outage(client, events, cut, dropped=15)
         assert len(live_sessions(client)) == 1  # the reconnection resumed the session
         info = sessions[0]
         assert info["events_lost"] == LOST
@@ -100,9 +105,7 @@ def test_only_the_times_that_span_the_gap_say_so(tmp_path):
     cut = max(i for i, e in enumerate(events) if b'"SparkListenerJobStart"' in e) + 2
     with running_server(Settings(spark_port=0, data_dir=tmp_path / "data")) as srv:
         client = httpx.Client(base_url=srv.url, timeout=30)
-        outage(client.get("/api/health").json()["spark_ingest"]["port"], events, cut, lost=2)
-        (info,) = wait_until(lambda: [s for s in live_sessions(client) if s["status"] == "done"],
-                             "the session to end", timeout=30.0)
+        (info,) = ended_after_outage(client, events, cut, lost=2)
         (gap,) = [m for m in client.get(f"/api/sessions/{info['id']}/marks").json()["marks"] if m.get("lost")]
         times = client.get(f"/api/sessions/{info['id']}/blame").json()["times"]
     spanning = [t for t in times if t.get("events_lost")]
