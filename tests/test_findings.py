@@ -142,10 +142,10 @@ def test_thresholds_from_a_file_change_what_fires(tmp_path, monkeypatch):
                               "used_core_hours": pytest.approx(used / 3600, abs=1e-6),
                               "idle_core_hours": pytest.approx((offered - used) / 3600, abs=1e-6),
                               "idle_ratio": pytest.approx((offered - used) / offered, abs=1e-4)}
-    # the wall time counts from the application's first timed event (here the driver's executor registering,
-    # logged before the application's start) to its end; the no-task time is what no task's run covered
-    start = next(e["Timestamp"] / 1000 for e in events if e["Event"] in (
-        "SparkListenerExecutorAdded", "SparkListenerApplicationStart", "SparkListenerStageSubmitted"))
+    # the wall time counts from the application's start (not the driver's executor registering, logged before it
+    # and stamped later) to its end; the no-task time is what no task's run covered
+    (start,) = [e["Timestamp"] / 1000 for e in events if e["Event"] == "SparkListenerApplicationStart"]
+    assert start != added["Timestamp"] / 1000
     wall = end - start
     busy = covered(spans)
     assert 0 < busy < wall

@@ -97,8 +97,16 @@ class Diagnosis:
     # --- what the ledger says ----------------------------------------------------------------------------------
 
     def seen(self, at: float) -> None:
-        """The application's start: its ``SparkListenerApplicationStart``, else its first timed event."""
+        """A timed event: the application's start until its ``SparkListenerApplicationStart`` says otherwise."""
         if self.first_at is None and at > 0:
+            self.first_at = at
+
+    def application_started(self, at: float) -> None:
+        """The application's start, whatever was logged before it (the driver's executor registers first).
+
+        A listener attached at run time sees the start (synthesised) but not that executor: both must count from
+        here to agree."""
+        if at > 0:
             self.first_at = at
 
     def executor_added(self, executor: str, cores: Any, at: float) -> None:

@@ -428,7 +428,7 @@ class TaskLedger:
 
     def application_started(self, at: float) -> None:
         """The application's start: the wall time its findings measure begins here."""
-        self.diagnosis.seen(at)
+        self.diagnosis.application_started(at)
 
     def application_ended(self, at: float) -> list[dict]:
         """The application's findings (idle cores, driver-bound time), as marks."""
