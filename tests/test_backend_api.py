@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import posixpath
 import re
 import shutil
 from pathlib import Path
@@ -15,7 +16,7 @@ import zstandard
 
 from backend.eventlog.encoders import encode
 from backend.web.app import Settings
-from backend.web.page import InlinePage
+from backend.web.page import InlinePage, module_map
 from tests.conftest import LOOP_LOG, REPO
 from tests.e2e.logs import bad_log, growing_records, write_pipeline, write_records
 from tests.e2e.server import running_server
@@ -304,6 +305,14 @@ def test_frontend_plotly_and_openapi_are_served(client):
     assert "ScopeState" in spec["components"]["schemas"] and "Explanation" in spec["components"]["schemas"]
 
 
+def bare_imports(text: str, folder: str) -> str:
+    """A module's text as the import map serves it: each relative specifier ("./x.js", "../x.js"), resolved against
+    the module's folder under frontend/js, named flowscope/PATH.js."""
+    def bare(m: re.Match) -> str:
+        return f'"flowscope/{posixpath.normpath(posixpath.join(folder, m[1]))}"'
+    return re.sub(r'"(\.\.?/[\w./-]+\.js)"', bare, text)
+
+
 def test_the_page_is_one_response_holding_every_module_and_stylesheet(client):
     """``/`` inlines what index.html loads (backend/web/page.py): every module of frontend/js as a data: URL in the
     import map, its relative imports named through the map, the stylesheets in a <style>; nothing left to fetch
@@ -315,12 +324,14 @@ def test_the_page_is_one_response_holding_every_module_and_stylesheet(client):
     importmap = re.search(r'<script type="importmap">(.*?)</script>', page.text, re.S)
     assert importmap is not None
     imports = json.loads(importmap.group(1))["imports"]
-    assert set(imports) == {f"flowscope/{p.name}" for p in (frontend / "js").glob("*.js")}
+    js = frontend / "js"
+    assert set(imports) == {f"flowscope/{p.relative_to(js).as_posix()}" for p in js.rglob("*.js")}
     for name, url in imports.items():
         src = base64.b64decode(url.split(",", 1)[1]).decode()
-        original = (frontend / "js" / name.split("/")[1]).read_text()
-        assert src == re.sub(r'"\./([\w-]+\.js)"', r'"flowscope/\1"', original), name
-        assert '"./' not in src, name
+        path = name.removeprefix("flowscope/")
+        original = (js / path).read_text()
+        assert src == bare_imports(original, posixpath.dirname(path)), name
+        assert '"./' not in src and '"../' not in src, name
     assert '<script type="module">import "flowscope/app.js";</script>' in page.text
     assert ".pill" in page.text and "#graph-canvas" in page.text  # app.css inlined
     again = client.get("/", headers={"if-none-match": page.headers["etag"]})
@@ -342,6 +353,30 @@ def test_an_edited_module_is_in_the_next_page(tmp_path):
     assert importmap2 is not None
     imports = json.loads(importmap2.group(1))["imports"]
     assert "export const EDITED = 1;" in base64.b64decode(imports["flowscope/dom.js"].split(",", 1)[1]).decode()
+
+
+def test_the_import_map_names_modules_by_their_path_and_resolves_relative_imports(tmp_path):
+    """A module in a subfolder is named by its path; ``./`` and ``../`` resolve against the importing module's folder,
+    the way the browser resolves them against its URL; an import that leaves frontend/js is an error naming it."""
+    js = tmp_path / "js"
+    (js / "graph" / "svg").mkdir(parents=True)
+    (js / "app.js").write_text('import { a } from "./graph/view.js";\n')
+    (js / "graph" / "view.js").write_text('import { t } from "../times.js";\nimport "./svg/draw.js";\n'
+                                          'export const a = () => import("../app.js");\n')
+    (js / "graph" / "svg" / "draw.js").write_text('export { a } from "../view.js";\nimport "../../times.js";\n')
+    (js / "times.js").write_text("export const t = 1;\n")
+    got = {k: base64.b64decode(v.split(",", 1)[1]).decode() for k, v in module_map(js).items()}
+    assert list(got) == ["flowscope/app.js", "flowscope/graph/svg/draw.js", "flowscope/graph/view.js",
+                         "flowscope/times.js"]
+    assert got["flowscope/app.js"] == 'import { a } from "flowscope/graph/view.js";\n'
+    assert got["flowscope/graph/view.js"] == ('import { t } from "flowscope/times.js";\n'
+                                             'import "flowscope/graph/svg/draw.js";\n'
+                                             'export const a = () => import("flowscope/app.js");\n')
+    assert got["flowscope/graph/svg/draw.js"] == ('export { a } from "flowscope/graph/view.js";\n'
+                                                 'import "flowscope/times.js";\n')
+    (js / "times.js").write_text('\nimport { x } from "../outside.js";\n')
+    with pytest.raises(ValueError, match=r"times\.js:2: the import '\.\./outside\.js' reaches outside"):
+        module_map(js)
 
 
 def test_strata_of_the_loop(client, loop_sid):

@@ -1,4 +1,4 @@
-"""The page's ES modules (frontend/js/*.js) import one way and do nothing when imported.
+"""The page's ES modules (frontend/js/**/*.js) import one way and do nothing when imported.
 
 A circle of imports makes a module's functions depend on evaluation order (one side sees the other's bindings
 uninitialised) and hides which module is the higher one; a module that touches the DOM or starts a timer when it is
@@ -8,11 +8,14 @@ top level calls something.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from pathlib import Path
 
 JS = Path(__file__).resolve().parents[1] / "frontend" / "js"
-IMPORT = re.compile(r'^\s*import\s[^;]*?\bfrom\s+"\./([\w-]+\.js)"|^\s*import\s+"\./([\w-]+\.js)"', re.M | re.S)
+# a module's static imports of another module of the page, by a relative specifier ("./x.js", "../graph/x.js")
+IMPORT = re.compile(r'^\s*import\s[^;]*?\bfrom\s+"(\.\.?/[\w./-]+\.js)"|^\s*import\s+"(\.\.?/[\w./-]+\.js)"',
+                    re.M | re.S)
 ENTRY = "app.js"
 # What a module's top level may hold: imports, exports and declarations (a declaration's value may be a literal or
 # an arrow function, its continuation lines indented), comments and the ends of multi-line declarations.
@@ -29,13 +32,24 @@ def runs_at_import(line: str) -> bool:
     return bool(decl and "=>" not in decl["value"] and CALL.search(decl["value"]))
 
 
+def name_of(path: Path) -> str:
+    """A module's name: its path under frontend/js (``graph/canvas.js``)."""
+    return path.relative_to(JS).as_posix()
+
+
 def imports(path: Path) -> set[str]:
-    """The modules `path` imports from this folder, by file name."""
-    return {a or b for a, b in IMPORT.findall(path.read_text(encoding="utf-8"))}
+    """The modules of the page `path` imports, by name (relative specifiers resolved against its folder)."""
+    folder = posixpath.dirname(name_of(path))
+    found = IMPORT.findall(path.read_text(encoding="utf-8"))
+    return {posixpath.normpath(posixpath.join(folder, a or b)) for a, b in found}
+
+
+def modules() -> list[Path]:
+    return sorted(JS.rglob("*.js"))
 
 
 def module_graph() -> dict[str, set[str]]:
-    return {p.name: imports(p) for p in sorted(JS.glob("*.js"))}
+    return {name_of(p): imports(p) for p in modules()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -101,10 +115,10 @@ def test_import_check_sees_calls():
 def test_nothing_happens_at_import():
     """Outside app.js, a module's top level declares and exports: no statement there calls anything."""
     offending = []
-    for path in sorted(JS.glob("*.js")):
-        if path.name == ENTRY:
+    for path in modules():
+        if name_of(path) == ENTRY:
             continue
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if line[:1].strip() and runs_at_import(line):
-                offending.append(f"{path.name}:{n}: {line.strip()}")
+                offending.append(f"{name_of(path)}:{n}: {line.strip()}")
     assert not offending, "statements run at import: " + "; ".join(offending)

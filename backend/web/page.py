@@ -3,10 +3,10 @@
 Served as files, the page's thirty-odd modules and 2 stylesheets cost the browser six rounds of requests over its six
 connections to a host before anything runs, most of a first render.
 Inlined, the page is one response. Nothing is built or rewritten beyond that: each module stays its own module (a
-data: URL behind an import map, its relative imports named ``flowscope/NAME.js``, which the map resolves), read
-from the files as they are now, so an edited file shows at the next reload. ``/static/`` still serves every file
-(``/static/index.html`` is the page with its modules as files, for a debugger). The post-mortem bundle
-(``backend/export/bundle.py``) is this page with the stored answers and plotly added.
+data: URL behind an import map, its relative imports named by their path under frontend/js, ``flowscope/PATH.js``,
+which the map resolves), read from the files as they are now, so an edited file shows at the next reload.
+``/static/`` still serves every file (``/static/index.html`` is the page with its modules as files, for a debugger).
+The post-mortem bundle (``backend/export/bundle.py``) is this page with the stored answers and plotly added.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import base64
 import gzip
 import hashlib
 import json
+import posixpath
 import re
 import threading
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 
 __all__ = ["module_map", "inline_page", "script_json", "InlinePage", "MODULE_PREFIX"]
 
-MODULE_PREFIX = "flowscope/"  # the import map's name for frontend/js/NAME.js
+MODULE_PREFIX = "flowscope/"  # the import map's name for frontend/js/PATH.js (e.g. flowscope/graph/canvas.js)
 STYLESHEETS = ("app.css", "diagnosis.css", "overview.css", "plan.css")
 
 
@@ -31,16 +32,34 @@ def script_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":")).replace("</", "<\\/")
 
 
-def module_map(js_dir: Path) -> dict[str, str]:
-    """Every module of the page as a data: URL.
+# a relative specifier in an import or export statement, or in a dynamic import(): "./x.js", "../graph/x.js"
+RELATIVE_IMPORT = re.compile(r'((?:from|import)\s*\(?\s*)"(\.\.?/[\w./-]+\.js)"')
 
-    Its relative imports are rewritten to bare ``flowscope/NAME.js`` specifiers the import map resolves (a data: URL is
-    no base for ``./NAME.js``)."""
+
+def page_modules(js_dir: Path) -> list[Path]:
+    """Every module of the page: the .js files under ``js_dir``, its subfolders included, in path order."""
+    return sorted(js_dir.rglob("*.js"), key=lambda f: f.relative_to(js_dir).as_posix())
+
+
+def module_map(js_dir: Path) -> dict[str, str]:
+    """Every module of the page as a data: URL, by its name in the import map (``flowscope/`` and its path).
+
+    Its relative imports are rewritten to those bare names, resolved against the importing module's folder
+    (``../times.js`` in ``graph/canvas.js`` is ``flowscope/times.js``): a data: URL is no base for a relative one."""
     out = {}
-    for f in sorted(js_dir.glob("*.js")):
-        src = re.sub(r'(from\s+|import\s*\(?\s*)"\./([\w-]+\.js)"', rf'\1"{MODULE_PREFIX}\2"',
-                     f.read_text(encoding="utf-8"))
-        out[MODULE_PREFIX + f.name] = "data:text/javascript;base64," + base64.b64encode(src.encode()).decode()
+    for f in page_modules(js_dir):
+        name = f.relative_to(js_dir).as_posix()
+        text = f.read_text(encoding="utf-8")
+
+        def bare(m: re.Match, f: Path = f, folder: str = posixpath.dirname(name), text: str = text) -> str:
+            target = posixpath.normpath(posixpath.join(folder, m[2]))
+            if target.startswith("../"):
+                line = text.count("\n", 0, m.start()) + 1
+                raise ValueError(f"{f}:{line}: the import {m[2]!r} reaches outside {js_dir}")
+            return f'{m[1]}"{MODULE_PREFIX}{target}"'
+
+        src = RELATIVE_IMPORT.sub(bare, text)
+        out[MODULE_PREFIX + name] = "data:text/javascript;base64," + base64.b64encode(src.encode()).decode()
     return out
 
 
@@ -77,11 +96,11 @@ class InlinePage:
 
     def _files(self) -> list[Path]:
         return [self.frontend / "index.html", *(self.frontend / "css" / n for n in STYLESHEETS),
-                *sorted((self.frontend / "js").glob("*.js"))]
+                *page_modules(self.frontend / "js")]
 
     def get(self) -> tuple[bytes, bytes, str]:
         """``(html, gzipped html, etag)`` of the page as the files are now."""
-        stamp = tuple((p.name, st.st_mtime_ns, st.st_size) for p in self._files() if (st := _stat(p)) is not None)
+        stamp = tuple((str(p), st.st_mtime_ns, st.st_size) for p in self._files() if (st := _stat(p)) is not None)
         with self._lock:
             if stamp != self._stamp:
                 raw = inline_page(self.frontend).encode()
