@@ -143,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
             page.goto(f"{srv.url}/#/s/{sid}?scope={scope}")
             page.wait_for_selector("#graph .node", timeout=60000)
             page.wait_for_function("() => window.Plotly || true")
-            page.evaluate("() => import('/static/js/drawer.js').then((m) => m.loadPlotly())")  # plotly's load apart
+            # plotly's load apart
+            page.evaluate("() => import('/static/js/drawer/drawer.js').then((m) => m.loadPlotly())")
             ex, bl = [], []
             for _ in range(args.repeat):
                 ex.append(measure(page, EXECUTORS, [sid]))

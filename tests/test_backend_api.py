@@ -287,14 +287,14 @@ def test_every_module_of_the_page_is_preloaded():
     instead of discovering each level of imports one round trip after another."""
     frontend = REPO / "frontend"
     html = (frontend / "index.html").read_text()
-    preloaded = set(re.findall(r'<link rel="modulepreload" href="/static/js/([\w.]+)">', html))
-    assert preloaded == {p.name for p in (frontend / "js").glob("*.js")}
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="/static/js/([\w./]+)">', html))
+    assert preloaded == {p.relative_to(frontend / "js").as_posix() for p in (frontend / "js").rglob("*.js")}
 
 
 def test_frontend_plotly_and_openapi_are_served(client):
     page = client.get("/static/index.html")  # the page with its modules as files
     assert page.status_code == 200 and '<script type="module" src="/static/js/app.js">' in page.text
-    js = client.get("/static/js/graph.js")
+    js = client.get("/static/js/graph/svg.js")
     assert js.status_code == 200 and "export class GraphView" in js.text
     plotly = client.get("/vendor/plotly.min.js")
     assert plotly.status_code == 200 and len(plotly.content) > 1_000_000 and b"plotly" in plotly.content[:2000].lower()
@@ -339,20 +339,22 @@ def test_the_page_is_one_response_holding_every_module_and_stylesheet(client):
 
 
 def test_an_edited_module_is_in_the_next_page(tmp_path):
-    """The inlined page is made from the files as they are: an edit shows at the next request (a new ETag)."""
+    """The inlined page is made from the files as they are: an edit, in a subfolder of frontend/js too, shows at the
+    next request (a new ETag)."""
     frontend = tmp_path / "frontend"
     shutil.copytree(REPO / "frontend", frontend)
     page = InlinePage(frontend)
     raw, gz, etag = page.get()
     assert gzip.decompress(gz) == raw and page.get()[2] == etag
-    js = frontend / "js" / "dom.js"
+    js = frontend / "js" / "graph" / "camera.js"
     js.write_text(js.read_text() + "\nexport const EDITED = 1;\n")
     raw2, _, etag2 = page.get()
     assert etag2 != etag and raw2 != raw
     importmap2 = re.search(rb'<script type="importmap">(.*?)</script>', raw2, re.S)
     assert importmap2 is not None
     imports = json.loads(importmap2.group(1))["imports"]
-    assert "export const EDITED = 1;" in base64.b64decode(imports["flowscope/dom.js"].split(",", 1)[1]).decode()
+    edited = imports["flowscope/graph/camera.js"]
+    assert "export const EDITED = 1;" in base64.b64decode(edited.split(",", 1)[1]).decode()
 
 
 def test_the_import_map_names_modules_by_their_path_and_resolves_relative_imports(tmp_path):

@@ -339,7 +339,7 @@ def test_long_call_sites_keep_their_file_and_line(page, server, sids):
     page.wait_for_selector("#graph .node")
     long_dir = "/home/someone/projects/analytics-pipelines/jobs/nightly/aggregation/"
     texts = page.evaluate("""async (dir) => {
-        const { boxTexts, boxDetails } = await import("/static/js/labels.js");
+        const { boxTexts, boxDetails } = await import("/static/js/graph/labels.js");
         const stage = (id, name, scopes) => ({ id, box: String(id), kind: "operator", name: name.slice(0, 80),
             attrs: { stage_ids: [id], stage_name: name, scopes, tasks: 4 } });
         const nodes = [
@@ -371,7 +371,7 @@ def test_executor_bars_merge_far_out_and_split_when_zoomed(page, server, sids):
     page.goto(f"{server.url}/#/s/{sid}")
     page.wait_for_selector("#graph .node")
     out = page.evaluate("""async () => {
-        const { ExecutorView } = await import("/static/js/executors.js");
+        const { ExecutorView } = await import("/static/js/drawer/executors.js");
         const n = 20000, d = { executors: ["1", "2"], launched: [], ended: [], executor: [], stage: [], index: [],
             task: [], outcome: [] };
         for (let i = 0; i < n; i++) {
@@ -400,8 +400,8 @@ def test_zooming_the_executor_timeline_redraws_the_range_task_by_task(page, serv
     page.goto(f"{server.url}/#/s/{sid}")
     page.wait_for_selector("#graph .node")
     out = page.evaluate("""async () => {
-        const { ExecutorView } = await import("/static/js/executors.js");
-        const { loadPlotly } = await import("/static/js/drawer.js");
+        const { ExecutorView } = await import("/static/js/drawer/executors.js");
+        const { loadPlotly } = await import("/static/js/drawer/drawer.js");
         const n = 20000, d = { executors: ["1", "2"], launched: [], ended: [], executor: [], stage: [], index: [],
             task: [], outcome: [], total: n };
         for (let i = 0; i < n; i++) {

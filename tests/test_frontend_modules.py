@@ -79,9 +79,11 @@ def test_cycle_finder_names_a_circle():
 
 
 def test_imports_parse_every_module():
-    """The parser sees the imports it must: page.js imports workspace.js, and every import names a file here."""
+    """The parser sees the imports it must: page.js imports workspace.js and graph/canvas.js, which imports
+    ../times.js, and every import names a file here."""
     graph = module_graph()
-    assert "workspace.js" in graph["page.js"] and graph["app.js"] == {"page.js"}
+    assert {"workspace.js", "graph/canvas.js"} <= graph["page.js"] and graph["app.js"] == {"page.js"}
+    assert "times.js" in graph["graph/canvas.js"]
     missing = {(m, i) for m, deps in graph.items() for i in deps if i not in graph}
     assert not missing, f"imports of files that do not exist: {sorted(missing)}"
 

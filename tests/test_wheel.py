@@ -128,7 +128,7 @@ def test_the_installed_wheel_serves_the_view_and_builds_the_listener(wheel, tmp_
             with httpx.Client(base_url=base, timeout=30) as client:
                 page = client.get("/")  # the modules inlined (backend/web/page.py), read from the installed files
                 assert page.status_code == 200 and "<html" in page.text.lower()
-                assert re.search(r'<script type="importmap">\{"imports":\{"flowscope/\w+\.js":"data:', page.text)
+                assert re.search(r'<script type="importmap">\{"imports":\{"flowscope/[\w/]+\.js":"data:', page.text)
                 page = client.get("/static/index.html")  # the page with its modules as files
                 assert page.status_code == 200 and "<html" in page.text.lower()
                 pending = re.findall(r"""(?:src|href)=["'](/static/[^"']+)["']""", page.text)
@@ -145,6 +145,7 @@ def test_the_installed_wheel_serves_the_view_and_builds_the_listener(wheel, tmp_
                         assert "javascript" in r.headers["content-type"], (url, r.headers["content-type"])
                         pending += [urljoin(url, spec) for spec in module_imports(r.text)]
                 assert sum(u.endswith(".js") for u in fetched) >= 2, fetched
+                assert any(u.startswith("/static/js/graph/") for u in fetched), fetched  # the subfolders ship too
                 plotly = client.get("/vendor/plotly.min.js")
                 assert plotly.status_code == 200 and len(plotly.content) > 1_000_000
                 assert "plotly" in plotly.text[:2000].lower()

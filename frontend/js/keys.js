@@ -5,7 +5,7 @@ import { $ } from "./dom.js";
 import { S, ui } from "./state.js";
 import { toast } from "./toast.js";
 import { parseTime } from "./times.js";
-import { scheduleRender } from "./frames.js";
+import { scheduleRender } from "./timeline/frames.js";
 
 // Called once by start(), with the moves the keys make: {seek(batch), openScope(path)}.
 export function bindControls(h) {

@@ -1,19 +1,20 @@
-// The page: wires the components and the modules together when start() is called (app.js calls it); each
-// concern lives in its own module:
+// The page: wires the components and the modules together when start() is called (app.js calls it). Each
+// concern lives in its own module, each view in its own folder:
 //   state.js            the page's state, every field declared in one place
-//   address.js          the address bar: reads and writes #/s/ID?scope=3,1&batch=20&port=...
-//   routing.js          navigation: the route the address names, and moves to another scope and moment
-//   landing.js          the sessions list and the open/upload forms
 //   workspace.js        one session on screen: its scope, breadcrumbs, status, relayout
 //   live_socket.js      the WebSocket that keeps the scope's live rows
-//   frames.js           socket messages and history answers coalesced into one draw per animation frame
-//   moments.js          live head or a batch in the past (by number or wall time)
 //   selection.js        select, hover tooltip, explain highlight
-//   renderer_choice.js  SVG (graph.js) for small scopes, canvas (canvas.js) for large ones; camera.js frames both
-//   diff.js             the Diff tab: what changed between two moments
-//   overview.js         the Overview a Spark application opens with (the graph one click away)
-//   plan.js             the Plan tab: a SQL execution's physical plan; its operators' stages are shown here
-//   search.js, keys.js, toast.js, dom.js (the one `esc`)
+//   search.js, keys.js, toast.js, times.js, api.js, dom.js (the one `esc`)
+//   navigation/         the address bar (address.js), the route it names and every move to another scope and
+//                       moment (routing.js), the sessions list and the open/upload forms (landing.js)
+//   graph/              SVG (svg.js) for small scopes, canvas (canvas.js) for large ones, picked by
+//                       renderer_choice.js; camera.js frames both; labels.js and finding_badges.js: what a box shows
+//   timeline/           the timeline (timeline.js), the live head or a batch in the past (moments.js), socket
+//                       messages and history answers coalesced into one draw per animation frame (frames.js)
+//   side/               the side panel (panel.js): details, "why is this stuck", its late tasks and what-if
+//   drawer/             the drawer and its tabs, e.g. diff.js (what changed between two moments) and plan.js (a SQL
+//                       execution's plan; its operators' stages are shown here); overview.js, the Overview a Spark
+//                       application opens with (the graph one click away)
 // Imports run one way (a test checks there is no circle): a module that needs a move made by a module above it
 // gets it as a handler from here, as the components do.
 // Progress is never recomputed here: the page shows what the server sends.
@@ -21,22 +22,22 @@
 import * as api from "./api.js";
 import { $ } from "./dom.js";
 import { S, ui } from "./state.js";
-import { GraphView } from "./graph.js";
-import { CanvasGraphView } from "./canvas.js";
-import { Timeline } from "./timeline.js";
-import { SidePanel } from "./panels.js";
-import { Drawer } from "./drawer.js";
+import { GraphView } from "./graph/svg.js";
+import { CanvasGraphView } from "./graph/canvas.js";
+import { Timeline } from "./timeline/timeline.js";
+import { SidePanel } from "./side/panel.js";
+import { Drawer } from "./drawer/drawer.js";
 import { toast } from "./toast.js";
-import { parseHash } from "./address.js";
-import { route, gotoFinding, openFinding, openBlameSegment, followHold } from "./routing.js";
-import { bindLanding } from "./landing.js";
+import { parseHash } from "./navigation/address.js";
+import { route, gotoFinding, openFinding, openBlameSegment, followHold } from "./navigation/routing.js";
+import { bindLanding } from "./navigation/landing.js";
 import { openScope, refreshInfo } from "./workspace.js";
-import { seek, seekTime, goLive } from "./moments.js";
+import { seek, seekTime, goLive } from "./timeline/moments.js";
 import { selectPort, selectBox, clearSelection, pinnedNodes, explain, hover, showFindings } from "./selection.js";
 import { bindSearch } from "./search.js";
 import { bindControls } from "./keys.js";
-import { DiffView, diffMarks } from "./diff.js";
-import { bindOverview } from "./overview.js";
+import { DiffView, diffMarks } from "./drawer/diff.js";
+import { bindOverview } from "./drawer/overview.js";
 
 function graphHandlers() {
   return {

@@ -5,12 +5,12 @@ import * as api from "./api.js";
 import { $, esc } from "./dom.js";
 import { S, ui } from "./state.js";
 import { toast } from "./toast.js";
-import { currentRows } from "./frames.js";
-import { portName } from "./panels.js";
+import { currentRows } from "./timeline/frames.js";
+import { portName } from "./side/panel.js";
 import { fmtFrontier, fmtCounts, status } from "./times.js";
-import { boxDetails } from "./labels.js";
-import { findingsByBox } from "./findings.js";
-import { setHash } from "./address.js";
+import { boxDetails } from "./graph/labels.js";
+import { findingsByBox } from "./graph/finding_badges.js";
+import { setHash } from "./navigation/address.js";
 
 export function selectPort(key) {
   S.selected = { type: "port", key };

@@ -20,7 +20,7 @@ export const S = {
   selected: null, // {type: "port", key} | {type: "box", box}
   matches: null, // boxes matching the search, or null
   diff: null, // the diff on screen (diff.js), or null
-  findingMarks: [], // the session's finding marks (stragglers, skewed stages): badges on the graph (findings.js)
+  findingMarks: [], // the session's finding marks (stragglers, skewed stages): graph badges (finding_badges.js)
   // drawing: what the next frame must redraw
   pendingKeys: null, // ports changed since the last frame (Set), or null
   pendingFull: false, // redraw every port next frame

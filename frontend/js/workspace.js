@@ -6,11 +6,11 @@ import { $, esc } from "./dom.js";
 import { S, ui } from "./state.js";
 import { LiveSocket } from "./live_socket.js";
 import { toast } from "./toast.js";
-import { setHash } from "./address.js";
-import { afterFirstPicture, onSocketMessage, scheduleRender } from "./frames.js";
-import { seek } from "./moments.js";
-import { chooseGraph } from "./renderer_choice.js";
-import { findingsByBox } from "./findings.js";
+import { setHash } from "./navigation/address.js";
+import { afterFirstPicture, onSocketMessage, scheduleRender } from "./timeline/frames.js";
+import { seek } from "./timeline/moments.js";
+import { chooseGraph } from "./graph/renderer_choice.js";
+import { findingsByBox } from "./graph/finding_badges.js";
 
 export function closeSession() {
   if (S.socket) S.socket.close();

@@ -1,9 +1,9 @@
 // The landing page: the sessions the server holds, and the forms to open a log by path or upload one. Opening a
 // session is a change of the address (routing.js follows it); the session on screen is closed before this shows.
 
-import * as api from "./api.js";
-import { $, esc } from "./dom.js";
-import { toast } from "./toast.js";
+import * as api from "../api.js";
+import { $, esc } from "../dom.js";
+import { toast } from "../toast.js";
 
 export async function showLanding() {
   $("#workspace").hidden = true;

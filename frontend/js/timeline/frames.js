@@ -1,10 +1,10 @@
 // Frames: live socket messages and history answers mark what changed; one frame per animation frame draws it all
 // (coalesced: a burst of messages is one draw of their union of changed ports, never a queue of old frames).
 
-import { $ } from "./dom.js";
-import { S, ui } from "./state.js";
-import { cmp } from "./times.js";
-import { findingsByBox } from "./findings.js";
+import { $ } from "../dom.js";
+import { S, ui } from "../state.js";
+import { cmp } from "../times.js";
+import { findingsByBox } from "../graph/finding_badges.js";
 
 export function currentRows() {
   return S.mode === "live" ? S.rows : S.historyRows || new Map();

@@ -3,8 +3,8 @@
 // importing the modules that react to it (routing.js does). A post-mortem (api.bundle) has one session, and
 // takes the short deep link #batch=20&port=out,4,0&scope=3,1 too.
 
-import { S } from "./state.js";
-import { bundle } from "./api.js";
+import { S } from "../state.js";
+import { bundle } from "../api.js";
 
 // The route in the address, or null for the landing page: {sid, scope, batch (null: live), port (or null)}.
 export function parseHash() {

@@ -2,8 +2,8 @@
 // scopes, canvas (canvas.js) for large ones, where thousands of elements stop being fluid. `?renderer=canvas`
 // or `?renderer=svg` in the page's address forces one.
 
-import { $ } from "./dom.js";
-import { ui } from "./state.js";
+import { $ } from "../dom.js";
+import { ui } from "../state.js";
 
 export const CANVAS_FROM = 400; // boxes in a scope from which the canvas draws it
 

@@ -1,8 +1,8 @@
 // "What if released?": a button on each holder of the "Why is this stuck?" answer that releases that pointstamp on
 // a copy of the state at the answer's batch (GET .../whatif) and lists the frontiers that would advance. Nothing
 // advancing is an answer too: something else holds the time as well.
-import { esc } from "./dom.js";
-import * as api from "./api.js";
+import { esc } from "../dom.js";
+import * as api from "../api.js";
 
 
 function sessionId() {

@@ -1,4 +1,4 @@
-// The camera both graph views look through (graph.js's SVG, canvas.js's canvas): where the layout's world is on
+// The camera both graph views look through (svg.js's SVG, canvas.js's canvas): where the layout's world is on
 // the element (translate x, y; scale s), fitted to the element, zoomed about a point, panned by dragging, centred
 // on a box; and the level of detail a scale shows. One camera, so both renderers frame a scope alike.
 

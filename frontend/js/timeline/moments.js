@@ -1,10 +1,10 @@
 // Which moment is on screen: the live head (followed through the live socket) or a batch in the past (fetched over
 // REST by batch number or by wall time). Moves to another scope as well as another moment are routing.js's.
 
-import * as api from "./api.js";
-import { S, ui } from "./state.js";
-import { toast } from "./toast.js";
-import { setHash } from "./address.js";
+import * as api from "../api.js";
+import { S, ui } from "../state.js";
+import { toast } from "../toast.js";
+import { setHash } from "../navigation/address.js";
 import { scheduleRender } from "./frames.js";
 
 export async function seek(batch, playing = false) {

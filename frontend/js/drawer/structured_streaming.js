@@ -4,8 +4,8 @@
 // redraw). Spark's events do not state the interval: the server infers it from the trigger starts or takes the
 // user's setting (each query's own input here: queries may run on different triggers), and the view says which.
 
-import * as api from "./api.js";
-import { esc } from "./dom.js";
+import * as api from "../api.js";
+import { esc } from "../dom.js";
 
 const LATE = "#c0392b", ON_TIME = "#4a90d9", UNKNOWN = "#8e9aaf";
 const CONFIG = { displayModeBar: false, responsive: true };

@@ -4,10 +4,10 @@
 // keeps the colours and badges current. The first render builds the SVG as one string (fast for 10k boxes);
 // updates touch only the ports that changed.
 
-import { esc } from "./dom.js";
-import { status, RANK } from "./times.js";
+import { esc } from "../dom.js";
+import { status, RANK } from "../times.js";
 import { boxTexts } from "./labels.js";
-import { findingBadgeText } from "./findings.js";
+import { findingBadgeText } from "./finding_badges.js";
 import { Camera, FAR, VERY_FAR } from "./camera.js";
 
 const SVGNS = "http://www.w3.org/2000/svg";
@@ -225,7 +225,7 @@ export class GraphView {
     }
   }
 
-  // findings: Map box -> [finding marks] (findings.js), or null to clear. A badge at the box's top right.
+  // findings: Map box -> [finding marks] (finding_badges.js), or null to clear. A badge at the box's top right.
   markFindings(findings) {
     for (const el of this.gNodes.querySelectorAll("g.finding-badge")) el.remove();
     if (!findings) return;

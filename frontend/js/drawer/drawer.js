@@ -2,9 +2,9 @@
 // workers (per-executor batches), contract findings, marks and read errors. Plotly is the file shipped in the
 // installed plotly package, loaded the first time a chart is drawn.
 
-import * as api from "./api.js";
-import { esc } from "./dom.js";
-import { clock, duration } from "./times.js";
+import * as api from "../api.js";
+import { esc } from "../dom.js";
+import { clock, duration } from "../times.js";
 import { BlameView } from "./blame.js";
 import { ExecutorView } from "./executors.js";
 import { StreamingView } from "./structured_streaming.js";

@@ -9,7 +9,7 @@
 // shuffle fetch wait, computing, GC, shuffle write, result serialization, getting the result), each phase its share
 // of the bar; a task whose log measured none is drawn whole, grey.
 
-import * as api from "./api.js";
+import * as api from "../api.js";
 import { KIND_COLORS, segmentLabel } from "./blame.js";
 
 const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",

@@ -6,12 +6,12 @@
 // and the graph tools' "overview" brings it back; while the session loads or runs live, it follows it. Nothing is
 // computed here: the server's answers, put into words.
 
-import * as api from "./api.js";
-import { $, esc } from "./dom.js";
-import { parseHash } from "./address.js";
+import * as api from "../api.js";
+import { $, esc } from "../dom.js";
+import { parseHash } from "../navigation/address.js";
 import { segmentLabel } from "./blame.js";
 import { loadPlotly } from "./drawer.js";
-import { S } from "./state.js";
+import { S } from "../state.js";
 
 let handlers = null; // { openFinding(f), openSegment(t, seg), goto(scope, batch, port) } from page.js
 let shownFor = null; // the session whose Overview was shown on opening (once: closing it keeps it closed)

@@ -3,8 +3,8 @@
 // bar opens that holder at that moment: the view seeks to the batch then and explains the holder's port. A mark of a
 // finished job or micro-batch opens its own time here (want()), listed first when it is not among the slowest.
 
-import * as api from "./api.js";
-import { esc } from "./dom.js";
+import * as api from "../api.js";
+import { esc } from "../dom.js";
 
 export const KIND_COLORS = {
   task: "#d9534f", "waiting-for-slots": "#f0a500", scheduler: "#8e9aaf", recompute: "#9b59b6",

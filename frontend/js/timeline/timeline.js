@@ -1,7 +1,7 @@
 // The timeline: play, pause, step, seek by batch or wall time, speed, LIVE (follow the head), and the marks and
 // findings drawn above the scrubber. It owns no state of the dataflow: it tells the app which batch to show.
 
-import { clock } from "./times.js";
+import { clock } from "../times.js";
 
 export class Timeline {
   constructor(root, handlers) {

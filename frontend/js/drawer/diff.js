@@ -3,10 +3,10 @@
 // that did not move while holding times (stuck, outlined red on the graph), counts that changed, operators that
 // appeared.
 
-import * as api from "./api.js";
-import { esc } from "./dom.js";
-import { fmt, fmtFrontier } from "./times.js";
-import { portName } from "./panels.js";
+import * as api from "../api.js";
+import { esc } from "../dom.js";
+import { fmt, fmtFrontier } from "../times.js";
+import { portName } from "../side/panel.js";
 
 const SECTIONS = [
   ["stuck", "did not move (stuck)", (x) => fmtFrontier(x.frontier)],

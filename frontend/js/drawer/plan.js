@@ -5,8 +5,8 @@
 // the job graph. A codegen box collapses to one box when its title is clicked; search marks operators by name or
 // description; fit shows the whole plan; the wheel zooms and dragging pans.
 
-import * as api from "./api.js";
-import { esc } from "./dom.js";
+import * as api from "../api.js";
+import { esc } from "../dom.js";
 
 const SVGNS = "http://www.w3.org/2000/svg";
 

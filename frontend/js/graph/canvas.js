@@ -3,12 +3,12 @@
 // only when the view moves, and a stream update repaints only the boxes whose ports changed (clipped to their
 // area), in the animation frame it arrives in. Level of detail: far out, operators are blocks coloured by where
 // the chosen time is; closer, boxes with ports; close in, labels and badges too.
-// Same interface as GraphView (graph.js), so the rest of the page does not know which view draws.
+// Same interface as GraphView (svg.js), so the rest of the page does not know which view draws.
 
-import { status, RANK } from "./times.js";
-import { edgePath } from "./graph.js";
+import { status, RANK } from "../times.js";
+import { edgePath } from "./svg.js";
 import { boxTexts } from "./labels.js";
-import { findingBadgeText } from "./findings.js";
+import { findingBadgeText } from "./finding_badges.js";
 import { Camera, FAR, VERY_FAR } from "./camera.js";
 
 const CELL = 256; // spatial grid cell (world units) for hit tests and dirty regions
@@ -237,7 +237,7 @@ export class CanvasGraphView {
     this._repaint();
   }
 
-  // findings: Map box -> [finding marks] (findings.js), or null to clear: a badge at each box's top right.
+  // findings: Map box -> [finding marks] (finding_badges.js), or null to clear: a badge at each box's top right.
   markFindings(findings) {
     for (const b of this.boxes.values()) {
       const list = findings ? findings.get(b.node.box) : null;

@@ -4,14 +4,14 @@
 // scope. The modules below it (workspace, moments, selection) never import this one; page.js hands these
 // functions to the components as handlers.
 
-import * as api from "./api.js";
-import { S } from "./state.js";
-import { toast } from "./toast.js";
+import * as api from "../api.js";
+import { S } from "../state.js";
+import { toast } from "../toast.js";
 import { parseHash } from "./address.js";
 import { showLanding } from "./landing.js";
-import { closeSession, openSession, openScope } from "./workspace.js";
-import { seek } from "./moments.js";
-import { selectPort, explain } from "./selection.js";
+import { closeSession, openSession, openScope } from "../workspace.js";
+import { seek } from "../timeline/moments.js";
+import { selectPort, explain } from "../selection.js";
 
 export async function route() {
   const r = parseHash();

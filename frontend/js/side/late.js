@@ -1,6 +1,6 @@
 // "Who is actually late": the explain answer's `late` list (pointstamps with running work first, even when a
 // driver capability is the formal holder), with the tasks each is made of. Used by the "Why is this stuck?" panel.
-import { esc } from "./dom.js";
+import { esc } from "../dom.js";
 
 const MAX_TASKS = 8;
 

@@ -3,7 +3,7 @@
 // Here they are grouped by the box they concern, for the badges both graph views draw, and described for the
 // side panel when a badge is clicked. The findings are the server's; only their words on a badge are chosen here.
 
-import { esc } from "./dom.js";
+import { esc } from "../dom.js";
 
 // Map box -> [finding marks] for the scope on screen: a stage's own findings on its box, and the findings inside
 // a nested scope (a job, a query) on that scope's box, so the root shows which job holds a straggler. A mark both

@@ -1,11 +1,11 @@
 // The side panel: details of the selected port or operator, and "why is this stuck" (the explain answer, with
 // the holders' paths highlighted on the graph and a way to follow a hold into a nested scope or out to the parent).
 
-import { esc } from "./dom.js";
-import { fmt, fmtFrontier, fmtCounts, status, parseTime } from "./times.js";
+import { esc } from "../dom.js";
+import { fmt, fmtFrontier, fmtCounts, status, parseTime } from "../times.js";
 import { lateHtml } from "./late.js";
 import { attachWhatIf } from "./whatif.js";
-import { findingsHtml } from "./findings.js";
+import { findingsHtml } from "../graph/finding_badges.js";
 
 const LABEL = { behind: "behind t", at: "holds t", passed: "passed t", done: "complete", none: "no state" };
 
