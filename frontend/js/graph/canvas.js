@@ -4,38 +4,18 @@
 // area), in the animation frame it arrives in. Level of detail: far out, operators are blocks coloured by where
 // the chosen time is; closer, boxes with ports; close in, labels and badges too.
 // Same interface as GraphView (svg.js), so the rest of the page does not know which view draws.
+// Where the boxes are is canvas_grid.js's spatial grid, how a box is painted canvas_paint.js's.
 
 import { status, RANK } from "../times.js";
 import { edgePath } from "./svg.js";
 import { boxTexts } from "./labels.js";
 import { findingBadgeText } from "./finding_badges.js";
 import { Camera, FAR, VERY_FAR } from "./camera.js";
+import { BoxGrid, region } from "./canvas_grid.js";
+import { cssPalette, findingRect, paintBoxes } from "./canvas_paint.js";
 
-const CELL = 256; // spatial grid cell (world units) for hit tests and dirty regions
-const MARGIN_X = 80, MARGIN_Y = 22; // a box's dirty region: its badges reach out of it
 const FULL_REDRAW_OVER = 1500; // more changed boxes than this in one frame: repaint everything
 const EDGES_LATER_FROM = 1000; // boxes in a scope from which channels are built after the first picture
-
-const STATUSES = ["behind", "at", "passed", "done", "none"];
-
-// The colours the SVG view's stylesheet gives each part (frontend/css/app.css's variables on :root), read from
-// the page's CSS when a layout is drawn: one palette for both views.
-function cssPalette(el) {
-  const css = getComputedStyle(el);
-  const v = (name) => css.getPropertyValue(`--${name}`).trim();
-  const byStatus = (suffix, none) => Object.fromEntries(STATUSES.map((st) => [st, st === "none" ? v(none) : v(st + suffix)]));
-  return {
-    ink: v("ink"), muted: v("muted"), accent: v("accent"), hl: v("hl"), match: v("match"), scope: v("scope-line"),
-    box: v("box"), boxLine: v("box-line"), edge: v("edge"), feedback: v("feedback"), badgeText: v("badge-text"),
-    strong: byStatus("", "box"), // a port's fill
-    block: { ...byStatus("", "none-block"), done: v("done-block") }, // an operator's fill, far out
-    bg: byStatus("-bg", "box"), // a box's fill
-    stroke: { ...byStatus("-line", "box-line"), done: v("box-line") }, // a box's outline
-    badge: { in: v("msg"), out: v("cap"), neg: v("behind") },
-    diff: { stuck: v("behind"), advanced: v("passed"), appeared: v("accent") },
-    finding: { straggler: v("straggler"), skew: v("skew") },
-  };
-}
 
 export class CanvasGraphView {
   constructor(canvas, handlers) {
@@ -48,7 +28,7 @@ export class CanvasGraphView {
     this.layout = null;
     this.ports = new Map(); // key -> {box, kind, x, y, status, badgeValue}
     this.boxes = new Map(); // box -> {node, inputs, outputs, status, sel, match, hl, diff}
-    this.grid = null; // cell key -> [box entries], built when first needed (hit tests, partial repaints, zoom)
+    this.grid = null; // BoxGrid of the boxes, built when first needed (hit tests, partial repaints, zoom)
     this.edges = []; // {key: "from>to", d: svg path, feedback}
     this.time = null;
     this.selectedPort = null;
@@ -246,13 +226,6 @@ export class CanvasGraphView {
     this._repaint();
   }
 
-  // The finding badge's rectangle in the world, or null.
-  _findingRect(b) {
-    if (!b.finding) return null;
-    const w = 10 + 6.2 * b.finding.text.length;
-    return [b.node.x + b.node.w - w - 6, b.node.y - 8, w, 15];
-  }
-
   findingOf(box) {
     const b = this.boxes.get(String(box));
     return b && b.finding ? b.finding.text : null;
@@ -261,7 +234,7 @@ export class CanvasGraphView {
   // Where a box's finding badge is on the page (client coordinates), for clicking it.
   screenOfFinding(box) {
     const b = this.boxes.get(String(box));
-    const r = b && this._findingRect(b);
+    const r = b && findingRect(b);
     return r ? this.view.toClient(r[0] + r[2] / 2, r[1] + r[3] / 2) : null;
   }
 
@@ -394,8 +367,8 @@ export class CanvasGraphView {
     const { x, y, s } = this.view;
     const w = this.canvas.clientWidth, h = this.canvas.clientHeight;
     const r = [-x / s, -y / s, (w - x) / s, (h - y) / s];
-    const L = this.layout;
-    if (r[0] <= -MARGIN_X && r[1] <= -MARGIN_Y && r[2] >= L.width + MARGIN_X && r[3] >= L.height + 6) {
+    const all = region({ x: 0, y: 0, w: this.layout.width, h: this.layout.height });
+    if (r[0] <= all[0] && r[1] <= all[1] && r[2] >= all[2] && r[3] >= all[3]) {
       return [...this.boxes.values()];
     }
     return this._inRect(r);
@@ -403,167 +376,13 @@ export class CanvasGraphView {
 
   // The spatial grid: each box in the cells its region meets. Not needed for the first picture of a fitted
   // scope (every box is drawn), so it is built at the first hit test, partial repaint or view of a part.
-  _cells() {
-    if (this.grid) return this.grid;
-    const grid = (this.grid = new Map());
-    for (const b of this.boxes.values()) {
-      const n = b.node;
-      const x0 = n.x - MARGIN_X, y0 = n.y - MARGIN_Y, x1 = n.x + n.w + MARGIN_X, y1 = n.y + n.h + 6;
-      for (let cx = Math.floor(x0 / CELL); cx <= Math.floor(x1 / CELL); cx++) {
-        for (let cy = Math.floor(y0 / CELL); cy <= Math.floor(y1 / CELL); cy++) {
-          const k = cellKey(cx, cy);
-          const cell = grid.get(k);
-          if (cell) cell.push(b); else grid.set(k, [b]);
-        }
-      }
-    }
-    return grid;
-  }
-
-  _inRect([x0, y0, x1, y1]) {
-    const grid = this._cells();
-    const out = new Set();
-    for (let cx = Math.floor(x0 / CELL); cx <= Math.floor(x1 / CELL); cx++) {
-      for (let cy = Math.floor(y0 / CELL); cy <= Math.floor(y1 / CELL); cy++) {
-        const cell = grid.get(cellKey(cx, cy));
-        if (!cell) continue;
-        for (const b of cell) {
-          const n = b.node;
-          if (n.x + n.w + MARGIN_X >= x0 && n.x - MARGIN_X <= x1 && n.y + n.h + 6 >= y0 && n.y - MARGIN_Y <= y1) out.add(b);
-        }
-      }
-    }
-    return [...out];
+  _inRect(r) {
+    if (!this.grid) this.grid = new BoxGrid(this.boxes.values());
+    return this.grid.inRect(r);
   }
 
   _drawBoxes(list) {
-    const ctx = this.ctx, s = this.view.s, c = this.colors;
-    const hl = this.hl;
-    // 1. box bodies, batched by colour (one fill per colour, whatever the number of boxes)
-    const groups = new Map();
-    for (const b of list) {
-      const dim = hl && !hl.boxes.has(b.node.box);
-      const k = b.status + (dim ? "/dim" : "");
-      const g = groups.get(k);
-      if (g) g.push(b); else groups.set(k, [b]);
-    }
-    for (const [k, bs] of groups) {
-      const [st, dim] = k.split("/");
-      ctx.globalAlpha = dim ? 0.35 : 1;
-      ctx.beginPath();
-      for (const { node: n } of bs) {
-        if (s < VERY_FAR) ctx.rect(n.x, n.y, n.w, n.h);
-        else ctx.roundRect(n.x, n.y, n.w, n.h, 7);
-      }
-      ctx.fillStyle = s < VERY_FAR ? c.block[st] : c.bg[st];
-      ctx.fill();
-      if (s >= VERY_FAR) { ctx.lineWidth = 1.2; ctx.strokeStyle = c.stroke[st]; ctx.stroke(); }
-    }
-    ctx.globalAlpha = 1;
-    // 2. outlines: scopes, diff marks, search matches, the selection, the explain path
-    for (const b of list) {
-      const n = b.node;
-      let color = null, width = 0;
-      if (n.kind === "scope" && s >= VERY_FAR) { color = c.scope; width = 1.6; }
-      if (b.diff) { color = c.diff[b.diff]; width = 3; }
-      if (b.match) { color = c.match; width = 3; }
-      if (b.sel) { color = c.accent; width = 2.5; }
-      if (hl && hl.boxes.has(n.box)) { color = c.hl; width = 2.5; }
-      if (!color) continue;
-      ctx.lineWidth = s < VERY_FAR ? Math.max(width, 2 / s) : width;
-      ctx.strokeStyle = color;
-      ctx.beginPath();
-      if (s < VERY_FAR) ctx.rect(n.x, n.y, n.w, n.h); else ctx.roundRect(n.x, n.y, n.w, n.h, 7);
-      ctx.stroke();
-    }
-    if (s < VERY_FAR) return;
-    // 3. ports, batched by status
-    const byStatus = new Map();
-    for (const b of list) {
-      for (const keys of [b.inputs, b.outputs]) {
-        for (const key of keys) {
-          const p = this.ports.get(key);
-          const g = byStatus.get(p.status);
-          if (g) g.push(p); else byStatus.set(p.status, [p]);
-        }
-      }
-    }
-    ctx.lineWidth = 1.5;
-    for (const [st, ps] of byStatus) {
-      ctx.beginPath();
-      for (const p of ps) { ctx.moveTo(p.x + 5, p.y); ctx.arc(p.x, p.y, 5, 0, 2 * Math.PI); }
-      ctx.fillStyle = c.strong[st];
-      ctx.fill();
-      ctx.strokeStyle = st === "none" ? c.boxLine : c.box;
-      ctx.stroke();
-    }
-    const ring = (key, color, width) => {
-      const p = this.ports.get(key);
-      if (!p) return;
-      ctx.beginPath();
-      ctx.arc(p.x, p.y, 5, 0, 2 * Math.PI);
-      ctx.lineWidth = width;
-      ctx.strokeStyle = color;
-      ctx.stroke();
-    };
-    if (hl) for (const key of hl.ports) ring(key, c.hl, 3.5);
-    if (this.selectedPort) ring(this.selectedPort, c.accent, 3);
-    if (s < FAR) return;
-    // 4. text and badges (close in only)
-    ctx.textBaseline = "alphabetic";
-    for (const b of list) {
-      const n = b.node;
-      ctx.textAlign = "left";
-      ctx.font = "12px system-ui, sans-serif";
-      ctx.fillStyle = c.ink;
-      ctx.fillText(b.text.label, n.x + 10, n.y + Math.min(17, n.h / 2 - 1));
-      if (b.text.sub) {
-        ctx.font = "10px system-ui, sans-serif";
-        ctx.fillStyle = c.muted;
-        ctx.fillText(b.text.sub, n.x + 10, n.y + Math.min(31, n.h - 6));
-      }
-      if (n.kind === "scope") {
-        ctx.font = "600 11px system-ui, sans-serif";
-        ctx.fillStyle = c.accent;
-        ctx.fillText("open ▸", n.x + n.w - 48, n.y + Math.min(31, n.h - 6));
-      }
-      for (const keys of [b.inputs, b.outputs]) {
-        for (const key of keys) {
-          const p = this.ports.get(key);
-          if (p.badgeValue) this._badge(p);
-        }
-      }
-      if (b.finding) this._findingBadge(b);
-    }
-  }
-
-  _findingBadge(b) {
-    const ctx = this.ctx;
-    const [x, y, w, h] = this._findingRect(b);
-    ctx.beginPath();
-    ctx.roundRect(x, y, w, h, 7);
-    ctx.fillStyle = b.finding.straggler ? this.colors.finding.straggler : this.colors.finding.skew;
-    ctx.fill();
-    ctx.font = "650 10px system-ui, sans-serif";
-    ctx.textAlign = "center";
-    ctx.fillStyle = this.colors.badgeText;
-    ctx.fillText(b.finding.text, x + w / 2, y + 11);
-  }
-
-  _badge(p) {
-    const ctx = this.ctx;
-    const text = String(p.badgeValue);
-    const w = 8 + 6.2 * text.length;
-    const x = p.kind === "in" ? p.x - 9 - w : p.x + 9;
-    const y = p.y - 17;
-    ctx.beginPath();
-    ctx.roundRect(x, y, w, 14, 7);
-    ctx.fillStyle = p.badgeValue < 0 ? this.colors.badge.neg : this.colors.badge[p.kind];
-    ctx.fill();
-    ctx.font = "650 10px system-ui, sans-serif";
-    ctx.textAlign = "center";
-    ctx.fillStyle = this.colors.badgeText;
-    ctx.fillText(text, x + w / 2, y + 10.5);
+    paintBoxes(this.ctx, list, { s: this.view.s, colors: this.colors, ports: this.ports, hl: this.hl, selectedPort: this.selectedPort });
   }
 
   // --- view: fit, zoom, pan, focus -----------------------------------------------------------------------------
@@ -602,7 +421,7 @@ export class CanvasGraphView {
         }
       }
       const n = b.node;
-      const f = this.view.s >= FAR ? this._findingRect(b) : null;
+      const f = this.view.s >= FAR ? findingRect(b) : null;
       if (f && wx >= f[0] && wx <= f[0] + f[2] && wy >= f[1] && wy <= f[1] + f[3]) return { box: b, finding: true };
       if (wx >= n.x && wx <= n.x + n.w && wy >= n.y && wy <= n.y + n.h) {
         const ty = n.y + Math.min(31, n.h - 6);
@@ -637,14 +456,4 @@ export class CanvasGraphView {
       if (hit && hit.box && hit.box.node.scope) this.h.onOpen && this.h.onOpen(hit.box.node.scope);
     });
   }
-}
-
-// A grid cell's key (cells are at most a few thousand either way).
-function cellKey(cx, cy) {
-  return cx * 65536 + cy;
-}
-
-// The part of the world a box paints: itself, its ports and its badges.
-function region(n) {
-  return [n.x - MARGIN_X, n.y - MARGIN_Y, n.x + n.w + MARGIN_X, n.y + n.h + 6];
 }
