@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             page.wait_for_selector("#graph .node", timeout=60000)
             page.wait_for_function("() => window.Plotly || true")
             # plotly's load apart
-            page.evaluate("() => import('/static/js/drawer/drawer.js').then((m) => m.loadPlotly())")
+            page.evaluate("() => import('/static/js/drawer/plotly.js').then((m) => m.loadPlotly())")
             ex, bl = [], []
             for _ in range(args.repeat):
                 ex.append(measure(page, EXECUTORS, [sid]))

@@ -401,7 +401,7 @@ def test_zooming_the_executor_timeline_redraws_the_range_task_by_task(page, serv
     page.wait_for_selector("#graph .node")
     out = page.evaluate("""async () => {
         const { ExecutorView } = await import("/static/js/drawer/executors.js");
-        const { loadPlotly } = await import("/static/js/drawer/drawer.js");
+        const { loadPlotly } = await import("/static/js/drawer/plotly.js");
         const n = 20000, d = { executors: ["1", "2"], launched: [], ended: [], executor: [], stage: [], index: [],
             task: [], outcome: [], total: n };
         for (let i = 0; i < n; i++) {

@@ -10,7 +10,7 @@ import * as api from "../api.js";
 import { $, esc } from "../dom.js";
 import { parseHash } from "../navigation/address.js";
 import { segmentLabel } from "./blame.js";
-import { loadPlotly } from "./drawer.js";
+import { loadPlotly } from "./plotly.js";
 import { S } from "../state.js";
 
 let handlers = null; // { openFinding(f), openSegment(t, seg), goto(scope, batch, port) } from page.js
