@@ -50,7 +50,7 @@ def finding_opens_at(mark: dict) -> float | None:
 
     ``GET .../state?at=`` turns it into a batch, as ``History.batch_at_time`` counts. A straggler's is just before its
     end (``ended_at``), while it still held its stage's time; any other mark is opened at its own batch (``after``).
-    frontend/js/routing.js ``openFinding`` mirrors it; ``flowscope bundle`` stores the moment it gives."""
+    frontend/js/navigation/routing.js ``openFinding`` mirrors it; ``flowscope bundle`` stores the moment it gives."""
     end = mark.get("ended_at")
     if mark.get("finding") == "straggler" and isinstance(end, (int, float)) and not isinstance(end, bool):
         return end - BEFORE_END_S
@@ -60,8 +60,8 @@ def finding_opens_at(mark: dict) -> float | None:
 def finding_port(mark: dict) -> list | None:
     """The port the page selects when it opens a finding mark: its stage's output.
 
-    For a straggler the page also explains it for the finding's ``time``. frontend/js/routing.js ``openFinding`` mirrors
-    it."""
+    For a straggler the page also explains it for the finding's ``time``. frontend/js/navigation/routing.js
+    ``openFinding`` mirrors it."""
     node = mark.get("node")
     return ["out", node, 0] if node is not None else None
 

@@ -90,7 +90,9 @@ def _bind(host: str, port: int) -> socket.socket:
 
 def _page_url(args: argparse.Namespace, port: int, sid: str | None, scope: tuple[int, ...] = (),
          batch: int | None = None) -> str:
-    """The page's URL; with a session, its deep link (frontend/js/routing.js: `#/s/ID?scope=3,1&batch=20`)."""
+    """The page's URL; with a session, its deep link.
+
+    As frontend/js/navigation/routing.js reads it: `#/s/ID?scope=3,1&batch=20`."""
     host = args.host if args.host not in ("0.0.0.0", "::", "") else "127.0.0.1"  # every interface: this one
     if ":" in host:
         host = f"[{host}]"
