@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -30,10 +31,14 @@ __all__ = [
     "LogState",
     "describe_log",
     "find_logs",
+    "head_looks_like_event_log",
     "looks_like_event_log",
     "part_index",
+    "parts_in_read_order",
     "rolling_parts",
     "rolling_state",
+    "starts_like_events",
+    "state_of_markers",
 ]
 
 ROLLING_PREFIX = "eventlog_v2_"
@@ -74,41 +79,51 @@ def part_index(path: Path) -> int:
     return int(m.group(1)) if m else -1
 
 
-def rolling_parts(directory: Path) -> list[Path]:
-    """The `events_<N>_*` parts of a rolling log directory in read order.
+def parts_in_read_order(names: Iterable[str]) -> list[str]:
+    """The `events_<N>_*` names among a rolling log directory's entries, in read order.
 
     From the newest `.compact` part, if any, then every later part by N. Hidden files (Hadoop's `.crc`) are ignored."""
-    parts: list[tuple[int, bool, Path]] = []
-    try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
-        return []
+    parts: list[tuple[int, bool, str]] = []
     for name in names:
         m = _PART_RE.match(strip_codec(name))
         if m is None:
             continue
-        parts.append((int(m.group(1)), name.endswith(".compact"), directory / name))
+        parts.append((int(m.group(1)), name.endswith(".compact"), name))
     compacts = [n for n, is_compact, _ in parts if is_compact]
     start = max(compacts) if compacts else 0
-    kept = [(n, p) for n, is_compact, p in parts if n > start or (n == start and is_compact)]
+    kept = [(n, name) for n, is_compact, name in parts if n > start or (n == start and is_compact)]
     kept.sort(key=lambda t: t[0])
-    return [p for _, p in kept]
+    return [name for _, name in kept]
 
 
-def rolling_state(directory: Path) -> LogState:
-    """What the `appstatus_` marker of a rolling log directory says.
+def state_of_markers(names: Iterable[str]) -> LogState:
+    """What the `appstatus_` marker among a rolling log directory's entries says.
 
     A final marker wins over an in-progress one (a rename seen half-way through a directory listing)."""
-    try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
-        return "unknown"
     markers = [n for n in names if n.startswith(STATUS_PREFIX)]
     if any(not n.endswith(INPROGRESS) for n in markers):
         return "complete"
     if markers:
         return "in_progress"
     return "unknown"
+
+
+def rolling_parts(directory: Path) -> list[Path]:
+    """The `events_<N>_*` parts of a rolling log directory in read order (:func:`parts_in_read_order`)."""
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    return [directory / name for name in parts_in_read_order(names)]
+
+
+def rolling_state(directory: Path) -> LogState:
+    """What the `appstatus_` marker of a rolling log directory says (:func:`state_of_markers`)."""
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return "unknown"
+    return state_of_markers(names)
 
 
 def describe_log(path: str | os.PathLike[str]) -> AppLog:
@@ -190,30 +205,44 @@ _MAGIC = {
 _JSON_EVENT_START = re.compile(rb'^\s*\{\s*"Event"\s*:')
 
 
+SNIFF_BYTES = 1 << 16  # what :func:`head_looks_like_event_log` needs of a compressed file's start
+
+
 def looks_like_event_log(path: Path) -> bool:
-    """Sniff the first bytes.
+    """Sniff the first bytes (:func:`head_looks_like_event_log`)."""
+    codec = codec_from_name(path.name)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64 if codec is None else SNIFF_BYTES)
+    except OSError:
+        return False
+    return head_looks_like_event_log(path.name, head)
+
+
+def head_looks_like_event_log(name: str, head: bytes) -> bool:
+    """Whether a file called `name` whose first bytes are `head` starts like a Spark event log.
 
     `{"Event":` for plain files; for compressed ones the codec's magic, and `{"Event":` at the start of what the first
     block decodes to (a damaged progress log compressed with zstd has the magic too: it is no Spark log). A first block
     that does not decode, or is not complete yet, passes: reading the log reports what is wrong with it."""
-    codec = codec_from_name(path.name)
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(64 if codec is None else 1 << 16)
-    except OSError:
-        return False
+    codec = codec_from_name(name)
     if not head:
-        return path.name.endswith(INPROGRESS)
+        return name.endswith(INPROGRESS)
     if codec is None:
-        return _JSON_EVENT_START.match(head) is not None
+        return starts_like_events(head)
     if not head.startswith(_MAGIC[codec]):
         return False
     text = b""
     try:
-        for chunk in make_decoder(codec, path).chunks(head):
+        for chunk in make_decoder(codec, name).chunks(head[:SNIFF_BYTES]):
             text += chunk
             if len(text) >= 64:
                 break
     except (CodecError, MissingCodecError):
         return True
-    return not text.strip() or _JSON_EVENT_START.match(text) is not None
+    return not text.strip() or starts_like_events(text)
+
+
+def starts_like_events(text: bytes) -> bool:
+    """Whether decoded text starts like a Spark event log: `{"Event":`."""
+    return _JSON_EVENT_START.match(text[:64]) is not None

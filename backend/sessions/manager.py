@@ -20,7 +20,7 @@ import logging
 import re
 import secrets
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from backend.eventlog.codecs import decompresses_past
@@ -79,6 +79,10 @@ class SessionManager:
         # scans of each followed directory finished so far: a scan that adds nothing leaves no other trace, and a
         # test that a file is passed over waits for one here
         self.scans_done: dict[Path, int] = {}
+        # kinds of logs a followed directory's entries are not opened as sessions for: another part of the server
+        # takes them (the applications index lists Spark event logs, backend/history/)
+        self.listed_elsewhere: set[str] = set()
+        self.known_elsewhere: Callable[[Path], bool] = lambda path: False  # the same, known without reading it
 
     # --- creating --------------------------------------------------------------------------------------
 
@@ -226,6 +230,9 @@ class SessionManager:
                 key = _followed_key(entry)
                 if key in self._followed or entry.name.startswith("."):
                     continue
+                if self.known_elsewhere(entry):
+                    self._followed.add(key)
+                    continue
                 identity = identity_of(entry)
                 if identity in self._followed_files:  # a followed file renamed (rotated): not a new log
                     self._followed.add(key)
@@ -236,6 +243,8 @@ class SessionManager:
                 except (FeedError, PathNotAllowed, OSError):
                     continue
                 self._followed.add(key)
+                if kind.name in self.listed_elsewhere:
+                    continue
                 if identity is not None:
                     self._followed_files[identity] = key
                 try:

@@ -23,6 +23,8 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
 from backend.feeds.progress_feeds import FeedRegistry, default_registry
+from backend.history.applications import Applications
+from backend.history.index_db import INDEX_FILE, IndexDB
 from backend.sessions.manager import SessionManager
 from backend.sessions.scratch_dir import ScratchDir
 from backend.web.api import (
@@ -74,6 +76,9 @@ class Settings:
     frontend_dir: Path = field(default_factory=locate_frontend)
     registry: FeedRegistry | None = None
     spark_port: int | None = None  # accept live Spark listeners here (0: a free port); None: no ingest
+    index_dir: Path | None = None  # where the applications index of followed directories lives (None: data_dir)
+    retain: int = 50  # applications of followed directories kept replayed in memory (least recently used closed)
+    poll: float = 2.0  # seconds between two scans of a followed directory's applications
 
     def validate(self) -> None:
         if not is_loopback(self.host) and not self.token:
@@ -83,6 +88,8 @@ class Settings:
             raise ValueError("upload_limit must be positive")
         if self.upload_decompressed_limit is not None and self.upload_decompressed_limit < 1:
             raise ValueError("upload_decompressed_limit must be positive")
+        if self.retain < 1:
+            raise ValueError("--retain must be at least 1")
 
 
 def plotly_js() -> Path:
@@ -125,6 +132,22 @@ def _start_spark_ingest(settings: Settings, manager: SessionManager, keep: bool)
     return ingest
 
 
+def _applications(settings: Settings, manager: SessionManager) -> Applications | None:
+    """The applications index of the followed directories (backend/history/), None when none is followed.
+
+    Their Spark event logs are listed there, not opened as sessions by the manager's watcher."""
+    if not settings.follow_dirs:
+        return None
+    from backend.spark.live.follow_feed import SPARK_EVENT_LOG
+
+    index = IndexDB(Path(settings.index_dir or settings.data_dir or ".") / INDEX_FILE)
+    applications = Applications(manager, index, [str(d) for d in settings.follow_dirs], settings.retain,
+                                settings.poll)
+    manager.listed_elsewhere.add(SPARK_EVENT_LOG.name)
+    manager.known_elsewhere = applications.lists
+    return applications
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     settings.validate()
@@ -134,6 +157,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings.data_dir = owned_tmp.path
     registry = settings.registry or default_registry()
     manager = SessionManager(settings, registry)
+    applications = _applications(settings, manager)
 
     ingest_holder: dict = {}
 
@@ -141,6 +165,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI):
         if owned_tmp is None:
             manager.restore()  # the uploads an earlier run kept in --data-dir, under their ids
+        if applications is not None:
+            applications.load()  # every application the index knows, listed before the first request
+            applications.start()
         for path in settings.open_paths:
             manager.open_path(path)
         for d in settings.follow_dirs:
@@ -153,6 +180,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if "server" in ingest_holder:
                 ingest_holder.pop("server").close()
             await manager.close()
+            if applications is not None:
+                await applications.close()
             if owned_tmp is not None:
                 owned_tmp.cleanup()
 
@@ -167,6 +196,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.manager = manager
+    app.state.applications = applications
     for router in (sessions.router, scopes.router, timeline.router, live_stream.router, blame.router, diff.router,
                    whatif.router, tasks.router, structured_streaming.router, overview.router,
                    plan.router):
@@ -178,6 +208,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         ingest = ingest_holder.get("server")
         if ingest is not None:
             out["spark_ingest"] = {"host": ingest.address[0], "port": ingest.address[1]}
+        if applications is not None:  # the followed directories' applications: listed, read, scans finished
+            out["applications"] = {"listed": len(applications.by_location), "read": applications.logs_read,
+                                   "opened": len(applications.opened), "retain": applications.retain,
+                                   "scans": min(applications.scans.values(), default=0)}
         return out
 
     frontend = Path(settings.frontend_dir)

@@ -14,8 +14,8 @@ import argparse
 import json
 from typing import Any
 
-__all__ = ["positive_int", "non_negative_int", "non_negative_seconds", "scope_path", "port", "json_time",
-           "add_thresholds_option", "apply_thresholds"]
+__all__ = ["positive_int", "non_negative_int", "non_negative_seconds", "positive_seconds", "scope_path", "port",
+           "json_time", "add_thresholds_option", "apply_thresholds"]
 
 
 def add_thresholds_option(p: argparse.ArgumentParser) -> None:
@@ -74,6 +74,14 @@ def non_negative_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not s >= 0 or s == float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r}: give 0 or more seconds")
+    return s
+
+
+def positive_seconds(text: str) -> float:
+    """A duration in seconds, more than 0 (``serve --poll 0.5``)."""
+    s = non_negative_seconds(text)
+    if s == 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give more than 0 seconds")
     return s
 
 

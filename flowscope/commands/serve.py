@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from .arguments import positive_int, positive_seconds
 from .server import add_server_options, run_server, server_settings
 
 __all__ = ["register", "cmd_serve"]
@@ -21,7 +23,14 @@ def register(subparsers: Any) -> None:
                    help="accept live Spark applications here: flowscope.attach(spark, URL), or by configuration "
                         "spark.extraListeners=flowscope.FlowscopeListener with spark.flowscope.port=PORT")
     p.add_argument("--follow", action="append", default=[], metavar="DIR",
-                   help="follow a directory: each log in it (now or later) becomes a live session")
+                   help="follow a directory: its Spark applications (now or later) are listed from their first "
+                        "and last events and replayed when opened; each other log becomes a live session. The "
+                        "list is kept in --data-dir (default: ~/.cache/flowscope) and rescanned every --poll seconds")
+    p.add_argument("--retain", type=positive_int, default=50, metavar="N",
+                   help="applications of followed directories kept replayed in memory; opening one more closes the "
+                        "least recently used (default 50)")
+    p.add_argument("--poll", type=positive_seconds, default=2.0, metavar="SECONDS",
+                   help="seconds between two scans of a followed directory (default 2)")
     add_server_options(p, 8765)
     p.set_defaults(func=cmd_serve)
 
@@ -35,4 +44,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     extra = follow + [Path(log).resolve().parent for log in args.logs]
     settings = server_settings(args, extra)
     settings.spark_port = args.spark_port
-    return run_server(args, settings, [str(Path(log).resolve()) for log in args.logs], follow, False)
+    settings.follow_dirs = follow
+    settings.retain = args.retain
+    settings.poll = args.poll
+    settings.index_dir = Path(args.data_dir) if args.data_dir else user_cache_dir()
+    return run_server(args, settings, [str(Path(log).resolve()) for log in args.logs], [], False)
+
+
+def user_cache_dir() -> Path:
+    """Where a server without --data-dir keeps its applications index: the user's cache directory."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "flowscope"

@@ -8,6 +8,7 @@ import orjson
 from fastapi import HTTPException, Request
 from fastapi.responses import Response
 
+from backend.history.applications import UnknownApplication
 from backend.sessions.manager import SessionManager
 from backend.sessions.session import Session
 from backend.views.projections import parse_scope
@@ -34,6 +35,13 @@ async def manager(request: Request) -> SessionManager:
 
 
 async def session(sid: str, request: Request) -> Session:
+    """The session ``sid``; an application of a followed directory is opened (replayed) by its first request."""
+    applications = request.app.state.applications
+    if applications is not None:
+        try:
+            return applications.open(sid)
+        except UnknownApplication:
+            pass
     s = request.app.state.manager.get(sid)
     if s is None:
         raise HTTPException(404, f"no session {sid!r}; GET /api/sessions lists them")

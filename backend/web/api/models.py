@@ -32,27 +32,36 @@ class SessionCreate(BaseModel):
 
 
 class SessionInfo(BaseModel):
+    """A session, or an application of a followed directory not opened yet (status ``listed``: then only ``id``,
+    ``name``, ``kind``, ``source``, ``live``, ``status`` and ``application`` are given)."""
+
     id: str
     name: str
     kind: str = Field(description="what the feed is: progress-log, live, spark-eventlog, ...")
     source: str
     live: bool = Field(description="the source may still grow; the view follows its head")
-    status: Literal["loading", "live", "done", "failed", "stopped"]
+    status: Literal["listed", "loading", "live", "done", "failed", "stopped"]
     error: str | None = None
-    created: float
-    records: int
-    batches: int = Field(description="batches applied so far: the head of the timeline")
+    created: float | None = None
+    records: int = 0
+    batches: int = Field(0, description="batches applied so far: the head of the timeline")
     first_at: float | None = None
     last_at: float | None = None
-    errors: int = Field(description="corrupt lines and rejected batches")
-    findings: int
-    marks: int
-    scopes: int
-    operators: int
-    checked: bool
+    errors: int = Field(0, description="corrupt lines and rejected batches")
+    findings: int = 0
+    marks: int = 0
+    scopes: int = 0
+    operators: int = 0
+    checked: bool = True
     events_lost: int = Field(0, description="a live Spark session: events its listener took from Spark that never "
                                             "arrived (outages of the server or the network, a full listener queue)")
     connected: bool | None = Field(None, description="a live Spark session: its listener is connected now")
+    application: dict[str, Any] | None = Field(
+        None, description="an application of a followed directory: key, app_id, attempt, name, user, spark_version, "
+                          "start, end, duration_s, status (in_progress, finished, failed, incomplete), size, updated, "
+                          "error, summary (once replayed: duration_s, jobs, tasks, idle_cores_pct, findings "
+                          "[{kind, text, impact_s}], findings_total, slowest [{name, latency_s}]), rest (Spark's REST "
+                          "documents of it)")
 
 
 class ScopeTree(BaseModel):

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from backend.feeds.progress_feeds import FeedError
+from backend.history.applications import application_json
 from backend.sessions.manager import SessionManager, UploadTooLarge
 from backend.sessions.session import Session
 from backend.views.projections import session_info
@@ -18,9 +19,29 @@ router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 _ERRORS = problems(400, 403, 404, 413, 422)
 
 
-@router.get("", response_model=list[SessionInfo], summary="All sessions")
-async def list_sessions(manager: SessionManager = Depends(deps.manager)):
-    return [session_info(s) for s in manager.sessions.values()]
+@router.get("", response_model=list[SessionInfo], summary="All sessions, and every application of the followed "
+            "directories, opened or not",
+            description="An application of a followed directory (`serve --follow DIR`) that nobody opened yet is "
+                        "listed with status `listed` and its `application` (id, attempt, name, user, start, end, "
+                        "duration, Spark version, status: in_progress, finished, failed or incomplete, size, the "
+                        "answer summary once replayed, and `rest`: where Spark's REST documents of it are); "
+                        "`GET /api/sessions/{id}` or any route under it opens (replays) it. Answers 304 to "
+                        "`If-None-Match` when nothing changed.")
+async def list_sessions(request: Request, manager: SessionManager = Depends(deps.manager)):
+    applications = request.app.state.applications
+    infos = [session_info(s) for s in manager.sessions.values()]
+    if applications is None:
+        return deps.JSON(infos)
+    etag = f'W/"{applications.version}-{hash(tuple((i["id"], i["status"], i["batches"]) for i in infos))}"'
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers={"ETag": etag})
+    for info in infos:
+        listing = applications.get(info["id"])
+        if listing is not None:
+            info["application"] = application_json(listing)
+    opened = {i["id"] for i in infos}
+    rows = infos + [applications.row(x) for x in applications.listings() if x.key not in opened]
+    return deps.JSON(rows, headers={"ETag": etag, "Cache-Control": "no-cache"})
 
 
 @router.post("", response_model=SessionInfo, status_code=201, responses=_ERRORS,
@@ -68,9 +89,15 @@ async def upload_session(
     return session_info(session)
 
 
-@router.get("/{sid}", response_model=SessionInfo, responses=_ERRORS, summary="One session")
-async def get_session(session: Session = Depends(deps.session)):
-    return session_info(session)
+@router.get("/{sid}", response_model=SessionInfo, responses=_ERRORS,
+            summary="One session (an application of a followed directory is opened: replayed, or followed)")
+async def get_session(request: Request, session: Session = Depends(deps.session)):
+    info = session_info(session)
+    applications = request.app.state.applications
+    listing = applications.get(session.id) if applications is not None else None
+    if listing is not None:
+        info["application"] = application_json(listing)
+    return info
 
 
 @router.delete("/{sid}", status_code=204, responses=_ERRORS, summary="Stop a session and remove its uploads")

@@ -1,0 +1,66 @@
+"""The one place the applications index touches the file system: listing a directory, reading a log's bytes.
+
+Everything the index reads goes through these few functions, so that reading followed directories from object stores
+(``backend/stores``) changes this module only. A location is a string (a local path today, a URL later); an
+:class:`Entry` is what one listing says about a name in a directory, without opening it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+__all__ = ["Entry", "list_entries", "log_path", "open_binary", "read_tail"]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A file or directory as a listing shows it: its location, name, size and modification time (0 if unknown)."""
+
+    location: str
+    name: str
+    is_dir: bool
+    size: int
+    mtime_ns: int
+
+    @property
+    def stamp(self) -> str:
+        """What changes when the entry changes: its size and modification time (a directory's: entries added,
+        removed or renamed)."""
+        return f"{self.size}:{self.mtime_ns}"
+
+
+def list_entries(directory: str) -> list[Entry]:
+    """The entries directly in ``directory``, hidden ones (``.name``) left out; OSError if it cannot be listed."""
+    out = []
+    with os.scandir(directory) as it:
+        for e in it:
+            if e.name.startswith("."):
+                continue
+            try:
+                st = e.stat()
+                is_dir = e.is_dir()
+            except OSError:  # removed between the listing and the stat
+                continue
+            out.append(Entry(os.path.join(directory, e.name), e.name, is_dir, 0 if is_dir else st.st_size,
+                             st.st_mtime_ns))
+    return out
+
+
+def open_binary(location: str) -> BinaryIO:
+    """The file's bytes, from the start (seekable)."""
+    return open(location, "rb")
+
+
+def read_tail(location: str, size: int, length: int) -> bytes:
+    """The last ``length`` bytes of a file ``size`` bytes long (all of it if shorter)."""
+    with open(location, "rb") as fh:
+        fh.seek(max(0, size - length))
+        return fh.read()
+
+
+def log_path(location: str) -> Path:
+    """What the Spark log readers open for a listed location."""
+    return Path(location)
