@@ -7,6 +7,7 @@
 //   search.js, keys.js, toast.js, times.js, api.js, dom.js (the one `esc`)
 //   navigation/         the address bar (address.js), the route it names and every move to another scope and
 //                       moment (routing.js), the sessions list and the open/upload forms (landing.js)
+//                       or, for a server following a directory, its applications table (applications.js)
 //   graph/              SVG (svg.js) for small scopes, canvas (canvas.js) for large ones, picked by
 //                       renderer_choice.js; camera.js frames both; labels.js and finding_badges.js: what a box shows
 //   timeline/           the timeline (timeline.js), the live head or a batch in the past (moments.js), socket

@@ -17,6 +17,9 @@ router = APIRouter(tags=["stream"])
 async def stream(ws: WebSocket, sid: str, scope: str = "", since: int | None = None,
                  interval: float = 0.03):
     session = ws.app.state.manager.get(sid)
+    applications = ws.app.state.applications
+    if session is None and applications is not None and applications.get(sid) is not None:
+        session = applications.open(sid)  # a followed directory's application, opened by its page's stream
     await ws.accept()
     if session is None:
         await ws.send_text(orjson.dumps({"type": "error", "detail": f"no session {sid!r}"}).decode())

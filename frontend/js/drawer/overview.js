@@ -58,7 +58,16 @@ export async function showOverview(force = false) {
   const now = parseHash();
   if (!now || now.sid !== r.sid) return;
   $("#overview").dataset.sid = r.sid; // answered (shown or not): tests wait on it
-  if (!force && (overview.application.engine !== "spark" || now.scope.length || now.batch !== null || now.port)) return;
+  if (!force && (now.scope.length || now.batch !== null || now.port)) return;
+  if (!force && overview.application.engine !== "spark") {
+    // an application opened as it is being replayed (a followed directory's) has shown no Spark job yet: ask again
+    let info = null;
+    try { info = await api.get(`/api/sessions/${r.sid}`); } catch (e) { return; }
+    if (info.status !== "loading") return;
+    answer = null;
+    setTimeout(() => { if (shownFor === r.sid && $("#overview").hidden) showOverview(false); }, 300);
+    return;
+  }
   render(overview);
   $("#overview").hidden = false;
   drawWhatif(r.sid, overview);

@@ -1,9 +1,12 @@
-// The landing page: the sessions the server holds, and the forms to open a log by path or upload one. Opening a
-// session is a change of the address (routing.js follows it); the session on screen is closed before this shows.
+// The landing page: the sessions the server holds, and the forms to open a log by path or upload one; a server that
+// follows an event-log directory shows its applications table instead of the sessions list (applications.js).
+// Opening a session is a change of the address (routing.js follows it); the session on screen is closed before this
+// shows.
 
 import * as api from "../api.js";
 import { $, esc } from "../dom.js";
 import { toast } from "../toast.js";
+import { showApplications } from "./applications.js";
 
 export async function showLanding() {
   $("#workspace").hidden = true;
@@ -11,6 +14,13 @@ export async function showLanding() {
   $("#top-right").hidden = true;
   $("#crumbs").innerHTML = "";
   $("#session-status").textContent = "";
+  if (!api.bundle) {
+    let health = {};
+    try { health = await api.get("/api/health"); } catch (e) { /* the sessions list says it */ }
+    if (health.applications) return showApplications();
+  }
+  $("#apps-card").hidden = true;
+  $("#sessions-card").hidden = false;
   let sessions = [];
   try { sessions = await api.get("/api/sessions"); } catch (e) { toast(e.message); }
   const body = $("#session-table tbody");
