@@ -44,7 +44,8 @@ def add_server_options(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--token", help="require this token on every request and WebSocket")
     p.add_argument("--allow", action="append", default=[], metavar="DIR",
                    help="a directory the API may open logs from (repeatable; default: the current directory)")
-    p.add_argument("--data-dir", metavar="DIR", help="where uploads are kept (default: a temporary directory)")
+    p.add_argument("--data-dir", metavar="DIR", help="where uploads (and, for serve --follow, the applications index) "
+                   "are kept (default: a temporary directory; the index: the user's cache directory)")
     p.add_argument("--upload-limit", type=positive_int, default=512, metavar="MB",
                    help="largest upload accepted (default 512)")
     p.add_argument("--upload-decompressed-limit", type=positive_int, metavar="MB",

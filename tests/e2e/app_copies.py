@@ -8,6 +8,7 @@ App ID replaced by the copy's (and, if asked, its App Name by another), compress
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from backend.eventlog import EventLogReader
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "fixtures" / "spark" / "batch_shuffle" / "eventlog_v2_local-1795290522070"
 
-__all__ = ["SOURCE", "copy_id", "source_text", "write_copies", "write_copy"]
+__all__ = ["SOURCE", "copy_id", "ensure_copies", "source_text", "write_copies", "write_copy"]
 
 
 def source_text(source: Path = SOURCE) -> tuple[bytes, str, str]:
@@ -59,4 +60,18 @@ def write_copies(target: Path, n: int, name: Callable[[int], str] | None = None,
         app_id = copy_id(source_id, i)
         write_copy(target, text, source_id, app_id, name(i) if name else None, source_name, compressor=compressor)
         ids.append(app_id)
+    return ids
+
+
+def ensure_copies(target: Path, n: int) -> list[str]:
+    """``n`` copies in ``target``, written once (benchmarks reuse the directory: ``target/.complete`` says it is
+    whole); their App IDs."""
+    marker = target / ".complete"
+    if marker.exists() and marker.read_text() == str(n):
+        return marker.with_name(".ids").read_text().split()
+    if target.exists():
+        shutil.rmtree(target)
+    ids = write_copies(target, n, name=lambda i: f"nightly-{i % 97}" if i % 3 else f"adhoc-{i}")
+    marker.with_name(".ids").write_text("\n".join(ids))
+    marker.write_text(str(n))
     return ids
