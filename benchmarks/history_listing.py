@@ -27,6 +27,7 @@ Run::
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import subprocess
 import sys
@@ -40,8 +41,14 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.replay_vs_history_server import free_port, history_server, peak_rss_mb  # noqa: E402
 from tests.e2e.app_copies import ensure_copies  # noqa: E402
+
+# the History Server started as that benchmark starts it (a script, not a package: loaded from its file)
+_spec = importlib.util.spec_from_file_location("hs_bench", HERE / "replay_vs_history_server.py")
+assert _spec is not None and _spec.loader is not None
+hs_bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(hs_bench)
+free_port, history_server, peak_rss_mb = hs_bench.free_port, hs_bench.history_server, hs_bench.peak_rss_mb
 
 
 def load() -> str:
