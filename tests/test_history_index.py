@@ -111,6 +111,9 @@ def test_a_restart_lists_at_once_and_reads_only_what_changed(tmp_path):
         grown = after[running]["application"]
         assert grown["status"] == "in_progress" and grown["size"] > before[running]["application"]["size"]
         assert after[added]["application"]["status"] == "finished"
+        version = srv.app.state.applications.version
+        _scanned(srv, 2)  # nothing changed: the list (and the page's ETag) stays as it is, the running log too
+        assert srv.app.state.applications.version == version
 
 
 def test_opened_applications_beyond_retain_are_closed_least_recently_used_first(tmp_path):
@@ -169,7 +172,6 @@ def test_a_finished_log_s_end_is_read_from_its_last_units_in_every_codec(tmp_pat
             assert end.rstrip().endswith(lines[-1].rstrip()) and len(end) < len(text) // 4
         else:
             assert starts is None  # plain is read by a seek; gzip has no boundaries, it is decoded whole
-    monkeypatch.setattr(app_listing, "READ_WHOLE", 0)  # even a small file: its start, then its end apart
     monkeypatch.setattr(app_listing, "TAIL_TEXT", 4096)
     entry = next(e for e in storage.list_entries(str(tmp_path)) if e.name == name)
     listing = read_listing(entry, str(tmp_path))

@@ -12,7 +12,6 @@ has none yet): its duration grows with its last modification. Only the lines of 
 from __future__ import annotations
 
 import io
-from collections import deque
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -36,7 +35,6 @@ __all__ = ["AppListing", "STATUSES", "read_listing"]
 STATUSES = ("in_progress", "finished", "failed", "incomplete")
 HEAD_LIMIT = 64 << 20  # decoded bytes read looking for the start event (an environment update can be large)
 TAIL_TEXT = 1 << 20  # decoded bytes of a finished log's end searched for its end event (Spark's reparse chunk)
-READ_WHOLE = 1 << 20  # a compressed file up to this size is read once, its start and end from the same decoding
 _CHUNK = 1 << 16
 
 _LOG_START = b'"Event":"SparkListenerLogStart"'
@@ -148,7 +146,7 @@ def read_listing(entry: Entry, root: str, previous: AppListing | None = None) ->
     if parts.first is None:
         return listing  # a rolling directory before its first part
     try:
-        head, tail = _read_head(parts.first)
+        head, whole = _read_head(parts.first)
     except (CodecError, MissingCodecError) as e:
         if not entry.is_dir and isinstance(e, CodecError):
             return None  # a file named like a compressed log that is none
@@ -159,8 +157,7 @@ def read_listing(entry: Entry, root: str, previous: AppListing | None = None) ->
     _apply_start(listing, head)
     if parts.state == "in_progress":
         return listing
-    if parts.last is not parts.first:
-        tail = None
+    tail = head if whole and parts.last is parts.first else None
     try:
         if tail is None and parts.last is not None:
             tail = _read_tail(parts.last)
@@ -212,44 +209,32 @@ def _event(text: bytes, marker: bytes, last: bool = False) -> dict | None:
     return event if isinstance(event, dict) else None
 
 
-def _read_head(part: Entry) -> tuple[bytes | None, bytes | None]:
+def _read_head(part: Entry) -> tuple[bytes | None, bool]:
     """The log's text from its start to the end of the application's start event (or :data:`HEAD_LIMIT`); None if
-    the file does not start like an event log. With it, the file's last :data:`TAIL_TEXT` decoded bytes when they
-    came with the same reading (a small compressed file is decoded whole once), else None."""
+    the file does not start like an event log. With it, whether that is the whole file (the start event never came).
+    Decoding stops there: the rest of the file is not decompressed."""
     codec = codec_from_name(part.name)
-    whole = codec is not None and part.size <= READ_WHOLE
     head: list[bytes] = []
-    head_size = 0
-    tail: deque[bytes] = deque()
-    tail_size = 0
-    found = False
+    size = 0
     with storage.open_binary(part.location) as fh:
-        raw = fh.read(part.size + 1 if whole else _CHUNK)
+        raw = fh.read(_CHUNK)
         if codec is None and not head_looks_like_event_log(part.name, raw[:64]):
-            return None, None
+            return None, False
         decoder = make_decoder(codec, part.location)
         while raw:
             for piece in decoder.chunks(raw):
-                if not found:
-                    head.append(piece)
-                    head_size += len(piece)
-                    if head_size <= len(piece) and not starts_like_events(piece):
-                        return None, None  # a compressed file of something else
-                    found = _has_line(head, _APP_START) or head_size > HEAD_LIMIT
-                    if found and not whole:
-                        return b"".join(head), None
-                if whole:
-                    tail.append(piece)
-                    tail_size += len(piece)
-                    while tail_size - len(tail[0]) >= TAIL_TEXT:
-                        tail_size -= len(tail.popleft())
+                if not head and not starts_like_events(piece):
+                    return None, False  # a compressed file of something else
+                head.append(piece)
+                size += len(piece)
+                if _has_line(head, _APP_START) or size > HEAD_LIMIT:
+                    return b"".join(head), False
             raw = fh.read(_CHUNK)
-    text = b"".join(head)
-    return text, b"".join(tail) if whole else text  # not whole: the start event never came, the head is all there is
+    return b"".join(head), True
 
 
 def _has_line(pieces: list[bytes], marker: bytes) -> bool:
-    """Whether the text so far holds ``marker``'s whole line (it is looked for in the last two pieces only)."""
+    """Whether the text so far holds ``marker``'s whole line (looked for in the last two pieces only)."""
     text = b"".join(pieces[-2:])
     i = text.find(marker)
     return i >= 0 and text.find(b"\n", i) >= 0

@@ -67,6 +67,7 @@ class Applications:
         self._pool = ThreadPoolExecutor(readers, thread_name_prefix="flowscope-listing")
         self._tasks: list[asyncio.Task] = []
         self._evicting: set[asyncio.Task] = set()
+        self._rows: tuple[int, list[dict[str, Any]]] = (-1, [])
 
     # --- the list --------------------------------------------------------------------------------------------
 
@@ -143,24 +144,29 @@ class Applications:
             results = await asyncio.gather(*(loop.run_in_executor(self._pool, self._read, entry, root, previous)
                                              for entry, previous in batch))
             put = []
-            for (entry, previous), listing in zip(batch, results, strict=True):
+            for (entry, previous), (listing, differs) in zip(batch, results, strict=True):
                 if listing is None:
                     self._passed_over[entry.location] = entry.stamp
                     continue
                 if listing is not previous:
                     self.logs_read += 1
-                self._put(listing)
-                put.append(listing)
+                if differs:
+                    self._put(listing)
+                    put.append(listing)
             if put:
                 self.version += 1
                 await asyncio.to_thread(self.db.put, put)
 
-    def _read(self, entry: Entry, root: str, previous: AppListing | None) -> AppListing | None:
+    def _read(self, entry: Entry, root: str, previous: AppListing | None) -> tuple[AppListing | None, bool]:
+        """The entry's listing, and whether it differs from ``previous``."""
+        before = (previous.stamp, previous.signature) if previous is not None else None
         try:
-            return read_listing(entry, root, previous)
+            listing = read_listing(entry, root, previous)
         except OSError as e:  # vanished or unreadable between the listing and the read: the next scan sees
             log.debug("cannot read %s: %s", entry.location, e)
-            return previous
+            return previous, False
+        return listing, listing is not None and (listing is not previous
+                                                 or (listing.stamp, listing.signature) != before)
 
     # --- opening -----------------------------------------------------------------------------------------------
 
@@ -222,11 +228,15 @@ class Applications:
 
     # --- what the API shows ----------------------------------------------------------------------------------
 
-    def row(self, listing: AppListing) -> dict[str, Any]:
-        """An application as ``GET /api/sessions`` lists it before it is opened."""
-        return {"id": listing.key, "name": listing.name or listing.key, "kind": SparkLogFeed.kind,
-                "source": listing.location, "live": listing.in_progress, "status": "listed",
-                "application": application_json(listing)}
+    def rows(self) -> list[dict[str, Any]]:
+        """Every application as ``GET /api/sessions`` lists one before it is opened (made again only when the list
+        changed: a page asks every few seconds)."""
+        if self._rows[0] != self.version:
+            self._rows = (self.version, [
+                {"id": x.key, "name": x.name or x.key, "kind": SparkLogFeed.kind, "source": x.location,
+                 "live": x.in_progress, "status": "listed", "application": application_json(x)}
+                for x in self.by_location.values()])
+        return self._rows[1]
 
     async def close(self) -> None:
         for task in self._tasks:

@@ -3,7 +3,9 @@
 What a team's event-log directory looks like to the applications index and to Spark's History Server (the
 benchmark puts both on the same copies): Spark 4's layout, a rolling ``eventlog_v2_<app>/`` directory holding
 ``events_1_<app>.zstd`` and its ``appstatus_<app>`` marker. A copy is the source's text with every occurrence of its
-App ID replaced by the copy's (and, if asked, its App Name by another), compressed again.
+App ID replaced by the copy's (and, if asked, its App Name by another), compressed again as Spark's writer
+compresses it: a zstd frame per flush (backend/eventlog/encoders.py), the log flushed after every event but the
+task events, as Spark's event logger flushes (the fixture itself was recompressed in one frame by the redaction).
 """
 
 from __future__ import annotations
@@ -45,10 +47,25 @@ def write_copy(target: Path, text: bytes, source_id: str, app_id: str, name: str
         body = body.replace(f'"App Name":"{source_name}"'.encode(), orjson.dumps({"App Name": name})[1:-1])
     directory = target / f"eventlog_v2_{app_id}"
     directory.mkdir(parents=True)
-    (directory / f"events_1_{app_id}.zstd").write_bytes((compressor or zstandard.ZstdCompressor(level=1))
-                                                         .compress(body))
+    compressor = compressor or zstandard.ZstdCompressor(level=1)
+    (directory / f"events_1_{app_id}.zstd").write_bytes(b"".join(compressor.compress(flush)
+                                                                  for flush in _flushes(body)))
     (directory / f"appstatus_{app_id}{'.inprogress' if in_progress else ''}").touch()
     return directory
+
+
+def _flushes(text: bytes) -> list[bytes]:
+    """The text as Spark's event logger flushes it: after every event but a task's."""
+    out: list[bytes] = []
+    pending: list[bytes] = []
+    for line in text.splitlines(keepends=True):
+        pending.append(line)
+        if not line.startswith(b'{"Event":"SparkListenerTask'):
+            out.append(b"".join(pending))
+            pending.clear()
+    if pending:
+        out.append(b"".join(pending))
+    return out
 
 
 def write_copies(target: Path, n: int, name: Callable[[int], str] | None = None, source: Path = SOURCE) -> list[str]:

@@ -40,7 +40,7 @@ async def list_sessions(request: Request, manager: SessionManager = Depends(deps
         if listing is not None:
             info["application"] = application_json(listing)
     opened = {i["id"] for i in infos}
-    rows = infos + [applications.row(x) for x in applications.listings() if x.key not in opened]
+    rows = infos + [row for row in applications.rows() if row["id"] not in opened]
     return deps.JSON(rows, headers={"ETag": etag, "Cache-Control": "no-cache"})
 
 
