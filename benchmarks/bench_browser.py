@@ -11,9 +11,13 @@
 3. **Latency from a batch entering the tracker to the browser showing it**, at 5,000 batches/s pushed into a live
    session (200 operators): for every frame drawn, now minus the moment the oldest batch it shows was applied
    (both wall clocks of this machine), measured after the frame is painted. p50 and p95. Goal: p95 <= 200 ms.
+4. **The applications table of 10,000 applications** (``serve --follow`` of a directory of copies of a real log,
+   tests/e2e/app_copies.py): the page's load until the table is drawn, then the frames while the table is scrolled
+   from top to bottom at 600 px a frame (fps, p95 frame interval, rows in the DOM), a sort by name and a filter
+   (from the click or the keystroke to the frame that shows the result). Goal: >= 30 fps while scrolling.
 
 Run: ``.venv/bin/python benchmarks/bench_browser.py [--sizes 200,2000,10000] [--rate 5000] [--seconds 6]
-[--renderer svg|canvas]``
+[--renderer svg|canvas] [--apps 10000]``
 (needs Debian's chromium: ``apt-get install -y chromium``).
 """
 
@@ -255,6 +259,71 @@ def bench_latency(browser, srv, api, rate, seconds, operators=200):
     return pct(ms, 50), pct(ms, 95), achieved
 
 
+SCROLL = """async () => {
+  const box = document.querySelector('#apps-scroll');
+  box.scrollTop = 0;
+  await new Promise((r) => requestAnimationFrame(r));
+  const idle = [];  // the same page's frames with nothing to do: what the machine allows
+  let last = performance.now();
+  for (let i = 0; i < 60; i++) {
+    await new Promise((r) => requestAnimationFrame(r));
+    const now = performance.now();
+    idle.push(now - last);
+    last = now;
+  }
+  const frames = [];
+  last = performance.now();
+  while (box.scrollTop + box.clientHeight < box.scrollHeight - 1) {
+    box.scrollTop += 600;
+    await new Promise((r) => requestAnimationFrame(r));
+    const now = performance.now();
+    frames.push(now - last);
+    last = now;
+  }
+  return {frames, idle, rows: document.querySelectorAll('#apps-rows .apps-row').length};
+}"""
+
+TIMED = """async ([what, arg]) => {
+  const t0 = performance.now();
+  if (what === 'sort') document.querySelector('#apps-head [data-sort=' + arg + ']').click();
+  else { const f = document.querySelector('#apps-filter'); f.value = arg; f.dispatchEvent(new Event('input')); }
+  await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  return performance.now() - t0;
+}"""
+
+
+def bench_applications(browser, apps: int) -> None:
+    """The applications table of ``apps`` applications (4. in the module docstring)."""
+    import tempfile
+    from pathlib import Path
+
+    from tests.e2e.app_copies import ensure_copies
+
+    logs = Path(__file__).resolve().parent / "out" / f"apps-batch_shuffle-x{apps}"
+    ensure_copies(logs, apps)
+    with tempfile.TemporaryDirectory() as data, \
+            running_server(Settings(allowed_dirs=[logs], follow_dirs=[logs], data_dir=Path(data))) as srv:
+        while srv.app.state.applications.scans[str(logs)] < 1:
+            time.sleep(0.2)
+        page = browser.new_page(viewport={"width": 1500, "height": 900})
+        t0 = time.perf_counter()
+        page.goto(srv.url + "/")
+        page.wait_for_function("(n) => document.querySelector('#apps-count')?.textContent === String(n)", arg=apps,
+                               timeout=120000)
+        loaded = time.perf_counter() - t0
+        result = page.evaluate(SCROLL)
+        frames = result["frames"]
+        sort_ms = page.evaluate(TIMED, ["sort", "name"])
+        filter_ms = page.evaluate(TIMED, ["filter", "adhoc"])
+        page.close()
+    fps = 1000 * len(frames) / sum(frames) if frames else float("nan")
+    idle = 1000 * len(result["idle"]) / sum(result["idle"])
+    print(f"applications table, {apps:,} rows: drawn {loaded:.2f} s after navigation; scrolled top to bottom in "
+          f"{len(frames)} frames: {fps:.0f} fps, frame p95 {pct(frames, 95):.1f} ms, max {max(frames):.1f} ms, "
+          f"{result['rows']} rows in the DOM (idle frames, nothing drawn: {idle:.0f} fps); "
+          f"sort by name {sort_ms:.0f} ms, filter {filter_ms:.0f} ms", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="200,2000,10000")
@@ -264,6 +333,7 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-latency", action="store_true")
     ap.add_argument("--repeat", type=int, default=3, help="first renders (cold and warm) per size; medians shown")
     ap.add_argument("--renderer", default="", help="force the graph view: svg or canvas (default: by size)")
+    ap.add_argument("--apps", type=int, default=10_000, help="applications in the applications table (0: skip it)")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     with running_server(Settings(check_contracts=False)) as srv, httpx.Client(base_url=srv.url, timeout=120) as api, \
@@ -272,6 +342,8 @@ def main(argv=None) -> int:
             bench_render_and_fps(browser, srv, api, sizes, args.seconds, args.renderer, args.repeat)
         if not args.skip_latency:
             bench_latency(browser, srv, api, args.rate, args.seconds)
+        if args.apps:
+            bench_applications(browser, args.apps)
     return 0
 
 

@@ -6,7 +6,7 @@
 // applications grow and new ones appear. A row opens the application (its Overview); its REST link the documents
 // of Spark's REST API.
 
-import { $, esc } from "../dom.js";
+import { $ } from "../dom.js";
 
 const ROW_HEIGHT = 28; // px: must match .apps-row in app.css
 const OVERSCAN = 8; // rows drawn above and below the view
@@ -86,19 +86,55 @@ function applyView() {
   draw();
 }
 
-function rowHtml(r) {
-  const pill = r.status === "in_progress" ? "live" : r.status === "failed" || r.status === "incomplete" ? "failed" : "";
-  return `<div class="apps-row clickable" role="row" data-sid="${esc(r.id)}" data-status="${esc(r.status)}">
-    <span title="${esc(r.id)}">${esc(r.id)}</span><span title="${esc(r.name)}">${esc(r.name)}</span>
-    <span>${esc(r.user)}</span><span class="num">${esc(fmtStart(r.start))}</span>
-    <span class="num">${esc(fmtDuration(r.duration))}</span>
-    <span><span class="pill ${pill}">${esc(STATUS_TEXT[r.status] || r.status)}</span>${r.opened ? ' <span class="muted" title="replayed, in memory">●</span>' : ""}</span>
-    <span class="num">${r.jobs === null ? "" : r.jobs}</span><span class="num">${r.idle === null ? "" : `${r.idle}%`}</span>
-    <span title="${esc(r.finding)}">${esc(r.finding)}</span>
-    <span>${r.rest ? `<a href="${esc(r.rest)}" target="_blank" rel="noopener" data-rest="1">REST</a>` : ""}</span></div>`;
+const CELLS = 10; // id, name, user, start, duration, status, jobs, idle cores, top finding, REST
+
+// A row element, made once and filled again as the table scrolls (no HTML is parsed while scrolling).
+function makeRow() {
+  const row = document.createElement("div");
+  row.className = "apps-row clickable";
+  row.setAttribute("role", "row");
+  for (let i = 0; i < CELLS; i++) row.appendChild(document.createElement("span"));
+  for (const i of [3, 4, 6, 7]) row.children[i].className = "num";
+  const pill = document.createElement("span");
+  const opened = document.createElement("span");
+  opened.className = "muted";
+  opened.title = "replayed, in memory";
+  opened.textContent = " ●";
+  row.children[5].append(pill, opened);
+  const rest = document.createElement("a");
+  rest.textContent = "REST";
+  rest.target = "_blank";
+  rest.rel = "noopener";
+  rest.dataset.rest = "1";
+  row.children[9].appendChild(rest);
+  return row;
 }
 
-// Only the rows in view (and a few around them) are in the DOM.
+function fillRow(row, r) {
+  const c = row.children;
+  row.dataset.sid = r.id;
+  row.dataset.status = r.status;
+  c[0].textContent = r.id;
+  c[0].title = r.id;
+  c[1].textContent = r.name;
+  c[1].title = r.name;
+  c[2].textContent = r.user;
+  c[3].textContent = fmtStart(r.start);
+  c[4].textContent = fmtDuration(r.duration);
+  const pill = c[5].firstChild;
+  pill.className = `pill ${r.status === "in_progress" ? "live" : r.status === "failed" || r.status === "incomplete" ? "failed" : ""}`;
+  pill.textContent = STATUS_TEXT[r.status] || r.status;
+  c[5].lastChild.hidden = !r.opened;
+  c[6].textContent = r.jobs === null ? "" : String(r.jobs);
+  c[7].textContent = r.idle === null ? "" : `${r.idle}%`;
+  c[8].textContent = r.finding;
+  c[8].title = r.finding;
+  const rest = c[9].firstChild;
+  rest.hidden = !r.rest;
+  if (r.rest) rest.href = r.rest;
+}
+
+// Only the rows in view (and a few around them) are in the DOM, refilled as the table scrolls.
 function draw() {
   const box = $("#apps-scroll");
   const first = Math.max(0, Math.floor(box.scrollTop / ROW_HEIGHT) - OVERSCAN);
@@ -107,8 +143,10 @@ function draw() {
   if (key === T.drawn) return;
   T.drawn = key;
   const rows = $("#apps-rows");
+  while (rows.children.length < last - first) rows.appendChild(makeRow());
+  while (rows.children.length > last - first) rows.lastChild.remove();
   rows.style.transform = `translateY(${first * ROW_HEIGHT}px)`;
-  rows.innerHTML = T.shown.slice(first, last).map(rowHtml).join("");
+  for (let i = first; i < last; i++) fillRow(rows.children[i - first], T.shown[i]);
 }
 
 async function refresh() {
@@ -125,7 +163,7 @@ async function refresh() {
 function bind() {
   if (T.bound) return;
   T.bound = true;
-  $("#apps-scroll").addEventListener("scroll", () => requestAnimationFrame(draw), { passive: true });
+  $("#apps-scroll").addEventListener("scroll", draw, { passive: true }); // scroll events come once a frame
   $("#apps-filter").addEventListener("input", applyView);
   $("#apps-status").addEventListener("change", applyView);
   $("#apps-head").addEventListener("click", (ev) => {
