@@ -138,13 +138,13 @@ function fillRow(row, r) {
 function draw() {
   const box = $("#apps-scroll");
   const first = Math.max(0, Math.floor(box.scrollTop / ROW_HEIGHT) - OVERSCAN);
-  const last = Math.min(T.shown.length, Math.ceil((box.scrollTop + box.clientHeight) / ROW_HEIGHT) + OVERSCAN);
+  const last = Math.max(first, Math.min(T.shown.length, Math.ceil((box.scrollTop + box.clientHeight) / ROW_HEIGHT) + OVERSCAN));
   const key = `${first}:${last}:${T.version}`;
   if (key === T.drawn) return;
   T.drawn = key;
   const rows = $("#apps-rows");
   while (rows.children.length < last - first) rows.appendChild(makeRow());
-  while (rows.children.length > last - first) rows.lastChild.remove();
+  while (rows.children.length > last - first) rows.lastElementChild.remove();
   rows.style.transform = `translateY(${first * ROW_HEIGHT}px)`;
   for (let i = first; i < last; i++) fillRow(rows.children[i - first], T.shown[i]);
 }
