@@ -8,6 +8,7 @@ own App ID (tests/e2e/app_copies.py), served by a real server on 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from pathlib import Path
 
@@ -179,3 +180,17 @@ def test_a_finished_log_s_end_is_read_from_its_last_units_in_every_codec(tmp_pat
     assert listing is not None and listing.error is None, listing
     assert (listing.app_id, listing.status, listing.user) == (source_id, "finished", facts["user"])
     assert listing.end == pytest.approx(facts["end"]) and listing.start == pytest.approx(facts["start"])
+
+
+def test_a_followed_directory_lists_no_fifo_and_no_link_leading_outside(tmp_path):
+    logs, outside = tmp_path / "logs", tmp_path / "outside"
+    ids = write_copies(logs, 2)
+    text, source_id, _ = source_text()
+    secret = copy_id(source_id, 7)
+    write_copy(outside, text, source_id, secret)
+    (logs / f"eventlog_v2_{secret}").symlink_to(outside / f"eventlog_v2_{secret}")
+    os.mkfifo(logs / "local-1795290599999.inprogress")  # reading it would block the scan for ever
+    with running_server(_settings(logs, tmp_path / "data")) as srv:
+        _scanned(srv, 2)
+        assert set(_rows(srv)) == set(ids)
+        assert httpx.get(f"{srv.url}/api/sessions/{secret}", timeout=10).status_code == 404

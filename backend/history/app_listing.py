@@ -36,6 +36,7 @@ STATUSES = ("in_progress", "finished", "failed", "incomplete")
 HEAD_LIMIT = 64 << 20  # decoded bytes read looking for the start event (an environment update can be large)
 TAIL_TEXT = 1 << 20  # decoded bytes of a finished log's end searched for its end event (Spark's reparse chunk)
 _CHUNK = 1 << 16
+WALK_IN_MEMORY = 4 << 20  # a compressed file up to this size is read whole before its units are walked
 
 _LOG_START = b'"Event":"SparkListenerLogStart"'
 _APP_START = b'"Event":"SparkListenerApplicationStart"'
@@ -246,7 +247,9 @@ def _read_tail(part: Entry) -> bytes:
     codec = codec_from_name(part.name)
     if codec is None:
         return storage.read_tail(part.location, part.size, TAIL_TEXT)
-    with storage.open_binary(part.location) as fh:
+    with storage.open_binary(part.location) as file:
+        # a small file is read at once: the walk then costs no read per unit
+        fh = io.BytesIO(file.read()) if part.size <= WALK_IN_MEMORY else file
         starts = unit_starts(codec, fh, part.size)
         if starts is None:
             starts = [0]

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.eventlog.eventlog_layout import ROLLING_PREFIX
+from backend.feeds.progress_feeds import FeedError
 from backend.history import storage
 from backend.history.answer_summary import answer_summary
 from backend.history.app_listing import AppListing, read_listing
@@ -31,6 +32,7 @@ from backend.history.storage import Entry
 from backend.sessions.manager import SessionManager
 from backend.sessions.session import Session
 from backend.spark.live.follow_feed import SparkLogFeed
+from backend.web.security import PathNotAllowed
 
 __all__ = ["Applications", "UnknownApplication", "DEFAULT_RETAIN", "DEFAULT_POLL"]
 
@@ -182,7 +184,11 @@ class Applications:
         listing = self.get(key)
         if listing is None:
             raise UnknownApplication(key)
-        feed = SparkLogFeed(storage.log_path(listing.location), follow=listing.in_progress, label=listing.name or key)
+        try:  # every part inside the followed directory, no FIFO: as any log the server opens
+            path = self.manager.openable(storage.log_path(listing.location))
+        except (PathNotAllowed, FeedError, OSError) as e:
+            raise UnknownApplication(f"{key}: {e}") from None
+        feed = SparkLogFeed(path, follow=listing.in_progress, label=listing.name or key)
         session = self.manager.add(feed, listing.name or key, sid=key)
         session.on_finish.append(self._replayed)
         self.opened[key] = None

@@ -8,6 +8,7 @@ Everything the index reads goes through these few functions, so that reading fol
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -33,7 +34,10 @@ class Entry:
 
 
 def list_entries(directory: str) -> list[Entry]:
-    """The entries directly in ``directory``, hidden ones (``.name``) left out; OSError if it cannot be listed."""
+    """The regular files and directories directly in ``directory``; OSError if it cannot be listed.
+
+    Hidden names (``.name``) are left out, and so is anything reading would block on (a FIFO, a device) or that
+    leads outside ``directory`` (a link elsewhere): a followed directory shares only what is in it."""
     out = []
     with os.scandir(directory) as it:
         for e in it:
@@ -41,11 +45,14 @@ def list_entries(directory: str) -> list[Entry]:
                 continue
             try:
                 st = e.stat()
-                is_dir = e.is_dir()
+                if e.is_symlink() and os.path.dirname(os.path.realpath(e.path)) != os.path.realpath(directory):
+                    continue
             except OSError:  # removed between the listing and the stat
                 continue
-            out.append(Entry(os.path.join(directory, e.name), e.name, is_dir, 0 if is_dir else st.st_size,
-                             st.st_mtime_ns))
+            if stat.S_ISDIR(st.st_mode):
+                out.append(Entry(os.path.join(directory, e.name), e.name, True, 0, st.st_mtime_ns))
+            elif stat.S_ISREG(st.st_mode):
+                out.append(Entry(os.path.join(directory, e.name), e.name, False, st.st_size, st.st_mtime_ns))
     return out
 
 

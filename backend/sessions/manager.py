@@ -130,11 +130,16 @@ class SessionManager:
         """The feed of a log inside the allowed directories (PathNotAllowed, FileNotFoundError, FeedError).
 
         It reads the file to identify it, so the server calls it in a worker thread."""
+        return self.registry.open(self.openable(path), follow=follow)
+
+    def openable(self, path: str | Path) -> Path:
+        """``path`` resolved, once it is known to be a log the server may read: regular files inside the allowed
+        directories (PathNotAllowed, FileNotFoundError, FeedError). Nothing is read."""
         p = confine(path, self.settings.allowed_dirs)
         if not p.exists():
             raise FileNotFoundError(f"{path}: no such file or directory")
         _check_openable(p, self.settings.allowed_dirs)
-        return self.registry.open(p, follow=follow)
+        return p
 
     def open_path(self, path: str, follow: bool = False, check: bool | None = None, name: str | None = None) -> Session:
         """A session from a path inside the allowed directories (PathNotAllowed, FileNotFoundError, FeedError)."""

@@ -140,6 +140,7 @@ def _applications(settings: Settings, manager: SessionManager) -> Applications |
         return None
     from backend.spark.live.follow_feed import SPARK_EVENT_LOG
 
+    settings.allowed_dirs += [d for d in map(Path, settings.follow_dirs) if d not in settings.allowed_dirs]
     index = IndexDB(Path(settings.index_dir or settings.data_dir or ".") / INDEX_FILE)
     applications = Applications(manager, index, [str(d) for d in settings.follow_dirs], settings.retain,
                                 settings.poll)
