@@ -17,7 +17,8 @@ __all__ = ["register", "cmd_serve"]
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("serve", help="start the debugger's server (browser view, REST API, WebSocket)",
                               description="Start the flowscope server. Open logs from the page or the API; "
-                                          "--follow DIR opens every log that appears in DIR, live.")
+                                          "--follow DIR lists every Spark application in DIR (now or later) as "
+                                          "Spark's History Server does, and replays one when it is opened.")
     p.add_argument("logs", nargs="*", metavar="LOG", help="logs to open at startup")
     p.add_argument("--spark-port", type=int, metavar="PORT",
                    help="accept live Spark applications here: flowscope.attach(spark, URL), or by configuration "
