@@ -29,6 +29,7 @@ Run::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import subprocess
@@ -37,6 +38,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -77,19 +79,16 @@ def wait_for(predicate, timeout: float, what: str, interval: float = 0.05):
     raise SystemExit(f"timed out after {timeout} s waiting for {what}")
 
 
-def start_flowscope(logs: Path, data: Path, port: int, retain: int) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "flowscope.cli", "serve", "--follow", str(logs), "--data-dir",
+@contextlib.contextmanager
+def flowscope_server(logs: Path, data: Path, port: int, retain: int) -> Iterator[subprocess.Popen]:
+    """``flowscope serve --follow logs`` as a user starts it, stopped on the way out."""
+    proc = subprocess.Popen([sys.executable, "-m", "flowscope.cli", "serve", "--follow", str(logs), "--data-dir",
                              str(data), "--port", str(port), "--retain", str(retain)], cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
     try:
-        proc.wait(20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+        yield proc
+    finally:
+        hs_bench.stop_process(proc)
 
 
 def listed_all(base: str, n: int) -> bool:
@@ -117,8 +116,7 @@ def bench_flowscope(logs: Path, ids: list[str], retain: int) -> dict:
         port = free_port()
         base = f"http://127.0.0.1:{port}"
         started = time.perf_counter()
-        proc = start_flowscope(logs, data, port, retain)
-        try:
+        with flowscope_server(logs, data, port, retain) as proc:
             wait_for(lambda: scanned_all(base, len(ids)), 900, "every application listed", 0.1)
             out["listed_s"], out["listed_load"] = time.perf_counter() - started, load()
             out["listed_cpu"] = cpu_seconds(proc.pid)
@@ -126,19 +124,13 @@ def bench_flowscope(logs: Path, ids: list[str], retain: int) -> dict:
             out["open_s"], out["open_load"] = open_until_done(base, one), load()
             for sid in ids[:retain - 1]:  # --retain full
                 open_until_done(base, sid)
-            health = get_json(f"{base}/api/health")["applications"]
-            out["opened"] = health["opened"]
+            out["opened"] = get_json(f"{base}/api/health")["applications"]["opened"]
             out["peak_rss_mb"], out["rss_load"] = peak_rss_mb(proc.pid), load()
-        finally:
-            stop(proc)
         started = time.perf_counter()
-        proc = start_flowscope(logs, data, port, retain)
-        try:
+        with flowscope_server(logs, data, port, retain) as proc:
             wait_for(lambda: listed_all(base, len(ids)), 120, "every application listed after the restart", 0.02)
             out["restart_listed_s"], out["restart_load"] = time.perf_counter() - started, load()
             out["restart_cpu"] = cpu_seconds(proc.pid)
-        finally:
-            stop(proc)
     log = next((logs / f"eventlog_v2_{ids[len(ids) // 2]}").iterdir())
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "flowscope.cli", "frontiers", str(log.parent)], cwd=REPO, check=True,

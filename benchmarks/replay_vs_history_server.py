@@ -354,12 +354,17 @@ def history_server(log_dir: Path, memory: str = "2g") -> Iterator[tuple[str, sub
             try:
                 yield f"http://127.0.0.1:{port}/api/v1/applications", proc, out
             finally:
-                proc.terminate()
-                try:
-                    proc.wait(20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+                stop_process(proc)
+
+
+def stop_process(proc: subprocess.Popen) -> None:
+    """Ask a server process to end; kill it after 20 s."""
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def run_history_server(log: Path, meta: dict, memory: str, timeout: float = 900.0) -> dict:
