@@ -194,3 +194,24 @@ def test_a_followed_directory_lists_no_fifo_and_no_link_leading_outside(tmp_path
         _scanned(srv, 2)
         assert set(_rows(srv)) == set(ids)
         assert httpx.get(f"{srv.url}/api/sessions/{secret}", timeout=10).status_code == 404
+
+
+def test_a_running_application_grows_in_the_list_and_turns_finished_when_spark_ends_it(tmp_path):
+    logs = tmp_path / "logs"
+    text, source_id, _ = source_text()
+    running = copy_id(source_id, 3)
+    head = text.split(b'{"Event":"SparkListenerJobEnd"')[0]
+    directory = write_copy(logs, head, source_id, running, in_progress=True)
+    with running_server(_settings(logs, tmp_path / "data")) as srv:
+        _scanned(srv)
+        first = _rows(srv)[running]["application"]
+        assert first["status"] == "in_progress" and first["end"] is None
+        rest = text[len(head):].replace(source_id.encode(), running.encode())
+        (directory / f"events_2_{running}.zstd").write_bytes(zstandard.ZstdCompressor().compress(rest))
+        grown = wait_until(lambda: (a := _rows(srv)[running]["application"])["size"] > first["size"] and a,
+                           "the rolled file in the list")
+        assert grown["status"] == "in_progress" and grown["duration_s"] >= first["duration_s"]
+        os.rename(directory / f"appstatus_{running}.inprogress", directory / f"appstatus_{running}")
+        done = wait_until(lambda: (a := _rows(srv)[running]["application"])["status"] == "finished" and a,
+                          "the application's end in the list")
+        assert done["end"] == pytest.approx(_source_facts()["end"])
