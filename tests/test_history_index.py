@@ -82,6 +82,10 @@ def test_thousands_of_applications_are_listed_from_their_start_and_end(tmp_path)
         live = rows[running]["application"]
         assert live["status"] == "in_progress" and live["end"] is None and rows[running]["live"] is True
         assert srv.manager.sessions == {}, "a listed application was replayed"
+        listed = httpx.get(srv.url + "/api/sessions", timeout=30)  # megabytes: sent compressed, once
+        assert listed.headers["content-encoding"] == "gzip" and len(listed.json()) == MANY + 1
+        again = httpx.get(srv.url + "/api/sessions", headers={"If-None-Match": listed.headers["etag"]}, timeout=30)
+        assert again.status_code == 304
 
 
 def test_a_restart_lists_at_once_and_reads_only_what_changed(tmp_path):
