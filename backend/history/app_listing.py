@@ -155,7 +155,7 @@ def read_listing(entry: Entry, root: str, previous: AppListing | None = None) ->
         return listing
     if head is None:
         return None if not entry.is_dir else listing
-    _apply_start(listing, head)
+    _apply_start(listing, head, parts.first.location)
     if parts.state == "in_progress":
         return listing
     tail = head if whole and parts.last is parts.first else None
@@ -174,13 +174,13 @@ def read_listing(entry: Entry, root: str, previous: AppListing | None = None) ->
     return listing
 
 
-def _apply_start(listing: AppListing, head: bytes) -> None:
+def _apply_start(listing: AppListing, head: bytes, location: str) -> None:
     log_start = _event(head, _LOG_START)
     if log_start is not None and isinstance(log_start.get("Spark Version"), str):
         listing.spark_version = log_start["Spark Version"]
     start = _event(head, _APP_START)
     if start is None:
-        listing.error = "no SparkListenerApplicationStart event yet"
+        listing.error = f"{location}: no readable SparkListenerApplicationStart event in its first {len(head)} bytes"
         return
     app_id = start.get("App ID")
     if isinstance(app_id, str) and app_id:

@@ -117,6 +117,8 @@ class Applications:
                 await self.scan(root)
             except OSError as e:
                 log.warning("cannot scan %s: %s", root, e)
+            except Exception:  # the next scan tries again; the list stays as it is
+                log.exception("scanning %s failed", root)
             self.scans[root] += 1
             await asyncio.sleep(self.poll)
 
@@ -166,6 +168,10 @@ class Applications:
             listing = read_listing(entry, root, previous)
         except OSError as e:  # vanished or unreadable between the listing and the read: the next scan sees
             log.debug("cannot read %s: %s", entry.location, e)
+            return previous, False
+        except Exception:  # a log no reader expected: said once, read again only when it changes
+            log.exception("cannot list %s", entry.location)
+            self._passed_over[entry.location] = entry.stamp
             return previous, False
         return listing, listing is not None and (listing is not previous
                                                  or (listing.stamp, listing.signature) != before)
