@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -22,8 +24,9 @@ from backend.eventlog.encoders import encode
 from backend.history import app_listing, storage
 from backend.history.app_listing import read_listing
 from backend.history.entry_points import unit_starts
+from backend.history.index_db import INDEX_FILE
 from backend.web.app import Settings
-from tests.conftest import wait_until
+from tests.conftest import REPO, wait_until
 from tests.e2e.app_copies import SOURCE, copy_id, source_text, write_copies, write_copy
 from tests.e2e.server import running_server
 
@@ -219,3 +222,27 @@ def test_a_running_application_grows_in_the_list_and_turns_finished_when_spark_e
         done = wait_until(lambda: (a := _rows(srv)[running]["application"])["status"] == "finished" and a,
                           "the application's end in the list")
         assert done["end"] == pytest.approx(_source_facts()["end"])
+
+
+def test_serve_follow_keeps_its_index_in_the_user_cache_and_takes_retain(tmp_path):
+    """The command line's wiring: --follow lists, --retain and --poll reach the index, which lives in the user's
+    cache directory when no --data-dir is given."""
+    logs = tmp_path / "logs"
+    ids = write_copies(logs, 3)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), TMPDIR=str(tmp_path), PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "flowscope.cli", "serve", "--port", "0", "--follow", str(logs),
+                             "--retain", "2", "--poll", "0.2"], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        base = line.removeprefix("flowscope: serving ").strip().rstrip("/")
+        assert base.startswith("http://127.0.0.1:"), line
+        health = wait_until(lambda: (h := httpx.get(base + "/api/health", timeout=10).json()["applications"])
+                            ["listed"] == 3 and h, "the applications listed")
+        assert health["retain"] == 2
+        assert {r["id"] for r in httpx.get(base + "/api/sessions", timeout=10).json()} == set(ids)
+        assert (tmp_path / "cache" / "flowscope" / INDEX_FILE).is_file()
+    finally:
+        proc.terminate()
+        proc.wait(20)
