@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -209,8 +210,11 @@ def test_a_running_application_grows_in_the_list_and_turns_finished_when_spark_e
     running = copy_id(source_id, 3)
     head = text.split(b'{"Event":"SparkListenerJobEnd"')[0]
     directory = write_copy(logs, head, source_id, running, in_progress=True)
+    quiet = time.time_ns() - 60 * 10**9
+    os.utime(logs, ns=(quiet, quiet))  # a directory nothing was added to for a minute: its scans are light
     with running_server(_settings(logs, tmp_path / "data")) as srv:
-        _scanned(srv)
+        _scanned(srv, 3)
+        assert srv.app.state.applications.light_scans >= 1, "the quiet directory was listed whole every time"
         first = _rows(srv)[running]["application"]
         assert first["status"] == "in_progress" and first["end"] is None
         rest = text[len(head):].replace(source_id.encode(), running.encode())

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -41,6 +42,8 @@ log = logging.getLogger("flowscope.history")
 DEFAULT_RETAIN = 50  # replayed applications kept in memory, as spark.history.retainedApplications
 DEFAULT_POLL = 2.0  # seconds between two scans of a followed directory
 _BATCH = 256  # logs read between two updates of the list (a first scan of thousands shows them as they come)
+_QUIET_NS = 2_000_000_000  # a directory unchanged this long since its last change may be scanned lightly
+_WHOLE_EVERY = 30  # light scans in a row at most (file systems whose times are coarse, a log rewritten in place)
 
 
 class UnknownApplication(KeyError):
@@ -64,12 +67,15 @@ class Applications:
         self.opened: OrderedDict[str, None] = OrderedDict()  # keys of sessions opened here, least recently used first
         self.version = 0  # moves whenever the list changes (the page's ETag)
         self.logs_read = 0  # logs whose start or end was read since this server started
-        self.scans: dict[str, int] = {r: 0 for r in self.roots}  # whole scans finished, per root
+        self.scans: dict[str, int] = {r: 0 for r in self.roots}  # scans finished, per root
+        self.light_scans = 0  # scans that looked only at the running applications (the directory was quiet)
         self._passed_over: dict[str, str] = {}  # location -> stamp of entries that are no event log
         self._pool = ThreadPoolExecutor(readers, thread_name_prefix="flowscope-listing")
         self._tasks: list[asyncio.Task] = []
         self._evicting: set[asyncio.Task] = set()
         self._rows: tuple[int, list[dict[str, Any]]] = (-1, [])
+        self._root_stamps: dict[str, int] = {}  # each root's modification time at its last whole scan
+        self._skipped: dict[str, int] = {}  # whole scans skipped in a row, per root
 
     # --- the list --------------------------------------------------------------------------------------------
 
@@ -123,8 +129,23 @@ class Applications:
             await asyncio.sleep(self.poll)
 
     async def scan(self, root: str) -> None:
-        """One pass over ``root``: what changed since the last is read, what vanished is dropped."""
+        """One pass over ``root``: what changed since the last is read, what vanished is dropped.
+
+        While the directory's own time stays where the last whole pass saw it (nothing was added, removed or
+        renamed; a finished log is not rewritten), only the running applications are looked at again, and a whole
+        pass is made at least every ``_WHOLE_EVERY`` scans."""
+        root_entry = await asyncio.to_thread(storage.entry, root)
+        stamp = root_entry.mtime_ns if root_entry is not None else None
+        if (stamp is not None and self._root_stamps.get(root) == stamp and self._skipped.get(root, 0) < _WHOLE_EVERY
+                and time.time_ns() - stamp > _QUIET_NS):
+            self._skipped[root] = self._skipped.get(root, 0) + 1
+            self.light_scans += 1
+            await self._read_changed(root, await asyncio.to_thread(self._running, root))
+            return
+        self._skipped[root] = 0
         entries = await asyncio.to_thread(storage.list_entries, root)
+        if stamp is not None:
+            self._root_stamps[root] = stamp
         changed: list[tuple[Entry, AppListing | None]] = []
         for entry in entries:
             if entry.name.startswith("_") or (entry.is_dir and not entry.name.startswith(ROLLING_PREFIX)):
@@ -142,6 +163,20 @@ class Applications:
         if gone:
             self.version += 1
             await asyncio.to_thread(self.db.remove, gone)
+        await self._read_changed(root, changed)
+
+    def _running(self, root: str) -> list[tuple[Entry, AppListing | None]]:
+        """The running applications of ``root`` as they are now (what a quiet directory can still change in)."""
+        out: list[tuple[Entry, AppListing | None]] = []
+        for listing in list(self.by_location.values()):
+            if listing.root == root and listing.in_progress:
+                entry = storage.entry(listing.location)
+                if entry is not None:
+                    out.append((entry, listing))
+        return out
+
+    async def _read_changed(self, root: str, changed: list[tuple[Entry, AppListing | None]]) -> None:
+        """Read these entries (a batch at a time, on the readers' threads) and put what changed in the list."""
         loop = asyncio.get_running_loop()
         for i in range(0, len(changed), _BATCH):
             batch = changed[i : i + _BATCH]

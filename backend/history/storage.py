@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["Entry", "list_entries", "log_path", "open_binary", "read_tail"]
+__all__ = ["Entry", "entry", "list_entries", "log_path", "open_binary", "read_tail"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +54,18 @@ def list_entries(directory: str) -> list[Entry]:
             elif stat.S_ISREG(st.st_mode):
                 out.append(Entry(os.path.join(directory, e.name), e.name, False, st.st_size, st.st_mtime_ns))
     return out
+
+
+def entry(location: str) -> Entry | None:
+    """What a listing would say of one file or directory (None if it is gone, or is neither)."""
+    try:
+        st = os.stat(location)
+    except OSError:
+        return None
+    name = os.path.basename(location)
+    if stat.S_ISDIR(st.st_mode):
+        return Entry(location, name, True, 0, st.st_mtime_ns)
+    return Entry(location, name, False, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
 
 
 def open_binary(location: str) -> BinaryIO:

@@ -6,7 +6,8 @@ another on what they decompress to (a 32 KB zstd bomb must not become gigabytes 
 the feed registry like any path; a small ``sessions/<id>.json`` beside the upload's directory lets
 :meth:`SessionManager.restore` bring it back under the same id when the server restarts with the same ``--data-dir``
 (a directory without it is an upload that never finished, and is removed). A followed directory is scanned every
-``scan_interval`` seconds: each new file the registry recognises becomes a followed session, unless it is a file
+``scan_interval`` seconds (a scan that can find nothing new is skipped: the directory's time has not moved):
+each new file the registry recognises becomes a followed session, unless it is a file
 already followed under another name (a rotated ``a.jsonl.1``). When a followed file is rotated or rewritten in
 place its session ends with a message and the feed's :meth:`~backend.feeds.progress_feeds.Feed.successor` becomes a
 new session.
@@ -20,6 +21,7 @@ import logging
 import re
 import secrets
 import shutil
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -41,6 +43,8 @@ class UploadTooLarge(ValueError):
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _SID = re.compile(r"[0-9a-f]{10}")  # secrets.token_hex(5), as uploads are named
+_QUIET_NS = 2_000_000_000  # a followed directory unchanged this long since its last change may skip a scan
+_FULL_SCAN_EVERY = 30  # scans skipped in a row at most (file systems whose times are coarse)
 
 
 def _check_openable(path: Path, allowed: list[Path]) -> None:
@@ -83,6 +87,7 @@ class SessionManager:
         # takes them (the applications index lists Spark event logs, backend/history/)
         self.listed_elsewhere: set[str] = set()
         self.known_elsewhere: Callable[[Path], bool] = lambda path: False  # the same, known without reading it
+        self._dir_stamps: dict[Path, int] = {}  # a followed directory's modification time at its last whole scan
 
     # --- creating --------------------------------------------------------------------------------------
 
@@ -105,6 +110,7 @@ class SessionManager:
 
         One deleted from a followed directory is forgotten there, so a new file of that name is followed again."""
         ended = session.feed
+        self._dir_stamps.clear()  # what ended may come back under its name: the next scans look again
         gone_path = getattr(ended, "path", None)  # followed feeds have the path they follow
         if ended.ended_early in (DELETED, FILE_VANISHED) and gone_path is not None:
             gone = _followed_key(Path(gone_path))
@@ -223,41 +229,71 @@ class SessionManager:
         self._watchers.append(asyncio.get_running_loop().create_task(self._watch(Path(directory), scan_interval)))
 
     async def _watch(self, directory: Path, interval: float) -> None:
+        """Scan ``directory`` every ``interval`` seconds; a scan that can find nothing new is skipped.
+
+        Nothing can be new when the directory's modification time is the one the last whole scan saw and is older
+        than a few seconds (an entry added, removed or renamed moves it), that scan left no file to look at again
+        (one whose first bytes were not there yet), no followed file ended since, and fewer than
+        ``_FULL_SCAN_EVERY`` scans were skipped in a row."""
         self.scans_done[directory] = 0
+        skipped = 0
         while True:
             try:
-                entries = sorted(directory.iterdir())
-            except OSError as e:
-                log.warning("cannot scan %s: %s", directory, e)
-                entries = []
-            for entry in entries:
-                # an application's log loses ".inprogress" when it ends: still the same log, already followed
-                key = _followed_key(entry)
-                if key in self._followed or entry.name.startswith("."):
-                    continue
-                if self.known_elsewhere(entry):
-                    self._followed.add(key)
-                    continue
-                identity = identity_of(entry)
-                if identity in self._followed_files:  # a followed file renamed (rotated): not a new log
-                    self._followed.add(key)
-                    continue
-                try:
-                    _check_openable(confine(entry, [directory]), [directory])
-                    kind = await asyncio.to_thread(self.registry.identify, entry, True)
-                except (FeedError, PathNotAllowed, OSError):
-                    continue
-                self._followed.add(key)
-                if kind.name in self.listed_elsewhere:
-                    continue
-                if identity is not None:
-                    self._followed_files[identity] = key
-                try:
-                    self.add(await asyncio.to_thread(kind.open, entry, True), entry.name)
-                except (FeedError, OSError) as e:
-                    log.warning("cannot follow %s: %s", entry, e)
+                stamp: int | None = directory.stat().st_mtime_ns
+            except OSError:
+                stamp = None
+            quiet = (stamp is not None and self._dir_stamps.get(directory) == stamp and skipped < _FULL_SCAN_EVERY
+                     and time.time_ns() - stamp > _QUIET_NS)
+            if quiet:
+                skipped += 1
+            else:
+                skipped = 0
+                if await self._scan(directory):
+                    self._dir_stamps.pop(directory, None)  # something to look at again: no skipping
+                elif stamp is not None:
+                    self._dir_stamps[directory] = stamp
             self.scans_done[directory] += 1
             await asyncio.sleep(interval)
+
+    async def _scan(self, directory: Path) -> bool:
+        """Follow the new logs in ``directory``; whether an entry could not be identified yet (to look at again)."""
+        again = False
+        try:
+            entries = sorted(directory.iterdir())
+        except OSError as e:
+            log.warning("cannot scan %s: %s", directory, e)
+            return True
+        for entry in entries:
+            # an application's log loses ".inprogress" when it ends: still the same log, already followed
+            key = _followed_key(entry)
+            if key in self._followed or entry.name.startswith("."):
+                continue
+            if self.known_elsewhere(entry):
+                self._followed.add(key)
+                continue
+            identity = identity_of(entry)
+            if identity in self._followed_files:  # a followed file renamed (rotated): not a new log
+                self._followed.add(key)
+                continue
+            try:
+                _check_openable(confine(entry, [directory]), [directory])
+            except (FeedError, PathNotAllowed, OSError):
+                continue  # a pipe, a device, a link leading outside: never a log here
+            try:
+                kind = await asyncio.to_thread(self.registry.identify, entry, True)
+            except (FeedError, OSError):
+                again = True  # maybe its first bytes are not there yet
+                continue
+            self._followed.add(key)
+            if kind.name in self.listed_elsewhere:
+                continue
+            if identity is not None:
+                self._followed_files[identity] = key
+            try:
+                self.add(await asyncio.to_thread(kind.open, entry, True), entry.name)
+            except (FeedError, OSError) as e:
+                log.warning("cannot follow %s: %s", entry, e)
+        return again
 
     # --- reading and deleting --------------------------------------------------------------------------
 
