@@ -165,6 +165,7 @@ def attach(spark: Any, url: str | os.PathLike[str] | None = None, *, listener: s
         raise
     att = Attachment(sc, path, target.url, lis, reason, target)
     lis.send(_app_start(sc, name))
+    lis.send(_environment(sc))
     earlier = _jobs_before(sc)
     if earlier:
         lis.send(orjson.dumps({"Event": "flowscope.Note", "label": f"attached while running: the {earlier} "
@@ -221,6 +222,17 @@ def _app_start(sc: Any, name: str | None) -> str:
         user = ""
     return orjson.dumps({"Event": "SparkListenerApplicationStart", "App Name": name or sc.appName,
                          "App ID": sc.applicationId, "Timestamp": sc.startTime, "User": user,
+                         "flowscope.synthetic": True}).decode()
+
+
+def _environment(sc: Any) -> str:
+    """The configuration the listener missed (Spark posted it before attach ran): only the properties that say
+    the application's task slots, which the Overview and the cores what-if read when no executor event does."""
+    from backend.spark.model.event_shape import CORES_PROPERTIES
+
+    conf = sc.getConf()
+    props = {k: conf.get(k) for k in CORES_PROPERTIES if conf.contains(k)}
+    return orjson.dumps({"Event": "SparkListenerEnvironmentUpdate", "Spark Properties": props,
                          "flowscope.synthetic": True}).decode()
 
 

@@ -58,9 +58,13 @@ def test_a_straggler_application_leads_with_its_slow_job_and_its_findings(capsys
     assert slow["latency_s"] == max(t["latency_s"] for t in o["slowest"])
     assert slow["top"]["kind"] == "task"
     kinds = [f["kind"] for f in o["findings"]]
-    assert kinds == ["straggler", "skew", "data-skew"] and o["findings_total"] == 3
+    assert sorted(kinds) == ["data-skew", "skew", "straggler"] and o["findings_total"] == 3
+    # one group each (one job ran the stage), ranked by impact; every finding in its group's order
+    assert [g["kind"] for g in o["groups"]] == kinds and [f["group"] for f in o["findings"]] == [0, 1, 2]
+    impacts = [g["impact_s"] for g in o["groups"]]
+    assert impacts == sorted(impacts, reverse=True) and all(i > 0 for i in impacts)
     for f in o["findings"]:
-        assert set(f) >= FINDING_KEYS
+        assert set(f) >= FINDING_KEYS | {"impact_s", "impact_note", "group"}
         assert f["stage"] == slow["top"]["holder"]["stage"] and f["scope"] == slow["scope"]
         assert "spark." in f["recommendation"]
 
@@ -73,7 +77,8 @@ def test_a_straggler_application_leads_with_its_slow_job_and_its_findings(capsys
     longest = runs.index(max(runs))
     others = median(runs[:longest] + runs[longest + 1:])
     mean = sum(runs) / len(runs)
-    straggler, skew, data_skew = o["findings"]
+    straggler, skew, data_skew = (next(f for f in o["findings"] if f["kind"] == k)
+                                  for k in ("straggler", "skew", "data-skew"))
     assert straggler["threshold"]["name"] == "straggler.factor"
     assert straggler["metric"] == {"duration_s": pytest.approx(runs[longest], abs=1e-6),
                                    "median_task_s": pytest.approx(others, abs=1e-6),
@@ -99,7 +104,11 @@ def test_the_text_points_every_line_at_a_time_and_a_holder(capsys):
     assert lines[0].endswith("2 jobs, 2 completed times")
     assert any(line.startswith("  what if: 4 cores") for line in lines)
     opens = [line for line in lines if line.strip().startswith("open: ")]
-    assert len(opens) == 2 + 3  # each slowest time and each finding
+    assert len(opens) == 2 + 3  # each slowest time and each group of findings (one finding each here)
+    # thresholds as a person reads them, not a dict
+    assert "      threshold: skew.score >= 0.5 (Flink FLIP-418's data-skew score); skew.min_tasks >= 4" \
+        " (flowscope)" in lines
+    assert not any(line.strip().startswith("threshold: ") and "{" in line for line in lines)
     assert all(f"flowscope replay {log} --at " in line and "--scope " in line for line in opens)
     at = lines.index("slowest:")
     assert lines[at + 1].startswith("  scope [2] time 0 (job 1) took")
@@ -155,5 +164,6 @@ def test_the_bundle_stores_the_overview_and_its_chart(tmp_path):
     data = stored(out)
     base = f"/api/sessions/{data['sid']}"
     overview = data["answers"][answer_key(f"{base}/overview", {})]
-    assert [f["kind"] for f in overview["findings"]] == ["straggler", "skew", "data-skew"]
+    assert sorted(f["kind"] for f in overview["findings"]) == ["data-skew", "skew", "straggler"]
+    assert [g["kind"] for g in overview["groups"]] == [f["kind"] for f in overview["findings"]]
     assert data["answers"][answer_key(f"{base}/cores-whatif", {})]["application"]["recorded_cores"] == 2

@@ -6,8 +6,11 @@ One answer for the page's Overview (``GET /api/sessions/{sid}/overview``), ``flo
   cores, idle cores (task slots idle over the wall time), and the cores what-if's line for twice and half the cores;
 * ``slowest``: the slowest completed times with the blame segment that held each longest (its holder, from, to);
 * ``findings``: every timeline mark with a ``finding`` (stragglers and skew from the Spark model, and whatever
-  else raises one), each with what to change (``recommendation``), the figure that fired (``metric``) and the
-  rule it passed (``threshold``), largest impact first; then the progress contract's findings.
+  else raises one), the SQL plans' findings and the progress contract's, each with what to change
+  (``recommendation``), the figure that fired (``metric``), the rule it passed (``threshold``), its impact
+  (``impact_s``, ``impact_note``: ``backend/spark/diagnosis/impact.py``) and its ``group``;
+* ``groups``: the findings folded by kind and stage signature (``backend/spark/diagnosis/groups.py``), ranked by
+  their summed impact; ``findings`` lists every finding in that order.
 
 A progress log from another engine gets what applies to it: its slowest times, their blame, the contract findings
 (no tasks: no what-if, no idle cores).
@@ -19,15 +22,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from backend.spark.diagnosis.cores_whatif import CoresSpec, cores_whatif
+from backend.spark.diagnosis.groups import group_findings
+from backend.spark.diagnosis.impact import ImpactContext, estimate
 from backend.spark.diagnosis.recorded_schedule import RecordedSchedule
 from backend.spark.diagnosis.task_timeline import TaskTimeline
 from backend.spark.diagnosis.tasks import SKEW_FINDING, STRAGGLER_FACTOR, STRAGGLER_MIN_S
+from backend.spark.diagnosis.blame import plan_operators
 from backend.views.projections import mark_json
 
-__all__ = ["build_overview", "session_overview", "SLOWEST", "TOP_FINDINGS"]
+__all__ = ["build_overview", "session_overview", "plan_operators_of", "execution_scopes", "SLOWEST"]
 
 SLOWEST = 5  # slowest times listed
-TOP_FINDINGS = 10  # findings listed (``total`` counts them all)
 
 # What to change, for the findings whose marks do not say it themselves (the Spark model's stragglers and skew)
 _RECOMMEND = {
@@ -38,6 +43,7 @@ _RECOMMEND = {
             "spark.sql.adaptive.skewJoin.enabled=true lets adaptive execution split the large partitions.",
 }
 _CONTRACT_RECOMMEND = "The producer broke the progress contract here: check the records it wrote at this batch."
+_CONTRACT_IMPACT = "a broken progress contract costs no time: it makes the frontiers shown wrong"
 # a Spark stage resubmitted after lost output takes back a passed frontier: Spark recomputing lineage, not a bug in
 # the log (docs/spark-model.md)
 _RESUBMITTED = ("Spark re-ran a stage whose output was lost (a resubmitted stage attempt): not a bug in the log; "
@@ -46,39 +52,54 @@ _RESUBMITTED = ("Spark re-ran a stage whose output was lost (a resubmitted stage
                 "(spark.shuffle.service.enabled=true).")
 
 
-def _straggler_figures(m: dict) -> tuple[dict, dict, float]:
+def _straggler_figures(m: dict) -> tuple[dict, dict]:
     d, med = m.get("duration_s") or 0.0, m.get("median_task_s") or 0.0
     metric = {"duration_s": d, "median_task_s": med, "ratio": round(d / med, 2) if med else None}
-    return metric, {"factor": STRAGGLER_FACTOR, "min_excess_s": STRAGGLER_MIN_S}, max(0.0, d - med)
+    return metric, {"factor": STRAGGLER_FACTOR, "min_excess_s": STRAGGLER_MIN_S}
 
 
-def _skew_figures(m: dict) -> tuple[dict, dict, float]:
+def _skew_figures(m: dict) -> tuple[dict, dict]:
     s = m.get("summary") or {}
     d = s.get("duration_s") or {}
     metric = {"skew": s.get("skew"), "tasks": s.get("tasks"), "median_task_s": d.get("median"),
               "max_task_s": d.get("max")}
-    return metric, {"skew": SKEW_FINDING, "min_tasks": 4}, max(0.0, (d.get("max") or 0.0) - (d.get("median") or 0.0))
+    return metric, {"skew": SKEW_FINDING, "min_tasks": 4}
 
 
 _FIGURES = {"straggler": _straggler_figures, "skew": _skew_figures}
 
 
-def _finding_row(m: dict) -> tuple[float, dict]:
-    """A finding mark as the Overview lists it, with its impact (seconds it may have cost) to rank it."""
+def _finding_row(m: dict, impacts: ImpactContext, named: dict[int, dict]) -> dict:
+    """A finding mark as the Overview lists it, with its impact (``impact.py``) and, for a SQL stage, the plan
+    operator it ran (what groups it)."""
     kind = m["finding"]
     row = mark_json(m)  # what the page needs to open it (scope, node, after, time, ended_at, ...)
-    metric, threshold, impact = m.get("metric"), m.get("threshold"), m.get("impact_s")
-    if kind in _FIGURES and (metric is None or threshold is None or impact is None):
-        own_metric, own_threshold, own_impact = _FIGURES[kind](m)
+    row.pop("summary", None)  # a skewed stage's whole aggregate: the marks' API has it, the metric says enough
+    row.pop("label", None)  # it is the row's ``text``
+    metric, threshold = m.get("metric"), m.get("threshold")
+    if kind in _FIGURES and (metric is None or threshold is None):
+        own_metric, own_threshold = _FIGURES[kind](m)
         metric = own_metric if metric is None else metric
         threshold = own_threshold if threshold is None else threshold
-        impact = own_impact if impact is None else impact
     row.update({"kind": kind, "stage": m.get("stage"), "attempt": m.get("attempt"), "scope": m.get("scope") or [],
                 "batch": m.get("after"), "text": str(m.get("label", "")),
                 "recommendation": m.get("recommendation") or _RECOMMEND.get(kind),
-                "metric": metric or {}, "threshold": threshold or {},
-                "impact_s": round(impact, 6) if isinstance(impact, (int, float)) else None})
-    return (impact if isinstance(impact, (int, float)) else 0.0), row
+                "metric": metric or {}, "threshold": threshold or {}})
+    if m.get("stage") in named:
+        row["plan_operator"] = named[m["stage"]]
+    row.update(estimate(m, impacts).to_json())
+    return row
+
+
+def _plan_row(f: dict, impacts: ImpactContext) -> dict:
+    """A SQL plan finding (``sql_plan/findings.py``, as the plan route answers it) as the Overview lists it."""
+    row = {"kind": f["finding"], "stage": f.get("stage"), "attempt": None, "scope": f.get("scope") or [],
+           "batch": None, "text": str(f.get("label", "")), "recommendation": f.get("recommendation"),
+           "metric": {"name": f.get("metric"), "value": f.get("value")}, "threshold": f.get("threshold") or {},
+           "execution": f.get("execution"), "operator": f.get("operator"), "operator_name": f.get("operator_name"),
+           "description": f.get("description"), "stages": f.get("stages") or [], "plan": True}
+    row.update(estimate(f, impacts).to_json())
+    return row
 
 
 def _contract_row(f: Any) -> dict:
@@ -91,7 +112,8 @@ def _contract_row(f: Any) -> dict:
             "batch": index + 1 if isinstance(index, int) else None, "text": f.message,
             "recommendation": _RESUBMITTED if resubmitted else _CONTRACT_RECOMMEND,
             "metric": {"port": f.location.to_json(), "time": f.time},
-            "threshold": {}, "contract": True, "port": f.location.to_json(), "time": f.time}
+            "threshold": {}, "contract": True, "port": f.location.to_json(), "time": f.time,
+            "impact_s": None, "impact_note": _CONTRACT_IMPACT}
 
 
 def _slowest_row(t: Any) -> dict:
@@ -125,11 +147,16 @@ def _whatif_line(schedule: RecordedSchedule, timeline: TaskTimeline) -> dict | N
 
 def build_overview(name: str, times: list[Any], marks: Iterable[dict], contract_findings: Iterable[Any],
                    schedule: RecordedSchedule, timeline: TaskTimeline, slowest: int = SLOWEST,
-                   top_findings: int = TOP_FINDINGS) -> dict:
+                   plan_findings: Iterable[dict] = (), plan_operators: dict[int, dict] | None = None) -> dict:
     """The Overview's answer (see the module docstring) from a replay's blamed ``times``, its finding ``marks``
-    and contract findings, and the cores what-if's inputs."""
-    ranked = sorted((_finding_row(m) for m in marks if isinstance(m.get("finding"), str)), key=lambda x: -x[0])
-    found = [row for _, row in ranked] + [_contract_row(f) for f in contract_findings]
+    and contract findings, the cores what-if's inputs, the SQL plans' findings (each with its execution's
+    ``description`` and its ``operator_name``) and the plan operator each SQL stage ran (``plan_operators``)."""
+    impacts = ImpactContext(schedule, timeline, times)
+    named = plan_operators or {}
+    rows = [_finding_row(m, impacts, named) for m in marks if isinstance(m.get("finding"), str)]
+    rows += [_plan_row(f, impacts) for f in plan_findings]
+    rows += [_contract_row(f) for f in contract_findings]
+    groups, found = group_findings(rows)
     tasks = len(timeline)
     spark = bool(schedule.jobs or tasks)
     whatif = _whatif_line(schedule, timeline) if spark else None
@@ -150,12 +177,37 @@ def build_overview(name: str, times: list[Any], marks: Iterable[dict], contract_
     }
     return {"application": application,
             "slowest": [_slowest_row(t) for t in sorted(times, key=lambda t: -t.latency_s)[:max(0, slowest)]],
-            "findings": found[:max(0, top_findings)], "findings_total": len(found)}
+            "groups": groups, "findings": found, "findings_total": len(found)}
 
 
-def session_overview(session: Any) -> dict:
-    """The Overview of a server session (what ``GET .../overview`` answers), as it stands."""
+def plan_operators_of(marks: Iterable[dict]) -> dict[int, dict]:
+    """``{stage id: plan operator}`` from the Spark model's ``plan_operators`` marks (one per SQL execution)."""
+    out: dict[int, dict] = {}
+    for m in marks:
+        named = m.get("plan_operators")
+        if type(named) is dict:
+            for stage, op in named.items():
+                if str(stage).isdigit() and type(op) is dict:
+                    out[int(stage)] = op
+    return out
+
+
+def execution_scopes(root: Any) -> dict[int, list[int]]:
+    """Each SQL execution's region in the job graph (the Spark model names it ``SQL execution N``) under the
+    replay's ``root`` scope."""
+    out = {}
+    for scope in root.scopes():
+        name = scope.name or ""
+        if name.startswith("SQL execution ") and name[len("SQL execution "):].isdigit():
+            out[int(name[len("SQL execution "):])] = list(scope.path)
+    return out
+
+
+def session_overview(session: Any, plan_findings: Iterable[dict] = ()) -> dict:
+    """The Overview of a server session (what ``GET .../overview`` answers), as it stands, with its SQL plans'
+    findings (``plan_findings``: the plan route's, which the caller read)."""
     replay = session.replay
     marks = (replay.marks[i] for i in replay.finding_marks)
     return build_overview(session.name, session.blame.times(), marks, replay.findings, session.schedule,
-                          session.task_timeline)
+                          session.task_timeline, plan_findings=plan_findings,
+                          plan_operators=plan_operators(session.blame))

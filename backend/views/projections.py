@@ -26,7 +26,7 @@ __all__ = ["port_rows", "scope_tree", "session_info", "search", "parse_scope", "
 FINDING_FIELDS = ("finding", "node", "time", "stage", "attempt", "task", "index", "partition", "executor",
                   "duration_s", "median_task_s", "records", "bytes", "ended_at", "summary",
                   # the findings that say what to do (backend/spark/diagnosis/findings.py)
-                  "batch", "recommendation", "metric", "threshold")
+                  "batch", "recommendation", "metric", "threshold", "stage_name")
 
 
 def completed_time(mark: dict) -> Any:

@@ -28,7 +28,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("log", help="a Spark event log or a flowscope progress log")
     p.add_argument("--json", action="store_true", help="print one JSON object (the Overview's answer)")
     p.add_argument("--top", type=positive_int, default=5, metavar="N", help="slowest times listed (5)")
-    p.add_argument("--findings", type=positive_int, default=10, metavar="N", help="findings listed (10)")
+    p.add_argument("--findings", type=positive_int, default=10, metavar="N",
+                   help="groups of findings listed, largest impact first (10)")
     p.add_argument("--pipeline-bytes", type=int, default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_report)
 
@@ -38,26 +39,63 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from backend.spark.diagnosis.recorded_schedule import RecordedSchedule
     from backend.spark.diagnosis.task_timeline import TaskTimeline
-    from backend.views.overview import build_overview
+    from backend.views.overview import build_overview, execution_scopes, plan_operators_of
 
     from .blame import read_blamed
 
-    schedule, timeline = RecordedSchedule(), TaskTimeline()
-    read = read_blamed(args.log, args.pipeline_bytes, also=(schedule.record, timeline.record), check_contracts=True,
-                       name_plans=True)
-    if isinstance(read, int):
-        return read
-    replay, blamed, errors = read
-    for err in errors:
-        print(f"flowscope: {err}", file=sys.stderr)
+    plans = _plan_findings_meanwhile(args.log)
+    try:
+        schedule, timeline = RecordedSchedule(), TaskTimeline()
+        read = read_blamed(args.log, args.pipeline_bytes, also=(schedule.record, timeline.record),
+                           check_contracts=True, name_plans=True)
+        if isinstance(read, int):
+            return read
+        replay, blamed, errors = read
+        for err in errors:
+            print(f"flowscope: {err}", file=sys.stderr)
+        plan_found = _plan_findings(plans, execution_scopes(replay.root))
+    finally:
+        if plans is not None:
+            plans.shutdown(cancel_futures=True)
     marks = (replay.marks[i] for i in replay.finding_marks)
     answer = build_overview(Path(args.log).name, blamed, marks, replay.findings, schedule, timeline,
-                            slowest=args.top, top_findings=args.findings)
+                            slowest=args.top, plan_findings=plan_found, plan_operators=plan_operators_of(replay.marks))
     if args.json:
         sys.stdout.write(json.dumps(answer) + "\n")
         return 0
-    print("\n".join(report_lines(answer, str(args.log))))
+    print("\n".join(report_lines(answer, str(args.log), args.findings)))
     return 0
+
+
+def _plan_findings_meanwhile(log: str) -> Any:
+    """For a Spark event log, its SQL plans' findings read in another process while this one replays the log (an
+    executor with that one future as ``.future``), else None."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from backend.feeds.progress_feeds import default_registry
+    from backend.spark.live.follow_feed import SPARK_EVENT_LOG
+    from backend.spark.sql_plan.read import read_plan_findings
+
+    try:
+        if default_registry().identify(log).name != SPARK_EVENT_LOG.name:
+            return None
+    except Exception:  # not readable: read_blamed says why
+        return None
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    pool.future = pool.submit(read_plan_findings, log)  # type: ignore[attr-defined]
+    return pool
+
+
+def _plan_findings(plans: Any, scopes: dict[int, list[int]]) -> list[dict]:
+    """The plan findings the other process read (its problems are the log's, which the replay reported), each in
+    its execution's region."""
+    if plans is None:
+        return []
+    found, _ = plans.future.result()
+    for f in found:
+        f["scope"] = scopes.get(f["execution"])
+    return found
 
 
 def _moment(at: Any) -> str | None:
@@ -87,8 +125,8 @@ def _what(t: dict) -> str:
     return f"scope {t['scope']} {what}"
 
 
-def report_lines(answer: dict, log: str) -> list[str]:
-    """The Overview as lines of text."""
+def report_lines(answer: dict, log: str, top_groups: int = 10) -> list[str]:
+    """The Overview as lines of text (``top_groups``: the groups of findings listed)."""
     from .blame import segment_text
 
     app = answer["application"]
@@ -117,16 +155,42 @@ def report_lines(answer: dict, log: str) -> list[str]:
             lines.append(segment_text(top, t["latency_s"]))
             lines.append(f"      open: {_open(log, t['scope'], (top['from'] + top['to']) / 2)}")
     lines.append("")
-    total = answer["findings_total"]
-    shown = len(answer["findings"])
-    lines.append(f"findings: {total}" + (f" (the first {shown})" if shown < total else "") if total else
-                 "findings: none")
-    for f in answer["findings"]:
+    lines += _findings_lines(answer, log, top_groups)
+    return lines
+
+
+def _seconds(v: Any) -> str:
+    return f"{v:,.2f} s" if isinstance(v, (int, float)) else "unknown"
+
+
+def _findings_lines(answer: dict, log: str, top_groups: int) -> list[str]:
+    """The groups of findings, largest impact first: each with its count and summed impact, its worst instance
+    (what it says, what to do, the threshold that fired, how to open it)."""
+    from backend.spark.diagnosis.thresholds import threshold_text
+
+    total, groups = answer["findings_total"], answer["groups"]
+    if not total:
+        return ["findings: none"]
+    shown = groups[:max(0, top_groups)]
+    lines = [f"findings: {total:,} in {len(groups):,} group{'s' if len(groups) != 1 else ''}, largest impact first"
+             + (f" (the first {len(shown)})" if len(shown) < len(groups) else "")]
+    for g in shown:
+        f = g["worst"]
+        impact = f"{_seconds(g['impact_s'])}" + (" in all" if g["count"] > 1 else "")
+        if g.get("core_hours") is not None:
+            impact += f", {g['core_hours']:.3f} core-hours idle"
+        jobs = f", in {len(g['scopes']):,} scopes" if g["count"] > 1 and len(g["scopes"]) > 1 else ""
+        lines.append(f"  [{g['kind']}] {g['label']}: {g['count']:,} finding{'s' if g['count'] > 1 else ''}{jobs}, "
+                     f"impact {impact}")
         where = f"scope {f['scope']}" + (f", stage {f['stage']}" if f.get("stage") is not None else "")
-        lines.append(f"  [{f['kind']}] {where}: {f['text']}")
-        if f.get("recommendation"):
-            lines.append(f"      do: {f['recommendation']}")
-        fired = ", ".join(f"{k} {v}" for k, v in (f.get("threshold") or {}).items())
+        lines.append(f"      {'worst' if g['count'] > 1 else 'what'}: {where}: {f['text']} "
+                     f"(impact {_seconds(f.get('impact_s'))})")
+        if f.get("impact_note"):
+            lines.append(f"      impact: {f['impact_note']}")
+        if g.get("recommendation"):
+            lines.append(f"      do: {g['recommendation']}")
+        fired = threshold_text(f.get("threshold") or {}) if "name" in (f.get("threshold") or {}) else \
+            ", ".join(f"{k} {v}" for k, v in (f.get("threshold") or {}).items())
         if fired:
             lines.append(f"      threshold: {fired}")
         at = f.get("ended_at") if f["kind"] == "straggler" else None

@@ -31,7 +31,7 @@ from typing import Any
 from backend.spark.diagnosis.recorded_schedule import RecordedSchedule
 from backend.spark.diagnosis.task_timeline import TaskTimeline
 
-__all__ = ["ASSUMPTIONS", "parse_cores", "default_cores", "cores_whatif", "CoresSpec"]
+__all__ = ["ASSUMPTIONS", "parse_cores", "default_cores", "cores_whatif", "CoresSpec", "Rescheduler"]
 
 ASSUMPTIONS = [
     "Tasks take the time they took: more cores make no task faster and fewer make none slower (no contention for "
@@ -94,6 +94,7 @@ class _Plan:
         self.index = {k: i for i, k in enumerate(keys)}
         n = len(keys)
         durations: list[list[float]] = [[] for _ in range(n)]
+        rows: list[list[int]] = [[] for _ in range(n)]  # the task bar of each duration
         last_end = [-math.inf] * n
         end_of_data = schedule.last_at if schedule.last_at is not None else 0.0
         bars = timeline.index.bars
@@ -113,12 +114,14 @@ class _Plan:
             if i is None:
                 continue
             durations[i].append(max(0.0, end - launched[row]))
+            rows[i].append(row)
             if end > last_end[i]:
                 last_end[i] = end
             if launched[row] < first_launch[i]:
                 first_launch[i] = launched[row]
         ends.sort()
         self.durations = durations
+        self.rows = rows
         self.task_seconds = sum(map(sum, durations))
         self.tasks = sum(map(len, durations))
         jobs = schedule.jobs
@@ -149,7 +152,7 @@ class _Plan:
         # the driver's delay before each attempt (its submission after what it waited for), and the scheduler's:
         # from its submission to its first task's launch while a slot was free then (the recorded slots: the
         # executors' cores, else the most attempts that ran at once)
-        slots = schedule.peak_cores or _most_at_once(launches, ends)
+        slots = self.slots = schedule.peak_cores or _most_at_once(launches, ends)
         delay = []
         for i, k in enumerate(keys):
             st = stages[k]
@@ -190,6 +193,7 @@ class _Plan:
                 groups.append([j])
                 group_span.append([s, e])
         self.groups = groups
+        self.group_of = {j: g for g, js in enumerate(groups) for j in js}
         self.group_span = [(s, e) for s, e in group_span]
         self.group_tasks = [sum(len(durations[i]) for j in js for i in self.job_nodes.get(j, ())) for js in groups]
         self._unbounded: dict[int, dict[int, float]] = {}  # group -> its jobs' ends with unbounded slots
@@ -220,11 +224,15 @@ class _Plan:
             shift += sim_end - (g_end - g_start)
         return out
 
-    def _group(self, jobs: list[int], g_start: float, slots: int | None) -> dict[int, float]:
-        """Simulate one group from its start (0): each job's end, relative to the group's start."""
+    def _group(self, jobs: list[int], g_start: float, slots: int | None,
+               changed: dict[int, list[float]] | None = None) -> dict[int, float]:
+        """Simulate one group from its start (0): each job's end, relative to the group's start (``changed``: other
+        task durations for some stage attempts, by node)."""
         durations, deps, children, delay, tail, priority = (self.durations, self.deps, self.children, self.delay,
                                                             self.tail, self.priority)
         nodes = [i for j in jobs for i in self.job_nodes.get(j, [])]
+        if changed:
+            durations = {i: changed.get(i, durations[i]) for i in nodes}  # type: ignore[assignment]
         member = set(nodes)
         waiting = {i: sum(1 for d in deps[i] if d in member) for i in nodes}
         job_start = {j: self.job_span[j][0] - g_start for j in jobs}
@@ -373,3 +381,50 @@ def cores_whatif(schedule: RecordedSchedule, timeline: TaskTimeline, cores: list
         assumptions.append("The log names no executor cores: the recorded core count is unknown.")
     return {"cores": [c.slots if c.label.isdigit() else c.label for c in cores], "times": out_times,
             "application": application, "assumptions": assumptions}
+
+
+class Rescheduler:
+    """The recorded application rescheduled with some stage attempts' tasks taking other times, at the recorded
+    cores: how much earlier a job or micro-batch would have ended (what a finding's impact is, from the same model
+    and assumptions as the what-if). Each job group's recorded schedule is simulated once and kept."""
+
+    def __init__(self, schedule: RecordedSchedule, timeline: TaskTimeline) -> None:
+        self.plan = _Plan(schedule, timeline)
+        self.bars = timeline.index.bars
+        self._baseline: dict[int, dict[int, float]] = {}
+
+    def task_rows(self, stage: int, attempt: int) -> list[int] | None:
+        """The task bars of a stage attempt, in the order the simulation runs them (None: not simulated, such as
+        a stage whose job the schedule dropped)."""
+        i = self.plan.index.get((stage, attempt))
+        return None if i is None else self.plan.rows[i]
+
+    def durations(self, stage: int, attempt: int) -> list[float]:
+        """The recorded durations of a stage attempt's tasks (launch to end), as the simulation runs them."""
+        i = self.plan.index.get((stage, attempt))
+        return [] if i is None else list(self.plan.durations[i])
+
+    def gain(self, job_ids: list[int], stage: int, attempt: int, durations: list[float]) -> float | None:
+        """Seconds by which the time of ``job_ids`` would end earlier had the stage attempt's tasks taken
+        ``durations`` (None: the attempt or its job is not in the simulation). Never below 0: a list schedule can
+        end later with shorter tasks (Graham's anomalies), which no change a finding recommends is meant to do."""
+        plan = self.plan
+        i = plan.index.get((stage, attempt))
+        if i is None:
+            return None
+        g = plan.group_of.get(plan.job_of[i])
+        if g is None:
+            return None
+        jobs, start = plan.groups[g], plan.group_span[g][0]
+        slots = plan.slots or None
+        before = self._baseline.get(g)
+        if before is None:
+            before = self._baseline[g] = plan._group(jobs, start, slots)
+        after = plan._group(jobs, start, slots, {i: durations})
+        mine = [j for j in job_ids if plan.group_of.get(j) == g]
+        last = max((j for j in job_ids if j in plan.job_span), key=lambda j: plan.job_span[j][1], default=None)
+        if mine and last in mine:  # the time ends in this group: its own jobs' ends
+            earlier = max(before[j] for j in mine) - max(after[j] for j in mine)
+        else:  # it ends in a later group, which starts earlier by what this group's span lost
+            earlier = max(before.values()) - max(after.values())
+        return round(max(0.0, earlier), 6)

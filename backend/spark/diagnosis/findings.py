@@ -45,6 +45,7 @@ class StageRun:
     submitted: float
     slots: int | None  # cores of the executors alive at its submission
     tasks: int  # Spark's task count for the attempt
+    name: str = ""  # its operator's name (its findings' ``stage_name``)
     splits: list[list] = field(default_factory=list)  # the split of each successful task (task_metrics)
     executors: list[Any] = field(default_factory=list)  # beside each split, as the log names it
     failures: list[dict] = field(default_factory=list)  # tasks.task_failure of each failed attempt
@@ -123,11 +124,11 @@ class Diagnosis:
         return sum(c for c, _ in self.cores.values()) or None
 
     def stage_submitted(self, scope: list, node: int, time: Any, stage: int, attempt: int, tasks: int, batch: Any,
-                        at: float) -> StageRun:
+                        at: float, name: str = "") -> StageRun:
         """The attempt's record, which its tasks' ends fill (``StageRun.succeeded``, ``failed``)."""
         self.seen(at)
         run = self.runs[(stage, attempt)] = StageRun(scope, node, time, stage, attempt, batch, at, self.slots(),
-                                                     tasks)
+                                                     tasks, name)
         return run
 
     def task_started(self, at: float) -> None:
@@ -225,7 +226,8 @@ class Diagnosis:
         mark = {"type": "mark", "at": at, "label": text, "finding": kind, "recommendation": recommendation,
                 "metric": metric, "threshold": threshold, "stage": None, "attempt": None}
         if run is not None:
-            mark.update(scope=run.scope, node=run.node, time=run.time, stage=run.stage, attempt=run.attempt)
+            mark.update(scope=run.scope, node=run.node, time=run.time, stage=run.stage, attempt=run.attempt,
+                        stage_name=run.name)
             if run.batch is not None:  # a micro-batch's (a mark's batch is always an id: blame reads it)
                 mark["batch"] = run.batch
         return mark

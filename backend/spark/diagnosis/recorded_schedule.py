@@ -5,8 +5,9 @@ Fed the same records as the session's replay (the Spark model's ``job J started`
 attempt its job, the stages it read (``parents``), its submission and completion. The task attempts themselves are
 the task index's bars (``backend/spark/diagnosis/task_index.py``, which the executor timeline draws), read when a
 what-if is asked, not kept twice. Executor cores come from the ``executor_event`` marks (the most alive at once, which
-the task index's ``ExecutorSlots``, pruned as blame's open times move on, does not keep); the application's wall time
-from the earliest and latest record times.
+the task index's ``ExecutorSlots``, pruned as blame's open times move on, does not keep), else from the
+configuration's ``configured_cores`` mark (a listener attached after the executors were added); the application's
+wall time from the earliest and latest record times.
 
 A few numbers per job and per stage attempt: an application of 10,000 jobs costs a few MB. A long-running one
 keeps its latest ``KEEP_JOBS`` jobs (and their stage attempts); the older ones count as recorded, unsimulated
@@ -56,7 +57,8 @@ class RecordedSchedule:
         self.jobs: dict[int, JobRecord] = {}
         self.stages: dict[tuple[int, int], StageRecord] = {}
         self.cores: dict[str, int] = {}  # executor -> cores, while it is alive
-        self.peak_cores = 0  # the most cores alive at once
+        self.executor_cores = 0  # the most cores alive at once, as executor events say
+        self.configured_cores = 0  # the task slots the configuration says (a ``configured_cores`` mark)
         self.first_at: float | None = None
         self.last_at: float | None = None
         self.dropped_jobs = 0  # the oldest jobs forgotten past KEEP_JOBS
@@ -84,6 +86,8 @@ class RecordedSchedule:
                 self._job(rec, at)
             elif rec.get("executor_event") is not None:
                 self._executor(rec)
+            elif type(rec.get("configured_cores")) is int and rec["configured_cores"] > 0:
+                self.configured_cores = rec["configured_cores"]
 
     def _job(self, rec: dict, at: float | None) -> None:
         job = rec.get("job")
@@ -129,9 +133,14 @@ class RecordedSchedule:
         ex = str(rec.get("executor"))
         if rec.get("executor_event") == "added" and type(rec.get("cores")) is int:
             self.cores[ex] = rec["cores"]
-            self.peak_cores = max(self.peak_cores, sum(self.cores.values()))
+            self.executor_cores = max(self.executor_cores, sum(self.cores.values()))
         elif rec.get("executor_event") == "removed":
             self.cores.pop(ex, None)
+
+    @property
+    def peak_cores(self) -> int:
+        """The most cores alive at once: the executors', else the configuration's (0: unknown)."""
+        return self.executor_cores or self.configured_cores
 
     @property
     def wall_s(self) -> float:

@@ -154,11 +154,12 @@ class _Attempt:
     durations and input sizes, in the order they ended, and the ``MAX_STRAGGLERS`` longest with their details:
     only those can be stragglers), so a task's end costs two appends, not a record kept per task."""
 
-    __slots__ = ("scope", "node", "time", "stage", "attempt", "job", "running", "durations", "records", "bytes",
+    __slots__ = ("scope", "node", "time", "stage", "attempt", "job", "name", "running", "durations", "records", "bytes",
                  "longest", "port", "failed", "failure", "value", "finished", "updated_at", "sums", "run")
 
     def __init__(self, scope: list, node: int, time: Any, stage: int, attempt: int, job: Any) -> None:
         self.scope, self.node, self.time, self.stage, self.attempt, self.job = scope, node, time, stage, attempt, job
+        self.name = ""  # its operator's name
         self.running: set = set()  # task ids
         self.durations: list[float] = []  # seconds, of each successful task
         self.records: list[int] = []  # input records, of each successful task
@@ -327,18 +328,20 @@ class TaskLedger:
 
     def stage_submitted(self, scope: list, node: int, time: Any, stage: int, attempt: int, tasks: int, job: Any,
                         at: float, iteration: int | None = None, parents: Sequence[int] = (),
-                        batch: Any = None) -> list[dict]:
+                        batch: Any = None, name: str = "") -> list[dict]:
         """``iteration``: the loop iteration the stage runs (its time is ``[epoch, iteration]``), None outside one;
         ``parents``: the stages whose shuffle output it reads (what the cores what-if waits for); ``batch``: the
-        micro-batch it runs for, None outside a streaming query."""
+        micro-batch it runs for, None outside a streaming query; ``name``: its operator's name, which its findings
+        carry as ``stage_name`` (what groups them across jobs)."""
         a = _Attempt(scope, node, time, stage, attempt, job)
+        a.name = name
         self.attempts[(stage, attempt)] = a
         value = {"kind": "stage", "stage": stage, "attempt": attempt, "job": job, "tasks": tasks, "submitted": at,
                  "parents": list(parents)}
         if iteration is not None:
             value["iteration"] = iteration
         a.value = value
-        a.run = self.diagnosis.stage_submitted(scope, node, time, stage, attempt, tasks, batch, at)
+        a.run = self.diagnosis.stage_submitted(scope, node, time, stage, attempt, tasks, batch, at, name)
         return [self._detail(a, f"stage {stage}.{attempt}", value, at)]
 
     def task_started(self, e: dict, info: dict, at: float, out: list[dict]) -> None:
@@ -459,7 +462,7 @@ class TaskLedger:
                         "label": f"straggler in stage {stage}: task {s['task']} (partition {s['partition']}) ran "
                                  f"{s['duration']:.2f} s on executor {s['executor']}, {times} the median "
                                  f"{s['median_others']:.2f} s of the others{_read_against_median(s, agg)}",
-                        "node": a.node, "time": a.time, "stage": stage, "attempt": attempt,
+                        "node": a.node, "time": a.time, "stage": stage, "attempt": attempt, "stage_name": a.name,
                         "task": s["task"], "index": s["index"], "partition": s["partition"], "executor": s["executor"],
                         "duration_s": s["duration"], "median_task_s": s["median_others"],
                         "records": s["records"], "bytes": s["bytes"],
@@ -470,7 +473,7 @@ class TaskLedger:
             out.append({"type": "mark", "at": at, "scope": a.scope, "finding": "skew",
                         "label": f"skewed stage {stage}: task duration skew {agg.skew:.2f} over {agg.tasks} tasks "
                                  f"(median {med:.2f} s, max {(agg.duration_s or {}).get('max', 0.0):.2f} s)",
-                        "node": a.node, "time": a.time, "stage": stage, "attempt": attempt,
+                        "node": a.node, "time": a.time, "stage": stage, "attempt": attempt, "stage_name": a.name,
                         "summary": agg.to_json(),
                         "threshold": {**t.fired("skew.score"), "and": [t.fired("skew.min_tasks")]}})
         out += self.diagnosis.stage_completed(stage, attempt, at, agg.stragglers, summary)

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENV", "TABLE", "Threshold", "Thresholds", "ThresholdsError", "configured", "default", "load"]
+__all__ = ["ENV", "TABLE", "Threshold", "Thresholds", "ThresholdsError", "configured", "default", "load",
+           "threshold_text"]
 
 ENV = "FLOWSCOPE_THRESHOLDS"  # the file the --thresholds flag named, for every process that builds a model
 
@@ -36,6 +37,7 @@ class Threshold:
     unit: str
     meaning: str
     source: str
+    op: str = ">="  # how the metric compares with it when the finding fires
 
 
 TABLE: tuple[Threshold, ...] = (
@@ -72,13 +74,13 @@ TABLE: tuple[Threshold, ...] = (
               "flowscope, after Sparklens' PRatio (tasks per core) below 1"),
     Threshold("too_few_partitions.tasks_per_core", 2.0, "tasks per core",
               "or a stage attempt with fewer tasks per core than this ...",
-              "Spark's tuning guide (Level of Parallelism): 2-3 tasks per CPU core"),
+              "Spark's tuning guide (Level of Parallelism): 2-3 tasks per CPU core", op="<"),
     Threshold("too_few_partitions.min_task_s", 30.0, "seconds", "... whose median task ran at least this long",
               "flowscope: a task that long dwarfs the scheduling overhead a smaller one adds"),
     Threshold("tiny_tasks.min_tasks", 5000, "tasks", "a stage attempt with more tasks than this ...",
-              "DataFlint, many small tasks: over 5,000 tasks"),
+              "DataFlint, many small tasks: over 5,000 tasks", op=">"),
     Threshold("tiny_tasks.max_median_s", 0.5, "seconds", "... whose median task ran under this",
-              "DataFlint, many small tasks: median under 500 ms"),
+              "DataFlint, many small tasks: median under 500 ms", op="<"),
     Threshold("idle_cores.ratio", 0.5, "fraction",
               "the share of the core-seconds executors offered over the application that no task used, at least",
               "DataFlint, idle cores: over 50%"),
@@ -92,26 +94,26 @@ TABLE: tuple[Threshold, ...] = (
               "flowscope: every failed attempt's run is lost (Dr. Elephant rates task failure rates 0.1 / 0.3 / 0.5)"),
     # the SQL plan findings (backend/spark/sql_plan/findings.py)
     Threshold("plan.small_files.max_average_bytes", 3_000_000, "bytes",
-              "a scan or a write whose files average under this ...", "DataFlint, small files: under 3 MB on average"),
+              "a scan or a write whose files average under this ...", "DataFlint, small files: under 3 MB on average", op="<"),
     Threshold("plan.small_files.min_files", 100, "files", "... over more files than this handles small files",
-              "DataFlint, small files: over 100 files"),
+              "DataFlint, small files: over 100 files", op=">"),
     Threshold("plan.broadcastable_sort_merge_join.small_side_bytes", 10_000_000, "bytes",
               "a sort-merge join whose smaller side's exchange carries under this could broadcast it",
-              "DataFlint, broadcastable join: a side under 10 MB"),
+              "DataFlint, broadcastable join: a side under 10 MB", op="<"),
     Threshold("plan.broadcastable_sort_merge_join.medium_side_bytes", 100_000_000, "bytes",
-              "or one whose smaller side carries under this ...", "DataFlint, broadcastable join: under 100 MB ..."),
+              "or one whose smaller side carries under this ...", "DataFlint, broadcastable join: under 100 MB ...", op="<"),
     Threshold("plan.broadcastable_sort_merge_join.large_side_bytes", 10_000_000_000, "bytes",
-              "... against a larger side over this", "DataFlint, broadcastable join: ... against a side over 10 GB"),
+              "... against a larger side over this", "DataFlint, broadcastable join: ... against a side over 10 GB", op=">"),
     Threshold("plan.large_broadcast.bytes", 1_000_000_000, "bytes", "a broadcast exchange's data size over this",
-              "DataFlint, large broadcast: over 1 GB"),
+              "DataFlint, large broadcast: over 1 GB", op=">"),
     Threshold("plan.large_cross_join.scanned_rows", 10_000_000_000, "row pairs",
               "a nested-loop join or cartesian product comparing more row pairs than this (its inputs' rows, "
-              "multiplied)", "DataFlint, large cross join: over 10^10 row pairs"),
+              "multiplied)", "DataFlint, large cross join: over 10^10 row pairs", op=">"),
     Threshold("plan.partitioned_scan_without_filter.min_partitions", 1, "partitions",
               "a scan of a partitioned table without a partition filter reading at least this many partitions",
               "DataFlint, full scan of a partitioned table: any; flowscope's floor of one"),
     Threshold("plan.long_filter.chars", 1000, "characters", "a filter whose condition is longer than this",
-              "DataFlint, long filter condition: over 1,000 characters"),
+              "DataFlint, long filter condition: over 1,000 characters", op=">"),
 )
 
 _BY_NAME = {t.name: t for t in TABLE}
@@ -143,10 +145,21 @@ class Thresholds:
         further conditions (``also``) listed the same way under ``and``."""
         row = _BY_NAME[name]
         source = f"set in {self.source}" if name in self.overridden else row.source
-        fired = {"name": name, "value": self.values[name], "unit": row.unit, "source": source}
+        fired = {"name": name, "value": self.values[name], "unit": row.unit, "source": source, "op": row.op}
         if also:
             fired["and"] = [self.fired(other) for other in also]
         return fired
+
+
+def threshold_text(fired: dict) -> str:
+    """A fired threshold (``Thresholds.fired``) as a person reads it: ``skew.score >= 0.5 (Flink FLIP-418's
+    data-skew score)``, its further conditions after it."""
+    if not fired.get("name"):
+        return ""
+    value = fired.get("value")
+    shown = f"{value:,g}" if isinstance(value, (int, float)) else str(value)
+    text = f"{fired['name']} {fired.get('op', '>=')} {shown}" + (f" ({fired['source']})" if fired.get("source") else "")
+    return "; ".join([text] + [threshold_text(more) for more in fired.get("and") or ()])
 
 
 def load(path: str | os.PathLike) -> Thresholds:

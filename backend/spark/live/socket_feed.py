@@ -42,6 +42,7 @@ from backend.feeds.progress_feeds import Feed
 from backend.spark.model.gaps import GapDetector
 from backend.spark.model.retention import SESSION_RETAINED_JOBS
 from backend.spark.model.spark_model import SparkModel
+from backend.spark.sql_plan.plans import SqlPlans
 from backend.web.security import is_loopback
 from tracker.progress_log.jsonl import DAMAGED_EVENT, DEFAULT_LIMITS, LINE_TOO_LONG, JsonLines, LineError, LineSplitter
 
@@ -95,6 +96,10 @@ class SparkLiveFeed(Feed):
         self._disconnected_at: float | None = None
         self.task_end_times: list[float] | None = None  # set to a list to collect TaskEnd 'Finish Time's (ms)
         self.tee = tee  # every Spark event line received is also written here (a replayable event log)
+        # the application's SQL plans as they grow (the Plan tab's GET .../plan), fed here and read by the server's
+        # threads under plans_lock
+        self.plans = SqlPlans()
+        self.plans_lock = threading.Lock()
         self._lines: collections.deque[bytes] = collections.deque()
         self._cond = threading.Condition()
         self._ended = False  # no more lines will come
@@ -230,6 +235,8 @@ class SparkLiveFeed(Feed):
         records = model.feed(event, self.events)
         if records:
             out.extend((None, r) for r in records)
+        with self.plans_lock:
+            self.plans.feed(event, self.events)
         if self.task_end_times is not None and kind == "SparkListenerTaskEnd":
             info = event.get("Task Info")
             finish = info.get("Finish Time") if type(info) is dict else None

@@ -27,7 +27,7 @@ from typing import Annotated, Any, NotRequired, Required, TypedDict
 import msgspec
 
 from backend.eventlog.decode import EventDecoder
-from backend.spark.model.event_shape import EVENTS, INT_MAX, INT_MIN, Spec
+from backend.spark.model.event_shape import CORES_PROPERTIES, EVENTS, INT_MAX, INT_MIN, Spec
 from backend.spark.model.plan_naming import PLAN_TEXT
 from backend.spark.model.spark_model import HANDLED_EVENTS
 from backend.spark.sql_plan.plans import ADAPTIVE as SQL_ADAPTIVE
@@ -84,6 +84,8 @@ READ: dict[str, dict[str, Any]] = {
     },
     "SparkListenerStageExecutorMetrics": {**_STAGE_IDS, "Executor ID": None,
                                           "Executor Metrics": {"JVMHeapMemory": None}},
+    "SparkListenerEnvironmentUpdate": {"Spark Properties": dict.fromkeys(CORES_PROPERTIES)},  # cores, when no
+    # executor event says them
 }
 
 class _SqlPlanEvent(TypedDict, total=False):

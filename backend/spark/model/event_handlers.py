@@ -15,14 +15,14 @@ from typing import Any
 
 from backend.spark.diagnosis.tasks import TaskLedger, failure_text, partition_of
 from backend.spark.model.iso_time import iso_seconds
-from backend.spark.model.placement import JobLineage, Placement, StagePlacement, job_lineage
+from backend.spark.model.placement import JobLineage, Placement, StagePlacement, job_lineage, stage_label
 from backend.spark.model.plan_naming import PlanNaming
 from backend.spark.model.state import NO_SHUFFLES, Attempt, Job, Region, StageState, record_port, record_time
 from backend.spark.sql_plan.plans import ADAPTIVE as SQL_ADAPTIVE
 from backend.spark.sql_plan.plans import START as SQL_START
 from tracker.progress_log import records as log_records
 
-__all__ = ["HANDLED_EVENTS", "HANDLERS", "STREAMING_PREFIX", "EventHandlers"]
+__all__ = ["HANDLED_EVENTS", "HANDLERS", "STREAMING_PREFIX", "EventHandlers", "configured_cores"]
 
 STREAMING_PREFIX = "org.apache.spark.sql.streaming.StreamingQueryListener$"
 
@@ -61,7 +61,7 @@ class EventHandlers(StagePlacement):
         writes, skipped = self._skipped_stages(lineage)
         place, iteration, loop = self._place(region, epoch, lineage.codes, lineage.parents, sigs, skipped, streaming)
         self._declare_stage_operators(lineage, place, streaming)
-        updates = self._send_job_tokens(job_id, region, epoch, lineage, place, skipped, writes)
+        updates = self._send_job_tokens(job_id, region, epoch, lineage, place, skipped, writes, streaming)
         self._advance_source(job_id, region, epoch, streaming, updates[id(region)][1])
         self.jobs[job_id] = Job(job_id, region, epoch, lineage.order, iteration=iteration, loop=loop)
         region.running += 1
@@ -96,7 +96,8 @@ class EventHandlers(StagePlacement):
         return region, epoch, streaming
 
     def _send_job_tokens(self, job_id: int, region: Region, epoch: int, lineage: JobLineage, place: Placement,
-                         skipped: Collection[int], writes: dict[int, frozenset]) -> dict[int, tuple[Region, list]]:
+                         skipped: Collection[int], writes: dict[int, frozenset],
+                         streaming: bool) -> dict[int, tuple[Region, list]]:
         """Each stage's record (its status PENDING) and the token that waits at its input 0 (a skipped stage's go to
         its children that run): the updates of each scope's batch, by ``id(scope)``, the region's first."""
         by_id, parents, children = lineage.by_id, lineage.parents, lineage.children
@@ -127,7 +128,8 @@ class EventHandlers(StagePlacement):
                                           parents[sid], children[sid], targets=targets,
                                           num_tasks=info.get("Number of Tasks", 0),
                                           iteration=t[1] if scope is not region else None,
-                                          writes=writes.get(sid, NO_SHUFFLES))
+                                          writes=writes.get(sid, NO_SHUFFLES),
+                                          label=stage_label(info, list(lineage.codes[sid].key[1]), streaming))
         return updates
 
     def _advance_source(self, job_id: int, region: Region, epoch: int, streaming: bool, region_ups: list) -> None:
@@ -183,7 +185,8 @@ class EventHandlers(StagePlacement):
         self._batch(region, updates, cause)
         self._out += self.tasks.stage_submitted(region.path, st.node, record_time(st.epoch), sid, attempt, n, st.job_id,
                                                 self._at, iteration=st.iteration, parents=st.parents,
-                                                batch=st.epoch if region.kind == "streaming query" else None)
+                                                batch=st.epoch if region.kind == "streaming query" else None,
+                                                name=st.label)
 
     def _on_task_start(self, e: dict) -> None:
         info = e.get("Task Info") or {}
@@ -443,6 +446,46 @@ class EventHandlers(StagePlacement):
     def _on_log_start(self, e: dict) -> None:
         self.spark_version = e.get("Spark Version")
 
+    def _on_environment(self, e: dict) -> None:
+        """The application's configuration: a mark saying its task slots where the properties do (what the Overview
+        and the what-if read when no executor event gives the cores: a listener attached after they were added)."""
+        cores, source = configured_cores(e.get("Spark Properties") or {})
+        if cores is not None:
+            self._mark(f"{cores} task slots configured ({source})", configured_cores=cores, cores_source=source)
+
+
+def configured_cores(props: dict) -> tuple[int | None, str]:
+    """The task slots Spark's properties give (slots: cores over ``spark.task.cpus``), and which property says it:
+    ``spark.master`` ``local[N]`` or ``local-cluster[E,C,M]``, else ``spark.cores.max``, else
+    ``spark.executor.instances`` x ``spark.executor.cores`` without dynamic allocation; (None, "") when they do not
+    (``local[*]``: the driver machine's cores, which the log does not say)."""
+    def number(key: str) -> int | None:
+        v = props.get(key)
+        return int(v) if isinstance(v, str) and v.strip().isdigit() and int(v) > 0 else None
+
+    master = str(props.get("spark.master") or "").strip()
+    cores, source = None, ""
+    if master == "local":
+        cores, source = 1, "spark.master local"
+    elif master.startswith("local[") and master.endswith("]"):
+        n = master[len("local["):-1].split(",")[0].strip()
+        if n.isdigit() and int(n) > 0:
+            cores, source = int(n), f"spark.master {master}"
+    elif master.startswith("local-cluster[") and master.endswith("]"):
+        parts = [p.strip() for p in master[len("local-cluster["):-1].split(",")]
+        if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+            cores, source = int(parts[0]) * int(parts[1]), f"spark.master {master}"
+    elif number("spark.cores.max") is not None:
+        cores, source = number("spark.cores.max"), "spark.cores.max"
+    elif (number("spark.executor.instances") is not None and number("spark.executor.cores") is not None
+          and str(props.get("spark.dynamicAllocation.enabled") or "false").strip().lower() != "true"):
+        cores = number("spark.executor.instances") * number("spark.executor.cores")  # type: ignore[operator]
+        source = "spark.executor.instances x spark.executor.cores"
+    per_task = number("spark.task.cpus") or 1
+    if cores is None or cores < per_task:
+        return None, ""
+    return cores // per_task, source + (f" / spark.task.cpus {per_task}" if per_task > 1 else "")
+
 
 def _progress_total(progress: dict, key: str) -> Any:
     """A query progress's input rows or rates: the top-level field where Spark writes one, else the sum over its
@@ -465,6 +508,7 @@ HANDLERS: dict[str, Callable[[EventHandlers, dict], None]] = {
     "SparkListenerTaskStart": EventHandlers._on_task_start,
     "SparkListenerTaskEnd": EventHandlers._on_task_end,
     "SparkListenerLogStart": EventHandlers._on_log_start,
+    "SparkListenerEnvironmentUpdate": EventHandlers._on_environment,
     "SparkListenerExecutorAdded": EventHandlers._on_executor_added,
     "SparkListenerExecutorRemoved": EventHandlers._on_executor_removed,
     "SparkListenerStageExecutorMetrics": EventHandlers._on_stage_executor_metrics,

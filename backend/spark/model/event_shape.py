@@ -15,7 +15,11 @@ from typing import Any
 from tracker.progress_log.records import INT64_MAX as INT_MAX
 from tracker.progress_log.records import INT64_MIN as INT_MIN
 
-__all__ = ["EVENTS", "INT_MAX", "INT_MIN", "STREAMING_PREFIX", "Spec", "event_problem"]
+__all__ = ["CORES_PROPERTIES", "EVENTS", "INT_MAX", "INT_MIN", "STREAMING_PREFIX", "Spec", "event_problem"]
+
+# the Spark properties that say how many task slots an application has (event_handlers.configured_cores)
+CORES_PROPERTIES = ("spark.master", "spark.cores.max", "spark.executor.cores", "spark.executor.instances",
+                    "spark.dynamicAllocation.enabled", "spark.task.cpus")
 
 INT = (int,)
 # INT_MIN, INT_MAX: what Spark writes (its ids and times are Java longs) is what a progress-log record can carry
@@ -117,6 +121,8 @@ EVENTS: dict[str, Spec] = {
                                           "Executor ID": ((str, int), False, True, None),
                                           "Executor Metrics": ((dict,), False, True, _EXECUTOR_METRICS)},
     "SparkListenerLogStart": {"Spark Version": (STR, False, True, None)},
+    "SparkListenerEnvironmentUpdate": {"Spark Properties": ((dict,), False, True,
+                                                            {k: (STR, False, True, None) for k in CORES_PROPERTIES})},
     "SparkListenerExecutorRemoved": {"Executor ID": ((str, int), False, True, None),
                                      "Removed Reason": (STR, False, True, None)},
     "QueryStartedEvent": {"id": (STR, False, True, None), "name": (STR, False, True, None)},

@@ -27,7 +27,7 @@ from backend.spark.model.retention import JobRetention
 from backend.spark.model.state import NO_SHUFFLES, Region
 from tracker.progress_log import records as log_records
 
-__all__ = ["FEEDBACK_NODE", "KEEP_WRITTEN", "LOOP_STEP", "SIGNATURE_IDS_KEPT", "JobLineage", "Placement",
+__all__ = ["FEEDBACK_NODE", "KEEP_WRITTEN", "LOOP_STEP", "SIGNATURE_IDS_KEPT", "JobLineage", "Placement", "stage_label",
            "StagePlacement", "job_lineage"]
 
 SIGNATURE_IDS_KEPT = 50_000  # stage signatures remembered at least (_intern_signature): ~10 MB at most
@@ -269,7 +269,7 @@ class StagePlacement(JobRetention):
             "scopes": scopes,
             "callsite": (info.get("Details") or "").split("\n", 1)[0][:300],
         }
-        name = _stage_label(info, scopes, streaming)
+        name = stage_label(info, scopes, streaming)
         self._emit(log_records.operator(region.scope_path, node, name, 1 + len(parent_sigs), 1, attrs=attrs))
         self._edge(region, 1, node, 0)
         return node
@@ -294,7 +294,9 @@ def _base_signature(code: StageCode, streaming: bool) -> Any:
     return (code.name, code.scopes, code.callsites)
 
 
-def _stage_label(info: dict, scopes: list, streaming: bool) -> str:
+def stage_label(info: dict, scopes: list, streaming: bool) -> str:
+    """A stage operator's name: Spark's stage name (its call site), or in a streaming query, where every stage is
+    named after the query's start, the RDD scopes it ran."""
     name = info.get("Stage Name") or ""
     if streaming or name.startswith("start at NativeMethodAccessorImpl"):
         interesting = [s for s in scopes if not s.startswith(("WholeStageCodegen", "mapPartitions", "map"))] or scopes

@@ -54,6 +54,7 @@ class StageState:
     num_tasks: int = 0
     iteration: int | None = None  # in a loop: the iteration (its time is (epoch, iteration))
     writes: frozenset = NO_SHUFFLES  # the shuffles it writes (loops.shuffle_writes), from the job's start
+    label: str = ""  # its operator's name (placement.stage_label): what its findings are grouped by
 
     def job_ended(self) -> None:
         """Its job released everything: keep what names the stage (id, region, node, epoch, status), drop what only

@@ -5,8 +5,9 @@ are rows of the Spark findings' table (``backend/spark/diagnosis/thresholds.py``
 ``plan.<finding>.<parameter>``), so a
 thresholds file changes them as it changes every finding's. Each finding is a mark shaped like the Spark model's
 findings (``finding`` is its kind; ``label`` its text; ``stage``; ``recommendation``; ``metric`` and ``value`` say
-what fired; ``threshold`` which threshold, as ``Thresholds.fired`` says it), plus ``execution`` and ``operator``
-(the plan node id).
+what fired; ``threshold`` which threshold, as ``Thresholds.fired`` says it), plus ``execution``, ``operator`` (the
+plan node id), ``operator_name`` and the execution's ``description`` (what groups a query's findings across its
+runs: ``backend/spark/diagnosis/groups.py``).
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def plan_findings(execution: dict, thresholds: Thresholds | None = None) -> list
         stages = node.get("stages") or []
         out.append({"type": "mark", "at": (execution.get("completed") or 0) / 1000, "finding": kind,
                     "label": f"SQL execution {execution['execution']} · {node['name']} (node {node['id']}): {text}",
-                    "execution": execution["execution"], "operator": node["id"],
+                    "execution": execution["execution"], "operator": node["id"], "operator_name": node["name"],
+                    "description": execution.get("description") or "",
                     "stage": stages[0] if stages else None, "stages": stages,
                     "recommendation": recommendation, "metric": metric, "value": value,
                     "threshold": t.fired(f"plan.{kind}.{fired}", *(f"plan.{kind}.{a}" for a in also))})

@@ -12,9 +12,10 @@ from typing import Any, TypedDict
 
 from backend.eventlog import EventLogReader
 from backend.eventlog.decode import EventDecoder
+from backend.spark.diagnosis.thresholds import configured
 from backend.spark.sql_plan.plans import SQL_EVENTS, SqlPlans
 
-__all__ = ["read_plans", "plan_decoder"]
+__all__ = ["read_plans", "read_plan_findings", "plan_decoder"]
 
 # the fields plans.py reads; a value of another shape than declared makes the decoder take the event whole
 class _Accumulable(TypedDict, total=False):
@@ -60,3 +61,11 @@ def read_plans(path: str | os.PathLike[str]) -> tuple[SqlPlans, list[str]]:
         plans.feed(ev.event, ev.line)
     problems = [str(e) for e in reader.errors] + [f"{path}: {p}" for p in plans.problems]
     return plans, problems
+
+
+def read_plan_findings(path: str | os.PathLike[str]) -> tuple[list[dict], list[str]]:
+    """The SQL plan findings of the log's executions (those ``read_plans`` keeps, with the thresholds in force),
+    and the log's problems: what ``flowscope report`` adds to the Spark model's findings."""
+    plans, problems = read_plans(path)
+    found = [f for ex in plans.to_json(None, configured())["executions"] for f in ex["findings"]]
+    return found, problems

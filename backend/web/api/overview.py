@@ -14,6 +14,7 @@ from backend.sessions.session import Session
 from backend.spark.diagnosis.cores_whatif import cores_whatif, default_cores, parse_cores
 from backend.views.overview import session_overview
 from backend.web.api import deps
+from backend.web.api.plan import plans_json
 from backend.web.api.models import Problem
 
 router = APIRouter(prefix="/api/sessions/{sid}", tags=["overview"])
@@ -25,11 +26,17 @@ router = APIRouter(prefix="/api/sessions/{sid}", tags=["overview"])
                         "streaming_queries, tasks, task_seconds, recorded_cores, idle_cores_pct, whatif: "
                         "{recorded_cores, 2x: {cores, wall_s, change_pct}, 0.5x: {...}, critical_path_s, "
                         "assumptions} | null}, slowest: [{scope, name, time, job_ids, batch_id, latency_s, start, "
-                        "end, top: {kind, seconds, from, to, holder}}], findings: [{kind, stage, attempt, scope, "
-                        "batch, text, recommendation, metric, threshold, ...}], findings_total}` (docs/blame.md, "
-                        "docs/cores-whatif.md)")
+                        "end, top: {kind, seconds, from, to, holder}}], groups: [{kind, label, count, impact_s, "
+                        "stages, scopes, worst, recommendation}], findings: [{kind, stage, attempt, scope, batch, "
+                        "text, recommendation, metric, threshold, impact_s, impact_note, group, ...}], "
+                        "findings_total}` (docs/blame.md, docs/findings.md, docs/cores-whatif.md)")
 async def overview(session: Session = Depends(deps.session)):
-    return deps.JSON(session_overview(session))
+    try:
+        planned = await plans_json(session)
+    except HTTPException:  # no plans to read: a progress log, a session without a Spark log
+        planned = {"executions": []}
+    found = [f for ex in planned["executions"] for f in ex["findings"]]
+    return deps.JSON(session_overview(session, found))
 
 
 @router.get("/cores-whatif", responses={400: {"model": Problem}, 404: {"model": Problem}},

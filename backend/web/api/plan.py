@@ -2,8 +2,9 @@
 Plan tab; the same JSON as ``flowscope plan --json``.
 
 The plans are read from the session's event log when asked (in a worker thread), and kept until the log changes
-(its size or modification time; a growing log is read again at most every ``REREAD_AFTER_S``): the live Spark
-model does not carry the tasks' SQL accumulators. The blame route names the plan operator of a stage from them.
+(its size or modification time; a growing log is read again at most every ``REREAD_AFTER_S``): the Spark model does
+not carry the tasks' SQL accumulators. A live application's are its feed's (``SparkLiveFeed.plans``), growing as
+its executions start and end. The blame route names the plan operator of a stage from them.
 The plan findings use the thresholds of the session's Spark model, as its other findings do.
 """
 
@@ -12,16 +13,17 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
 from backend.sessions.session import Session
 from backend.spark.diagnosis.thresholds import Thresholds, configured
-from backend.spark.live.follow_feed import SparkLogFeed
 from backend.spark.sql_plan.layout import plan_layout
 from backend.spark.sql_plan.plans import SqlPlans
 from backend.spark.sql_plan.read import read_plans
+from backend.views.overview import execution_scopes
 from backend.web.api import deps
 from backend.web.api.models import Problem
 
@@ -52,12 +54,45 @@ def _plans_of(path: Path) -> tuple[SqlPlans, list[str]]:
     return got[2], got[3]
 
 
-async def session_plans(session: Session) -> tuple[SqlPlans, list[str]] | None:
-    """The SQL plans of a session's Spark event log (read in a worker thread, kept), or None without one."""
+async def session_plans(session: Session) -> tuple[SqlPlans, list[str], Any] | None:
+    """The SQL plans of a session: a live application's as its feed follows them, else its Spark event log's
+    (read in a worker thread, kept); with the problems read and the lock to read the plans under (None: no one
+    changes them); None for a session with neither."""
+    live = getattr(session.feed, "plans", None)
+    if isinstance(live, SqlPlans):
+        return live, [], session.feed.plans_lock
     path = getattr(session.feed, "path", None)
     if not isinstance(path, Path) or not path.exists():
         return None
-    return await run_in_threadpool(_plans_of, path)
+    plans, problems = await run_in_threadpool(_plans_of, path)
+    return plans, problems, None
+
+
+async def plans_json(session: Session, execution: int | None = None, series: bool = False) -> dict:
+    """``SqlPlans.to_json`` of the session's plans with the session's thresholds, in a worker thread (under the
+    live feed's lock); raises 404 without plans."""
+    got = await session_plans(session)
+    if got is None:
+        raise HTTPException(404, "this session has no Spark event log or live application to read plans from")
+    plans, problems, lock = got
+    thresholds = session_thresholds(session)
+
+    def answer() -> dict:
+        if lock is None:
+            return plans.to_json(execution, thresholds, series)
+        with lock:
+            return plans.to_json(execution, thresholds, series)
+
+    if execution is not None and execution not in plans.executions:
+        raise HTTPException(404, f"no SQL execution {execution} in this log")
+    out = await run_in_threadpool(answer)
+    regions = execution_scopes(session.replay.root)
+    for ex in out["executions"]:
+        ex["scope"] = regions.get(ex["execution"])
+        for finding in ex["findings"]:
+            finding["scope"] = ex["scope"]  # a mark's scope, as the Spark model's findings carry it
+    out["problems"] = problems
+    return out
 
 
 @router.get("/plan", responses={404: {"model": Problem}},
@@ -72,37 +107,18 @@ async def plan(session: Session = Depends(deps.session),
                layout: bool = Query(False, description="also where the Plan tab draws each operator"),
                series: bool = Query(False, description="also each summed metric's running total over time "
                                                         "(series: [[time ms, total], ...])")):
-    got = await session_plans(session)
-    if got is None:
-        raise HTTPException(404, "this session has no Spark event log to read plans from")
-    plans, problems = got
-    if execution is not None and execution not in plans.executions:
-        raise HTTPException(404, f"no SQL execution {execution} in this log")
-    answer = await run_in_threadpool(plans.to_json, execution, session_thresholds(session), series)
-    regions = _execution_scopes(session)
-    for ex in answer["executions"]:
-        ex["scope"] = regions.get(ex["execution"])
-        for finding in ex["findings"]:
-            finding["scope"] = ex["scope"]  # a mark's scope, as the Spark model's findings carry it
-        if layout:
+    answer = await plans_json(session, execution, series)
+    if layout:
+        for ex in answer["executions"]:
             ex["layout"] = plan_layout(ex)
-    answer["problems"] = problems
     return deps.JSON(answer)
 
 
 def session_thresholds(session: Session) -> Thresholds:
     """The thresholds the session's Spark model finds with (what the server's ``--thresholds`` named), so its plan
     findings and its other findings agree; a session without a Spark model gets those in force in this process."""
-    if isinstance(session.feed, SparkLogFeed):
-        return session.feed.model.tasks.diagnosis.t
+    ledger = getattr(getattr(session.feed, "model", None), "tasks", None)  # a Spark model's (a log's, a live one's)
+    diagnosis = getattr(ledger, "diagnosis", None)
+    if diagnosis is not None:
+        return diagnosis.t
     return configured()
-
-
-def _execution_scopes(session: Session) -> dict[int, list[int]]:
-    """Each SQL execution's region in the job graph (the Spark model names it ``SQL execution N``)."""
-    out = {}
-    for scope in session.replay.root.scopes():
-        name = scope.name or ""
-        if name.startswith("SQL execution ") and name[len("SQL execution "):].isdigit():
-            out[int(name[len("SQL execution "):])] = list(scope.path)
-    return out

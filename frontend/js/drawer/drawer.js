@@ -37,6 +37,10 @@ export class Drawer {
         this.plan.open(execution, operator);
         this.select("plan");
       },
+      counted: (sid, total) => { // every finding, as the report counts them: the tab's count from now on
+        this._findingsTotal = { sid, total };
+        if (this.info) this.counts(this.info);
+      },
     });
     this.marks = new MarksView(root.querySelector("#tab-marks-tab"), {
       ...handlers,
@@ -80,9 +84,12 @@ export class Drawer {
   }
 
   counts(info) {
+    // the progress contract's findings, until the Findings tab has counted them all (as the report does)
+    const known = this._findingsTotal && this._findingsTotal.sid === this.sid ? this._findingsTotal.total : 0;
+    const n = Math.max(known, info.findings || 0);
     const f = this.root.querySelector("#findings-count");
-    f.textContent = info.findings ? String(info.findings) : "";
-    f.classList.toggle("bad", info.findings > 0);
+    f.textContent = n ? String(n) : "";
+    f.classList.toggle("bad", n > 0);
     this.root.querySelector("#marks-count").textContent = info.marks ? String(info.marks) : "";
     const e = this.root.querySelector("#errors-count");
     e.textContent = info.errors ? String(info.errors) : "";

@@ -12,6 +12,9 @@ import { parseHash } from "../navigation/address.js";
 import { segmentLabel } from "./blame.js";
 import { loadPlotly } from "./plotly.js";
 import { S } from "../state.js";
+import { bindGroups, impactWords } from "./findings.js";
+
+const TOP_GROUPS = 10; // groups of findings listed (as flowscope report lists them)
 
 let handlers = null; // { openFinding(f), openSegment(t, seg), goto(scope, batch, port) } from page.js
 let shownFor = null; // the session whose Overview was shown on opening (once: closing it keeps it closed)
@@ -98,15 +101,21 @@ function render(o) {
         <div class="muted ov-name">scope [${t.scope.join(",")}] ${esc(t.name || "")}</div></td>
       <td class="num">${seconds(t.latency_s)}</td><td>${held}</td></tr>`;
   }).join("");
-  const found = o.findings.map((f, i) => `<tr class="clickable ov-finding ${esc(f.kind)}" data-i="${i}" title="open the moment it was found at">
-      <td><span class="ov-kind">${esc(f.kind)}</span></td>
-      <td>${esc(f.text)}${f.recommendation ? `<div class="ov-do">${esc(f.recommendation)}</div>` : ""}</td></tr>`).join("");
+  const found = o.groups.slice(0, TOP_GROUPS).map((g, gi) => {
+    const f = o.findings.find((x) => x.group === gi);
+    return `<tr class="clickable ov-finding ${esc(g.kind)}" data-g="${gi}" title="open the moment its worst instance was found at">
+      <td><span class="ov-kind">${esc(g.kind)}</span></td>
+      <td><b>${esc(g.label)}</b>${g.count > 1 ? ` <span class="muted">· ${g.count} findings</span>` : ""}
+        <div>${esc(f.text)}</div>${g.recommendation ? `<div class="ov-do">${esc(g.recommendation)}</div>` : ""}
+        ${g.count > 1 ? `<button class="group-more" data-g="${gi}">the other ${g.count - 1}</button><div class="group-rest" hidden></div>` : ""}</td>
+      <td class="num" title="${esc(f.impact_note || "")}">${esc(impactWords(g.impact_s))}</td></tr>`;
+  }).join("");
   $("#overview").innerHTML = `<div class="ov-head"><h2>${esc(a.name)}</h2>
       <button id="overview-close" title="the dataflow graph, the timeline and the tabs">Show the graph ›</button></div>
     <div class="ov-facts">${facts.join(" · ")}</div>${whatif}
     <h3>Slowest</h3>${slow ? `<table class="ov-table"><tr><th>time</th><th>took</th><th>held longest by</th></tr>${slow}</table>` : `<p class="muted">No completed time yet.</p>`}
-    <h3>Findings${o.findings_total > o.findings.length ? ` (the first ${o.findings.length} of ${o.findings_total})` : ""}</h3>
-    ${found ? `<table class="ov-table">${found}</table>` : `<p class="muted">No findings.</p>`}`;
+    <h3>Findings${o.findings_total ? ` <span class="muted" id="overview-findings-count" data-total="${o.findings_total}">${o.findings_total} in ${o.groups.length} group${o.groups.length === 1 ? "" : "s"}, largest impact first${o.groups.length > TOP_GROUPS ? ` (the first ${TOP_GROUPS})` : ""}</span>` : ""}</h3>
+    ${found ? `<table class="ov-table"><tr><th>kind</th><th>what, and what to change</th><th>impact</th></tr>${found}</table>` : `<p class="muted">No findings.</p>`}`;
   $("#overview-close").addEventListener("click", hideOverview);
   for (const tr of $("#overview").querySelectorAll("tr.ov-slow")) {
     tr.addEventListener("click", () => {
@@ -115,14 +124,18 @@ function render(o) {
       if (t.top) handlers.openSegment(t, t.top);
     });
   }
+  const open = (f) => {
+    hideOverview();
+    if (f.contract) handlers.goto(f.scope, f.batch, f.port ? f.port.join(",") : null);
+    else handlers.openFinding(f);
+  };
   for (const tr of $("#overview").querySelectorAll("tr.ov-finding")) {
-    tr.addEventListener("click", () => {
-      const f = o.findings[+tr.dataset.i];
-      hideOverview();
-      if (f.contract) handlers.goto(f.scope, f.batch, f.port ? f.port.join(",") : null);
-      else handlers.openFinding(f);
+    tr.addEventListener("click", (e) => {
+      if (e.target.closest(".group-more, .group-rest")) return; // the others: listed, or one of them opened
+      open(o.findings.find((f) => f.group === +tr.dataset.g));
     });
   }
+  bindGroups($("#overview"), o, open);
 }
 
 // The application's estimated duration against the number of cores (GET .../cores-whatif, its default counts),
