@@ -1,5 +1,5 @@
 """`flowscope demo`, the embedded default: a real local PySpark streaming pipeline attached live, served and
-looked at in headless chromium."""
+looked at in headless chromium: its plans are the live application's, its cores the configuration's local[2]."""
 
 from __future__ import annotations
 
@@ -48,10 +48,19 @@ def test_demo_runs_a_live_pyspark_pipeline_and_serves_its_view():
         marks = json.load(urllib.request.urlopen(f"{base}/api/sessions/{sid}/marks"))
         done = [m for m in marks["marks"] if "done" in m.get("label", "")]  # GET .../marks: {"marks": [...], ...}
         assert len(done) >= 5, "every micro-batch's progress arrived live"
+        # a live application's SQL plans: each micro-batch's execution, as the listener streamed it
+        plans = json.load(urllib.request.urlopen(f"{base}/api/sessions/{sid}/plan"))
+        assert plans["executions"] and all(ex["nodes"] for ex in plans["executions"]), plans
+        # the cores: the listener attached after the executor was added, so the configuration says them (local[2])
+        overview = json.load(urllib.request.urlopen(f"{base}/api/sessions/{sid}/overview"))
+        assert overview["application"]["recorded_cores"] == 2
         with chromium() as browser:
             page = browser.new_page(viewport={"width": 1440, "height": 900})
+            missing: list[str] = []
+            page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
             page.goto(url)
             page.wait_for_selector("#overview:not([hidden]) #overview-close")  # a Spark application opens on it
+            assert "tasks on 2 cores" in page.inner_text("#overview .ov-facts")
             shot(page, "demo-overview")
             page.click("#overview-close")
             page.wait_for_selector("#graph .node.scope")
@@ -59,6 +68,10 @@ def test_demo_runs_a_live_pyspark_pipeline_and_serves_its_view():
             page.locator("#graph .node.scope", has_text="demo_windows").locator("text.open").click()
             page.wait_for_function("document.querySelectorAll('#graph .node.operator').length >= 3")
             shot(page, "demo-query")
+            page.click('#tabs button[data-tab="plan"]')
+            page.wait_for_selector("#tab-plan svg.plan-graph", timeout=30000)
+            shot(page, "demo-plan")
+            assert not [u for u in missing if "/plan" in u], missing
     finally:
         proc.terminate()
         try:

@@ -21,13 +21,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from backend.spark.diagnosis.blame import plan_operators
 from backend.spark.diagnosis.cores_whatif import CoresSpec, cores_whatif
 from backend.spark.diagnosis.groups import group_findings
 from backend.spark.diagnosis.impact import ImpactContext, estimate
 from backend.spark.diagnosis.recorded_schedule import RecordedSchedule
 from backend.spark.diagnosis.task_timeline import TaskTimeline
 from backend.spark.diagnosis.tasks import SKEW_FINDING, STRAGGLER_FACTOR, STRAGGLER_MIN_S
-from backend.spark.diagnosis.blame import plan_operators
 from backend.views.projections import mark_json
 
 __all__ = ["build_overview", "session_overview", "plan_operators_of", "execution_scopes", "SLOWEST"]
@@ -125,14 +125,14 @@ def _slowest_row(t: Any) -> dict:
     return row
 
 
-def _whatif_line(schedule: RecordedSchedule, timeline: TaskTimeline) -> dict | None:
+def _whatif_line(schedule: RecordedSchedule, timeline: TaskTimeline, impacts: ImpactContext) -> dict | None:
     """The application's estimated wall time at twice and half its recorded cores (None: no cores recorded)."""
     recorded = schedule.peak_cores
     if not recorded or not len(timeline):
         return None
     double, half = CoresSpec(str(2 * recorded), 2 * recorded), CoresSpec(str(max(1, recorded // 2)),
                                                                          max(1, recorded // 2))
-    answer = cores_whatif(schedule, timeline, [double, half])
+    answer = cores_whatif(schedule, timeline, [double, half], rescheduler=impacts.rescheduler)
     app = answer["application"]
     wall = app["wall_s"]
 
@@ -159,7 +159,7 @@ def build_overview(name: str, times: list[Any], marks: Iterable[dict], contract_
     groups, found = group_findings(rows)
     tasks = len(timeline)
     spark = bool(schedule.jobs or tasks)
-    whatif = _whatif_line(schedule, timeline) if spark else None
+    whatif = _whatif_line(schedule, timeline, impacts) if spark else None
     bars = timeline.index.bars
     task_s = sum(e - s for s, e in zip(bars.launched, bars.ended, strict=True) if e == e)
     wall = schedule.wall_s

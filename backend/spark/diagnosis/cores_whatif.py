@@ -313,11 +313,12 @@ def _span(jobs: list[int], placed: dict[int, tuple[float, float]]) -> float | No
 
 
 def cores_whatif(schedule: RecordedSchedule, timeline: TaskTimeline, cores: list[CoresSpec],
-                 times: list[Any] | None = None) -> dict:
+                 times: list[Any] | None = None, rescheduler: Rescheduler | None = None) -> dict:
     """The answer of ``flowscope whatif`` and ``GET .../cores-whatif`` (``docs/cores-whatif.md``): per completed
     time (``times``: blame's :class:`~backend.spark.diagnosis.blame.TimeBlame` list) and for the application, the
-    estimated latency at each core count, the critical path and the perfect-parallelism bound."""
-    plan = _Plan(schedule, timeline)
+    estimated latency at each core count, the critical path and the perfect-parallelism bound (``rescheduler``:
+    one made for the same schedule, whose indexed plan is reused)."""
+    plan = rescheduler.plan if rescheduler is not None else _Plan(schedule, timeline)
     recorded = schedule.peak_cores or None
     by_slots: dict[int | None, dict[int, tuple[float, float]]] = {}
     for n in [c.slots for c in cores] + [None] + ([recorded] if recorded else []):

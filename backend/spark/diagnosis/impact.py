@@ -219,8 +219,8 @@ def _too_few_partitions(mark: dict, ctx: ImpactContext) -> Impact:
     cores = metric.get("cores")
     if type(cores) is not int or cores < 1:
         return Impact(None, "the cores at the stage's submission are unknown")
-    per_core = threshold.get("value") if threshold.get("name") == "too_few_partitions.tasks_per_core" else 1
-    want = max(1, int(cores * per_core))
+    per_core = threshold.get("value") if threshold.get("name") == "too_few_partitions.tasks_per_core" else None
+    want = max(1, int(cores * per_core) if isinstance(per_core, (int, float)) else cores)
 
     def split(t: StageTasks) -> list[float]:
         total = sum(t.durations)

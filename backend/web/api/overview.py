@@ -14,8 +14,8 @@ from backend.sessions.session import Session
 from backend.spark.diagnosis.cores_whatif import cores_whatif, default_cores, parse_cores
 from backend.views.overview import session_overview
 from backend.web.api import deps
-from backend.web.api.plan import plans_json
 from backend.web.api.models import Problem
+from backend.web.api.plan import plans_json
 
 router = APIRouter(prefix="/api/sessions/{sid}", tags=["overview"])
 

@@ -60,7 +60,7 @@ async def session_plans(session: Session) -> tuple[SqlPlans, list[str], Any] | N
     changes them); None for a session with neither."""
     live = getattr(session.feed, "plans", None)
     if isinstance(live, SqlPlans):
-        return live, [], session.feed.plans_lock
+        return live, [], getattr(session.feed, "plans_lock", None)
     path = getattr(session.feed, "path", None)
     if not isinstance(path, Path) or not path.exists():
         return None
