@@ -43,8 +43,10 @@ def overview_of(server, sid: str) -> dict:
 
 def test_the_overview_opens_first_and_a_finding_row_opens_its_moment(page, server, straggler_sid):
     o = overview_of(server, straggler_sid)
-    kinds = [f["kind"] for f in o["findings"]]
-    assert kinds[:2] == ["straggler", "skew"] and "data-skew" in kinds  # the larger impact first
+    kinds = [g["kind"] for g in o["groups"]]
+    assert sorted(kinds) == ["data-skew", "skew", "straggler"]
+    impacts = [g["impact_s"] for g in o["groups"]]
+    assert impacts == sorted(impacts, reverse=True)  # the larger impact first
     page.goto(f"{server.url}/#/s/{straggler_sid}")
     page.wait_for_selector("#overview:not([hidden]) .ov-finding")
     text = page.inner_text("#overview")
@@ -54,7 +56,7 @@ def test_the_overview_opens_first_and_a_finding_row_opens_its_moment(page, serve
     page.wait_for_selector("#overview-whatif-chart .main-svg", timeout=15000)
     assert page.get_attribute("#overview-whatif-chart", "data-points") == "4"
     shot(page, "overview")
-    slow = o["findings"][0]
+    slow = next(f for f in o["findings"] if f["kind"] == "straggler")
     page.click("#overview tr.ov-finding.straggler")
     page.wait_for_selector("#overview", state="hidden")
     page.wait_for_function("(s) => String(window.__flowscope.scope) === s", arg=",".join(map(str, slow["scope"])))

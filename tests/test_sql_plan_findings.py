@@ -68,7 +68,7 @@ def test_findings_say_which_threshold_fired() -> None:
     assert [a["name"] for a in small["threshold"]["and"]] == ["plan.small_files.min_files"]
     (broadcast,) = [f for f in _findings("plan_broadcast") if f["finding"] == "large_broadcast"]
     assert broadcast["threshold"] == {"name": "plan.large_broadcast.bytes", "value": 1_000_000, "unit": "bytes",
-                                      "source": "set in the test's lowered thresholds"}
+                                      "source": "set in the test's lowered thresholds", "op": ">"}
 
 
 def test_a_thresholds_file_changes_a_plan_finding(tmp_path, monkeypatch, capsys) -> None:
