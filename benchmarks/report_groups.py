@@ -24,11 +24,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
-SPARK_EVENTS = Path(os.environ.get("FLOWSCOPE_SPARK_EVENTS") or REPO.parent / "shared" / "spark-events")
+from replay_vs_history_server import REPO, SPARK_EVENTS, ensure_log  # noqa: E402  (the log and where it comes from)
+
 SOURCE = SPARK_EVENTS / "pyspark-4.3" / "spark430_batch_rdd_sql.jsonl.gz"
 
 
@@ -59,8 +58,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.source.exists():
         print(f"no {args.source}: set FLOWSCOPE_SPARK_EVENTS to the shared Spark event logs", file=sys.stderr)
         return 2
-    from replay_vs_history_server import ensure_log
-
     log, meta = ensure_log(args.source, args.copies, False)
     runs = []
     for _ in range(max(1, args.rounds)):

@@ -73,6 +73,7 @@ def _plan_findings_meanwhile(log: str) -> Any:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from backend.eventlog.child import fork_is_safe
     from backend.feeds.progress_feeds import default_registry
     from backend.spark.live.follow_feed import SPARK_EVENT_LOG
     from backend.spark.sql_plan.read import read_plan_findings
@@ -82,7 +83,8 @@ def _plan_findings_meanwhile(log: str) -> Any:
             return None
     except Exception:  # not readable: read_blamed says why
         return None
-    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    method = "fork" if fork_is_safe() else "spawn"  # a test's process may have threads: no fork then
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context(method))
     pool.future = pool.submit(read_plan_findings, log)  # type: ignore[attr-defined]
     return pool
 
