@@ -450,7 +450,7 @@ class EventHandlers(StagePlacement):
         """The application's configuration: a mark saying its task slots where the properties do (what the Overview
         and the what-if read when no executor event gives the cores: a listener attached after they were added)."""
         cores, source = configured_cores(e.get("Spark Properties") or {})
-        if cores is not None:
+        if cores is not None and not self.tasks.executors:  # an executor event said them already
             self._mark(f"{cores} task slots configured ({source})", configured_cores=cores, cores_source=source)
 
 
