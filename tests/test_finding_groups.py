@@ -109,8 +109,14 @@ def test_a_straggler_costs_what_its_stage_would_have_ended_earlier(capsys):
                  max(t["Task Info"]["Finish Time"] / 1000 for t in tasks if t is not slow))
     assert f["impact_s"] == pytest.approx(info["Finish Time"] / 1000 - sooner, abs=2e-3)
     assert (f["impact_s"], f["impact_note"].startswith("blame's what-if")) == (pytest.approx(f["impact_s"]), True)
-    (skew,) = [g for g in o["groups"] if g["kind"] == "data-skew"]
-    assert skew["impact_s"] == pytest.approx(f["impact_s"])  # the same straggler, read as data skew
+    (data_skew,) = [g for g in o["groups"] if g["kind"] == "data-skew"]
+    assert data_skew["impact_s"] == pytest.approx(f["impact_s"])  # the same straggler, read as data skew
+    # the skewed stage evened out (every task at most the median) saves at least the straggler's cut, and at most
+    # the longest task's excess over the median
+    (skew,) = [g for g in o["groups"] if g["kind"] == "skew"]
+    runs = sorted(others + [(info["Finish Time"] - info["Launch Time"]) / 1000])
+    med = (runs[len(runs) // 2 - 1] + runs[len(runs) // 2]) / 2 if len(runs) % 2 == 0 else runs[len(runs) // 2]
+    assert f["impact_s"] - 2e-3 <= skew["impact_s"] <= runs[-1] - med + 1e-6
 
 
 def test_gc_costs_its_stage_the_gc_of_the_task_that_ended_it(capsys):
@@ -184,3 +190,71 @@ def test_failed_attempts_cost_at_most_their_own_run(capsys):
     lost = sum(e["Task Info"]["Finish Time"] - e["Task Info"]["Launch Time"] for e in failed) / 1000
     assert failed and 0 <= f["impact_s"] <= lost + 1e-6
     assert "failed task attempts" in f["impact_note"]
+
+
+@pytest.mark.spark_events
+def test_too_few_partitions_cost_what_the_recommended_split_saves(capsys):
+    """application_1553914137147_0018 ran stages of 2 tasks on 3 cores: the same task time split into 3 partitions
+    runs in one wave of a third of it, so a stage whose tasks had the cores to themselves (launched together) ends
+    when its longest task did less that third; one that shared them with another job's stage saves no more."""
+    from tests.conftest import SPARK_EVENTS
+
+    log = SPARK_EVENTS / "application_1553914137147_0018"
+    evs = events(log)
+    o = report(capsys, log)
+    few = [f for f in o["findings"] if f["kind"] == "too-few-partitions"]
+    assert few
+    alone = 0
+    for f in few:
+        tasks = _stage_tasks(evs, f["stage"])
+        runs = [(t["Task Info"]["Finish Time"] - t["Task Info"]["Launch Time"]) / 1000 for t in tasks]
+        launches = [t["Task Info"]["Launch Time"] for t in tasks]
+        cores = f["metric"]["cores"]
+        assert len(runs) < cores
+        saved = max(runs) - sum(runs) / cores
+        if max(launches) - min(launches) < 1000:
+            assert f["impact_s"] == pytest.approx(saved, abs=2e-3)
+            alone += 1
+        else:
+            assert 0 < f["impact_s"] <= saved
+    assert alone >= 2
+    (group,) = [g for g in o["groups"] if g["kind"] == "too-few-partitions" and g["count"] > 1]
+    assert group["impact_s"] == pytest.approx(sum(f["impact_s"] for f in few if f["group"] == o["groups"].index(group)))
+
+
+@pytest.mark.spark_events
+def test_a_slow_executor_costs_at_most_its_tasks_excess(capsys):
+    """app-20161115172038-0000's "bad exec": its tasks of the stage at the other executors' median, rescheduled,
+    end the job no earlier than nothing and no later than all their excess over that median taken out at once."""
+    from tests.conftest import SPARK_EVENTS
+
+    log = SPARK_EVENTS / "app-20161115172038-0000"
+    evs = events(log)
+    o = report(capsys, log)
+    (f,) = [f for f in o["findings"] if f["kind"] == "slow-executor"]
+    tasks = [t for t in _stage_tasks(evs, f["stage"])
+             if (t.get("Task End Reason") or {}).get("Reason", "Success") == "Success"]
+    runs = {t["Task Info"]["Task ID"]: ((t["Task Info"]["Finish Time"] - t["Task Info"]["Launch Time"]) / 1000,
+                                        t["Task Info"]["Executor ID"]) for t in tasks}
+    others = sorted(d for d, ex in runs.values() if ex != f["executor"])
+    n = len(others)
+    median = others[n // 2] if n % 2 else (others[n // 2 - 1] + others[n // 2]) / 2
+    excess = sum(max(0.0, d - median) for d, ex in runs.values() if ex == f["executor"])
+    assert 0 < f["impact_s"] <= excess + 1e-6
+    assert f"executor {f['executor']}" in f["impact_note"]
+
+
+def test_fetch_wait_costs_at_most_the_stage_s_waiting(capsys, tmp_path, monkeypatch):
+    """executor_lost's reduce stage, with the thresholds lowered so fetch-wait fires: its tasks without their
+    waits end the job earlier, by no more than the waits themselves."""
+    t = tmp_path / "t.toml"
+    t.write_text('"fetch_wait.ratio" = 0.05\n"fetch_wait.min_s" = 0.5\n')
+    monkeypatch.setenv(ENV, str(t))
+    log = log_of("executor_lost")
+    evs = events(log)
+    o = report(capsys, log)
+    (f,) = [f for f in o["findings"] if f["kind"] == "fetch-wait"]
+    waits = [(e.get("Task Metrics") or {}).get("Shuffle Read Metrics", {}).get("Fetch Wait Time", 0) / 1000
+             for e in _stage_tasks(evs, f["stage"]) if e.get("Stage Attempt ID", 0) == f["attempt"]]
+    assert sum(waits) > 0 and 0 <= f["impact_s"] <= sum(waits) + 1e-6
+    assert "fetch wait" in f["impact_note"]

@@ -152,12 +152,12 @@ def _straggler(mark: dict, ctx: ImpactContext) -> Impact:
     else the task at the median of the others, rescheduled."""
     task = mark.get("task")
     seg = ctx.on_path.get(task)
-    what_if = (seg or {}).get("holder", {}).get("what_if") if seg else None
+    what_if = (seg.get("holder") or {}).get("what_if") if seg is not None else None
     if what_if and isinstance(what_if.get("ends_earlier_s"), (int, float)):
         return Impact(what_if["ends_earlier_s"], f"blame's what-if: task {task} at its stage's median "
                                                  f"({what_if.get('task_at_median_s')} s) on the critical path")
     job = ctx.job_of(mark)
-    if job is not None and job in ctx.blamed_jobs:
+    if seg is None and job is not None and job in ctx.blamed_jobs:
         return Impact(0.0, f"task {task} is not on its time's critical path: other work held the time as long")
     median = mark.get("median_task_s")
     if median is None:
