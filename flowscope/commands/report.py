@@ -181,7 +181,7 @@ def _findings_lines(answer: dict, log: str, top_groups: int) -> list[str]:
         impact = f"{_seconds(g['impact_s'])}" + (" in all" if g["count"] > 1 else "")
         if g.get("core_hours") is not None:
             impact += f", {g['core_hours']:.3f} core-hours idle"
-        jobs = f", in {len(g['scopes']):,} scopes" if g["count"] > 1 and len(g["scopes"]) > 1 else ""
+        jobs = f", in {g['scope_count']:,} scopes" if g["count"] > 1 and g["scope_count"] > 1 else ""
         lines.append(f"  [{g['kind']}] {g['label']}: {g['count']:,} finding{'s' if g['count'] > 1 else ''}{jobs}, "
                      f"impact {impact}")
         where = f"scope {f['scope']}" + (f", stage {f['stage']}" if f.get("stage") is not None else "")

@@ -10,7 +10,8 @@ application wastes. A finding's signature is its kind and where it is in the cod
 * an application's finding: the application; a progress-contract finding: the port it broke at.
 
 Groups rank by their summed impact (null impacts count as 0; ties by count); each lists the stages and scopes of
-its findings, its worst finding (the largest impact) and that one's recommendation.
+its findings (the first ``MAX_LISTED``, and how many there are), its worst finding (the largest impact) and that
+one's recommendation.
 """
 
 from __future__ import annotations
@@ -67,14 +68,15 @@ def group_findings(rows: list[dict]) -> tuple[list[dict], list[dict]]:
         stages: dict[Any, None] = {}
         scopes: dict[tuple, None] = {}
         for r in members:
-            if r.get("stage") is not None and len(stages) < MAX_LISTED:
+            if r.get("stage") is not None:
                 stages[r["stage"]] = None
-            if r.get("scope") and len(scopes) < MAX_LISTED:
+            if r.get("scope"):
                 scopes[tuple(r["scope"])] = None
         group: dict[str, Any] = {
             "kind": sig[0], "label": _label(sig), "count": len(members),
             "impact_s": round(sum(known), 6) if known else None,
-            "stages": list(stages), "scopes": [list(s) for s in scopes],
+            "stages": list(stages)[:MAX_LISTED], "scopes": [list(s) for s in list(scopes)[:MAX_LISTED]],
+            "stage_count": len(stages), "scope_count": len(scopes),
             "worst": worst, "recommendation": worst.get("recommendation")}
         if not known:
             group["impact_note"] = worst.get("impact_note")
