@@ -57,6 +57,7 @@ def structure(records: list[dict]) -> list[dict]:
             rec.pop("label", None)
             rec.pop("reason", None)  # free text from Spark (an executor's removal names its host)
             rec.pop("failure", None)  # a failed job's exception message: free text, redacted
+            rec.pop("stage_name", None)  # a finding's stage operator name, as the operator's own name
             if isinstance(rec.get("metric"), dict) and "latest" in rec["metric"]:  # a task-failures finding's
                 rec["metric"] = {k: v for k, v in rec["metric"].items() if k != "latest"}  # latest failure: free text
         elif rec["type"] == "progress" and "failure" in rec.get("cause", {}):
