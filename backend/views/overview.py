@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from backend.spark.diagnosis.blame import plan_operators
+from backend.spark.diagnosis.blame import plan_operators as blamed_plan_operators
 from backend.spark.diagnosis.cores_whatif import CoresSpec, cores_whatif
 from backend.spark.diagnosis.groups import group_findings
 from backend.spark.diagnosis.impact import ImpactContext, estimate
@@ -210,4 +210,4 @@ def session_overview(session: Any, plan_findings: Iterable[dict] = ()) -> dict:
     marks = (replay.marks[i] for i in replay.finding_marks)
     return build_overview(session.name, session.blame.times(), marks, replay.findings, session.schedule,
                           session.task_timeline, plan_findings=plan_findings,
-                          plan_operators=plan_operators(session.blame))
+                          plan_operators=blamed_plan_operators(session.blame))
