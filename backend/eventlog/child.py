@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from queue import Queue
 from typing import Any
 
-__all__ = ["ChildStream", "Put", "fork_is_safe"]
+__all__ = ["ChildStream", "Put"]
 
 Put = Callable[[bytes], None]  # what a producer sends: one message
 
@@ -46,7 +46,7 @@ class ChildStream:
     iteration is abandoned) stops a child that still runs."""
 
     def __init__(self, produce: Callable[..., None], args: tuple = (), *, name: str = "flowscope-child") -> None:
-        method = "fork" if fork_is_safe() else "spawn"
+        method = "fork" if _fork_is_safe() else "spawn"
         ctx: Any = multiprocessing.get_context(method)
         self._receive, send = ctx.Pipe(duplex=False)
         _widen(send.fileno())
@@ -99,7 +99,7 @@ def _close_open_streams() -> None:
         stream.close()
 
 
-def fork_is_safe() -> bool:
+def _fork_is_safe() -> bool:
     """Fork only a process with one thread and a platform that forks.
 
     A fork copies no other thread, so whatever lock another thread held stays held in the child."""

@@ -30,7 +30,8 @@ from backend.spark.diagnosis.task_timeline import TaskTimeline
 from backend.spark.diagnosis.tasks import SKEW_FINDING, STRAGGLER_FACTOR, STRAGGLER_MIN_S
 from backend.views.projections import mark_json
 
-__all__ = ["build_overview", "session_overview", "plan_operators_of", "execution_scopes", "SLOWEST"]
+__all__ = ["build_overview", "session_overview", "plan_operators_of", "plan_findings_possible", "execution_scopes",
+           "SLOWEST"]
 
 SLOWEST = 5  # slowest times listed
 
@@ -180,16 +181,20 @@ def build_overview(name: str, times: list[Any], marks: Iterable[dict], contract_
             "groups": groups, "findings": found, "findings_total": len(found)}
 
 
-def plan_operators_of(marks: Iterable[dict]) -> dict[int, dict]:
-    """``{stage id: plan operator}`` from the Spark model's ``plan_operators`` marks (one per SQL execution)."""
+def plan_operators_of(marks: Iterable[dict]) -> tuple[dict[int, dict], bool]:
+    """``{stage id: plan operator}`` from the Spark model's ``plan_operators`` marks (one per SQL execution), and
+    whether one says its execution's plan could raise a plan finding (``plan_findings``): else the log's plans need
+    not be read for them."""
     out: dict[int, dict] = {}
+    findable = False
     for m in marks:
         named = m.get("plan_operators")
         if type(named) is dict:
+            findable = findable or m.get("plan_findings") is True
             for stage, op in named.items():
                 if str(stage).isdigit() and type(op) is dict:
                     out[int(stage)] = op
-    return out
+    return out, findable
 
 
 def execution_scopes(root: Any) -> dict[int, list[int]]:
@@ -203,9 +208,15 @@ def execution_scopes(root: Any) -> dict[int, list[int]]:
     return out
 
 
+def plan_findings_possible(session: Any) -> bool:
+    """Whether a session's Spark model said some SQL execution's plan could raise a plan finding (so the Overview
+    reads its plans for them)."""
+    return plan_operators_of(session.replay.marks)[1]
+
+
 def session_overview(session: Any, plan_findings: Iterable[dict] = ()) -> dict:
     """The Overview of a server session (what ``GET .../overview`` answers), as it stands, with its SQL plans'
-    findings (``plan_findings``: the plan route's, which the caller read)."""
+    findings (``plan_findings``: the plan route's, which the caller read where ``plan_findings_possible``)."""
     replay = session.replay
     marks = (replay.marks[i] for i in replay.finding_marks)
     return build_overview(session.name, session.blame.times(), marks, replay.findings, session.schedule,

@@ -43,23 +43,19 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from .blame import read_blamed
 
-    plans = _plan_findings_meanwhile(args.log)
-    try:
-        schedule, timeline = RecordedSchedule(), TaskTimeline()
-        read = read_blamed(args.log, args.pipeline_bytes, also=(schedule.record, timeline.record),
-                           check_contracts=True, name_plans=True)
-        if isinstance(read, int):
-            return read
-        replay, blamed, errors = read
-        for err in errors:
-            print(f"flowscope: {err}", file=sys.stderr)
-        plan_found = _plan_findings(plans, execution_scopes(replay.root))
-    finally:
-        if plans is not None:
-            plans.shutdown(cancel_futures=True)
+    schedule, timeline = RecordedSchedule(), TaskTimeline()
+    read = read_blamed(args.log, args.pipeline_bytes, also=(schedule.record, timeline.record), check_contracts=True,
+                       name_plans=True)
+    if isinstance(read, int):
+        return read
+    replay, blamed, errors = read
+    for err in errors:
+        print(f"flowscope: {err}", file=sys.stderr)
+    named, findable = plan_operators_of(replay.marks)
+    plan_found = _plan_findings(args.log, execution_scopes(replay.root)) if findable else []
     marks = (replay.marks[i] for i in replay.finding_marks)
     answer = build_overview(Path(args.log).name, blamed, marks, replay.findings, schedule, timeline,
-                            slowest=args.top, plan_findings=plan_found, plan_operators=plan_operators_of(replay.marks))
+                            slowest=args.top, plan_findings=plan_found, plan_operators=named)
     if args.json:
         sys.stdout.write(json.dumps(answer) + "\n")
         return 0
@@ -67,34 +63,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plan_findings_meanwhile(log: str) -> Any:
-    """For a Spark event log, its SQL plans' findings read in another process while this one replays the log (an
-    executor with that one future as ``.future``), else None."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    from backend.eventlog.child import fork_is_safe
-    from backend.feeds.progress_feeds import default_registry
-    from backend.spark.live.follow_feed import SPARK_EVENT_LOG
+def _plan_findings(log: str, scopes: dict[int, list[int]]) -> list[dict]:
+    """The SQL plan findings of a Spark event log (read again, as ``flowscope plan`` reads it: the model said some
+    execution's plan could raise one), each in its execution's region; the read's problems are the log's, which the
+    replay reported."""
     from backend.spark.sql_plan.read import read_plan_findings
 
-    try:
-        if default_registry().identify(log).name != SPARK_EVENT_LOG.name:
-            return None
-    except Exception:  # not readable: read_blamed says why
-        return None
-    method = "fork" if fork_is_safe() else "spawn"  # a test's process may have threads: no fork then
-    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context(method))
-    pool.future = pool.submit(read_plan_findings, log)  # type: ignore[attr-defined]
-    return pool
-
-
-def _plan_findings(plans: Any, scopes: dict[int, list[int]]) -> list[dict]:
-    """The plan findings the other process read (its problems are the log's, which the replay reported), each in
-    its execution's region."""
-    if plans is None:
-        return []
-    found, _ = plans.future.result()
+    found, _ = read_plan_findings(log)
     for f in found:
         f["scope"] = scopes.get(f["execution"])
     return found

@@ -39,7 +39,7 @@ class EventHandlers(StagePlacement):
         self._queries: dict[str, str] = {}  # query id -> name
         self.tasks = TaskLedger()  # which tasks make up each stage's capabilities (detail records)
         # the SQL plan operator each stage ran (a mark at its execution's end); None: not followed
-        self.plan_naming = PlanNaming() if name_plans else None
+        self.plan_naming = PlanNaming(self.tasks.diagnosis.t) if name_plans else None
 
     def _on_app_start(self, e: dict) -> None:
         self._time(e.get("Timestamp"))
@@ -372,10 +372,13 @@ class EventHandlers(StagePlacement):
         """A mark naming the plan operator each stage of an ended SQL execution ran (none if it named none), in its
         region (at the root when it has none of its own, or that one retired)."""
         named = self.plan_naming.execution_ended(execution) if self.plan_naming is not None else None
-        if named:
+        findable = self.plan_naming is not None and self.plan_naming.findable
+        if named or findable:  # ``plan_findings``: its plan could raise a plan finding (flowscope report reads them)
             where = region if region is not None and not region.retired else None
+            more = {"plan_findings": True} if findable else {}
+            ops = {str(sid): op for sid, op in sorted((named or {}).items())}
             self._mark(f"SQL execution {execution}: the plan operators its stages ran", where,
-                       sql_execution=execution, plan_operators={str(sid): op for sid, op in sorted(named.items())})
+                       sql_execution=execution, plan_operators=ops, **more)
 
     def _retire_region(self, region: Region, event: str) -> None:
         """No more work can come to ``region``: release what it still holds, retire it, forget its structure."""

@@ -20,6 +20,8 @@ from typing import Any
 
 import orjson
 
+from backend.spark.diagnosis.thresholds import Thresholds
+from backend.spark.sql_plan.findings import could_find
 from backend.spark.sql_plan.graph import PlanShapeError, build_graph, codegen_stages, node_stages
 from backend.spark.sql_plan.stage_operators import name_stages
 
@@ -52,7 +54,10 @@ def _id(value: Any) -> int | None:
 class PlanNaming:
     """The plan operator of each stage of the SQL executions (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, thresholds: Thresholds | None = None) -> None:
+        """``thresholds``: the plan findings' (what ``findable`` is checked against; default: the table's)."""
+        self.thresholds = thresholds
+        self.findable = False  # the last ended execution's plan could raise a plan finding
         self.executions: dict[int, _Execution] = {}  # running (not yet ended) executions
         self.stage_exec: dict[int, _Execution] = {}  # stage id -> the running execution whose job listed it
         self.attempt: dict[int, int] = {}  # stage id -> the attempt counted (a stage listed once the plan was known)
@@ -118,7 +123,9 @@ class PlanNaming:
 
     def execution_ended(self, execution: Any) -> dict[int, dict]:
         """The naming of an ended execution's stages (``{stage id: {execution, id, name, operators}}``); the
-        execution is forgotten."""
+        execution is forgotten. ``findable`` says whether a plan finding could fire on its final plan
+        (``sql_plan/findings.could_find``), what a reader checks before reading the log's plans for them."""
+        self.findable = False
         eid = _id(execution)
         ex = self.executions.pop(eid, None) if eid is not None else None
         if ex is None:
@@ -135,6 +142,8 @@ class PlanNaming:
             graph = None
         if graph is None:
             return {}
+        self.findable = any(could_find(n.name, n.desc, {m.name.strip() for m in n.metrics}, self.thresholds)
+                            for n in graph.nodes.values() if not n.is_codegen)
         return name_stages(ex.id, ((n.id, n.name.strip(), node_stages(n, ex.ran_in, ex.codegen_in))
                                    for n in graph.nodes.values() if not n.is_codegen))
 

@@ -18,7 +18,7 @@ from typing import Any
 from backend.spark.diagnosis.thresholds import Thresholds
 from backend.spark.sql_plan.metrics import bytes_to_string
 
-__all__ = ["plan_findings", "FINDING_KINDS"]
+__all__ = ["plan_findings", "could_find", "FINDING_KINDS"]
 
 FINDING_KINDS = ("small_files", "broadcastable_sort_merge_join", "large_broadcast", "large_cross_join",
                  "partitioned_scan_without_filter", "long_filter")
@@ -44,6 +44,25 @@ def _value(node: dict, names: tuple[str, ...]) -> float | None:
 def _size(n: float) -> str:
     """Bytes as Spark writes them ("1200.0 B", "3.1 MiB")."""
     return bytes_to_string(int(n))
+
+
+def _scan(name: str) -> bool:
+    return name.startswith("Scan") or name.startswith("FileScan") or "Scan " in name
+
+
+def _cross(name: str) -> bool:
+    return "NestedLoopJoin" in name or name == "CartesianProduct"
+
+
+def could_find(name: str, desc: str, metric_names: set[str], thresholds: Thresholds | None = None) -> bool:
+    """Whether some rule of :func:`plan_findings` could fire on an operator of this name, description and metrics,
+    whatever its metrics' values: what a reader checks before reading a log's plans for their findings (the Spark
+    model on each execution's final plan)."""
+    name = name.strip()
+    t = thresholds or Thresholds()
+    return (bool(metric_names & {*_READ_FILES, *_WRITTEN_FILES}) or name in ("SortMergeJoin", "BroadcastExchange")
+            or _cross(name) or (_scan(name) and "number of partitions read" in metric_names)
+            or (name == "Filter" and len(desc) > t["plan.long_filter.chars"]))
 
 
 def plan_findings(execution: dict, thresholds: Thresholds | None = None) -> list[dict]:
@@ -99,7 +118,7 @@ def plan_findings(execution: dict, thresholds: Thresholds | None = None) -> list
                 mark("large_broadcast", node, f"broadcasts {_size(size)}",
                      "do not broadcast this side (drop the hint, or lower spark.sql.autoBroadcastJoinThreshold); "
                      "filter or project it first", "data size", size, "bytes")
-        if "NestedLoopJoin" in name or name == "CartesianProduct":
+        if _cross(name):
             rows = [_rows_into(nodes, c) for c in node.get("children", ())]
             if len(rows) == 2 and None not in rows:
                 scanned = rows[0] * rows[1]  # type: ignore[operator]
@@ -109,7 +128,7 @@ def plan_findings(execution: dict, thresholds: Thresholds | None = None) -> list
                          "add an equality condition to the join (so Spark can hash or sort-merge it), or filter "
                          "both sides first", "number of output rows of both inputs (their product)", scanned,
                          "scanned_rows")
-        if name.startswith("Scan") or name.startswith("FileScan") or "Scan " in name:
+        if _scan(name):
             meta = node.get("metadata") or {}
             partitions = _metric(node, ("number of partitions read",))
             read = (partitions.get("value") or 0) if partitions is not None else 0

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 
 from backend.sessions.session import Session
 from backend.spark.diagnosis.cores_whatif import cores_whatif, default_cores, parse_cores
-from backend.views.overview import session_overview
+from backend.views.overview import plan_findings_possible, session_overview
 from backend.web.api import deps
 from backend.web.api.models import Problem
 from backend.web.api.plan import plans_json
@@ -31,10 +31,12 @@ router = APIRouter(prefix="/api/sessions/{sid}", tags=["overview"])
                         "text, recommendation, metric, threshold, impact_s, impact_note, group, ...}], "
                         "findings_total}` (docs/blame.md, docs/findings.md, docs/cores-whatif.md)")
 async def overview(session: Session = Depends(deps.session)):
-    try:
-        planned = await plans_json(session)
-    except HTTPException:  # no plans to read: a progress log, a session without a Spark log
-        planned = {"executions": []}
+    planned: dict = {"executions": []}
+    if plan_findings_possible(session):  # else no plan could raise one: the plans are not read for them
+        try:
+            planned = await plans_json(session)
+        except HTTPException:  # no plans to read: a session without a Spark log
+            pass
     found = [f for ex in planned["executions"] for f in ex["findings"]]
     return deps.JSON(session_overview(session, found))
 
