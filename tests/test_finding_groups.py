@@ -258,3 +258,54 @@ def test_fetch_wait_costs_at_most_the_stage_s_waiting(capsys, tmp_path, monkeypa
              for e in _stage_tasks(evs, f["stage"]) if e.get("Stage Attempt ID", 0) == f["attempt"]]
     assert sum(waits) > 0 and 0 <= f["impact_s"] <= sum(waits) + 1e-6
     assert "fetch wait" in f["impact_note"]
+
+
+LOWERED = ('"plan.small_files.max_average_bytes" = 1e15\n"plan.small_files.min_files" = 0\n'
+           '"plan.broadcastable_sort_merge_join.small_side_bytes" = 1e15\n"plan.large_broadcast.bytes" = 0\n'
+           '"plan.large_cross_join.scanned_rows" = 0\n"plan.partitioned_scan_without_filter.min_partitions" = 0\n'
+           '"plan.long_filter.chars" = 0\n')
+
+
+@pytest.mark.parametrize("lowered", [False, True], ids=["defaults", "lowered"])
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.iterdir() if list(p.glob("eventlog_v2_*"))))
+def test_the_model_flags_every_execution_a_plan_finding_fires_on(name, lowered, tmp_path, monkeypatch):
+    """The report reads a log's plans for their findings only where the Spark model flagged an execution whose
+    final plan could raise one: every execution ``flowscope plan`` finds something in is flagged, with the
+    thresholds as shipped and lowered until most rules fire."""
+    from backend.spark.recording.convert import SparkLogConversion
+    from backend.spark.sql_plan.read import read_plan_findings
+
+    if lowered:
+        t = tmp_path / "t.toml"
+        t.write_text(LOWERED)
+        monkeypatch.setenv(ENV, str(t))
+    log = log_of(name)
+    flagged = {r["sql_execution"] for r in SparkLogConversion(log)
+               if r.get("type") == "mark" and r.get("plan_findings")}
+    found, _ = read_plan_findings(log)
+    assert {f["execution"] for f in found} <= flagged
+    if lowered and name.startswith("plan_") and name != "plan_spill":
+        assert found  # the lowered thresholds make the plan fixtures' rules fire (plan_spill has no such operator)
+
+
+@pytest.mark.spark_events
+@pytest.mark.parametrize("lowered", [False, True], ids=["defaults", "lowered"])
+@pytest.mark.parametrize("name", ["app-20200706201101-0003", "local-1642039451826",
+                                  "pyspark-4.3/spark430_batch_rdd_sql.jsonl.gz"])
+def test_the_model_flags_every_execution_a_plan_finding_fires_on_in_real_logs(name, lowered, tmp_path, monkeypatch):
+    """The same on real SQL logs (driver-set metrics, adaptive re-plans)."""
+    from backend.spark.recording.convert import SparkLogConversion
+    from backend.spark.sql_plan.read import read_plan_findings
+    from tests.conftest import SPARK_EVENTS
+
+    if lowered:
+        t = tmp_path / "t.toml"
+        t.write_text(LOWERED)
+        monkeypatch.setenv(ENV, str(t))
+    log = SPARK_EVENTS / name
+    flagged = {r["sql_execution"] for r in SparkLogConversion(log)
+               if r.get("type") == "mark" and r.get("plan_findings")}
+    found, _ = read_plan_findings(log)
+    assert {f["execution"] for f in found} <= flagged
+    if lowered and name != "local-1642039451826":  # its plans have no operator a rule reads
+        assert found

@@ -31,6 +31,7 @@ from backend.spark.model.event_shape import CORES_PROPERTIES, EVENTS, INT_MAX, I
 from backend.spark.model.plan_naming import PLAN_TEXT
 from backend.spark.model.spark_model import HANDLED_EVENTS
 from backend.spark.sql_plan.plans import ADAPTIVE as SQL_ADAPTIVE
+from backend.spark.sql_plan.plans import DRIVER as SQL_DRIVER
 from backend.spark.sql_plan.plans import START as SQL_START
 
 __all__ = ["READ", "model_decoder"]
@@ -161,6 +162,8 @@ def model_decoder(name_plans: bool = True) -> EventDecoder:
         if not name_plans and kind == "SparkListenerStageCompleted":
             read = {"Stage Info": _STAGE_EVENT_INFO}  # its accumulables are plan_naming's only
         wanted[kind] = _typed(kind, {"Event": None, **read}, EVENTS[kind])
+    if not name_plans:
+        del wanted[SQL_DRIVER]  # the driver's metric updates: plan_naming's only
     for kind in (SQL_START, SQL_ADAPTIVE):  # checked as plan_naming reads them, not here: their tree, not its text
         if name_plans:
             wanted[kind] = _sql_plan_event

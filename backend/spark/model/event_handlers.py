@@ -19,6 +19,7 @@ from backend.spark.model.placement import JobLineage, Placement, StagePlacement,
 from backend.spark.model.plan_naming import PlanNaming
 from backend.spark.model.state import NO_SHUFFLES, Attempt, Job, Region, StageState, record_port, record_time
 from backend.spark.sql_plan.plans import ADAPTIVE as SQL_ADAPTIVE
+from backend.spark.sql_plan.plans import DRIVER as SQL_DRIVER
 from backend.spark.sql_plan.plans import START as SQL_START
 from tracker.progress_log import records as log_records
 
@@ -358,6 +359,10 @@ class EventHandlers(StagePlacement):
         if self.plan_naming is not None:
             self.plan_naming.plan(e)
 
+    def _on_driver_accums(self, e: dict) -> None:
+        if self.plan_naming is not None:
+            self.plan_naming.driver_updated(e)
+
     def _on_sql_end(self, e: dict) -> None:
         self._time(e.get("time"))
         region = self.regions.get(("sql", str(e.get("executionId"))))
@@ -521,6 +526,7 @@ HANDLERS: dict[str, Callable[[EventHandlers, dict], None]] = {
     "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd": EventHandlers._on_sql_end,
     SQL_START: EventHandlers._on_sql_plan,
     SQL_ADAPTIVE: EventHandlers._on_sql_plan,
+    SQL_DRIVER: EventHandlers._on_driver_accums,
 }
 
 # Every event type the model reads (with and without the streaming listener's prefix): a reader may skip the rest.

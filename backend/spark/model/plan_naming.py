@@ -11,6 +11,11 @@ them, so a stage is not named when it completes), by the rules ``flowscope plan`
 ``stage_operators.name_stages``. As there, only a stage's attempt Spark's SQL listener would count is read (its
 latest submitted attempt, while the execution runs, listed once a plan was known). Unlike ``flowscope plan``, which
 keeps the 1,000 latest executions as Spark's UI does, every execution is named (its state forgotten at its end).
+
+At its end an execution's final plan is also checked against the plan findings' rules (``findable``): whether any
+could fire, its metrics' values unknown except those only the driver set (``SparkListenerDriverAccumUpdates``,
+such as a broadcast's data size), so that ``flowscope report`` reads a log's plans again only when they could
+raise a finding.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ import orjson
 
 from backend.spark.diagnosis.thresholds import Thresholds
 from backend.spark.sql_plan.findings import could_find
-from backend.spark.sql_plan.graph import PlanShapeError, build_graph, codegen_stages, node_stages
+from backend.spark.sql_plan.graph import PlanGraph, PlanShapeError, build_graph, codegen_stages, node_stages
+from backend.spark.sql_plan.plans import driver_updates
 from backend.spark.sql_plan.stage_operators import name_stages
 
 __all__ = ["PlanNaming", "PLAN_TEXT"]
@@ -37,6 +43,7 @@ class _Execution:
     stages: dict[int, None] = field(default_factory=dict)  # its jobs' stages
     ran_in: dict[int, dict[int, None]] = field(default_factory=dict)  # accumulator -> stages whose tasks set it
     codegen_in: dict[str, dict[int, None]] = field(default_factory=dict)  # "WholeStageCodegen (n)" -> stages
+    driver: dict[int, int] = field(default_factory=dict)  # accumulator -> the driver's updates, summed
 
 
 def _id(value: Any) -> int | None:
@@ -121,6 +128,23 @@ class PlanNaming:
                 else:
                     got[sid] = None
 
+    def driver_updated(self, event: dict) -> None:
+        """A ``SparkListenerDriverAccumUpdates``: metrics the driver set (a file scan's files, a broadcast's size)."""
+        ex = self.executions.get(_id(event.get("executionId")))  # type: ignore[arg-type]
+        if ex is not None:
+            for acc, value in driver_updates(event):
+                ex.driver[acc] = ex.driver.get(acc, 0) + value
+
+    def _findable(self, ex: _Execution, graph: PlanGraph) -> bool:
+        """Whether a plan finding could fire on the execution's final plan: a metric only the driver set (no
+        task did) has its value, any other may have any."""
+        def value(acc: int) -> float | None:
+            return ex.driver.get(acc, 0) if acc not in ex.ran_in else None
+
+        return any(could_find(n.name, n.desc, {m.name.strip(): value(m.accumulator) for m in n.metrics},
+                              self.thresholds)
+                   for n in graph.nodes.values() if not n.is_codegen)
+
     def execution_ended(self, execution: Any) -> dict[int, dict]:
         """The naming of an ended execution's stages (``{stage id: {execution, id, name, operators}}``); the
         execution is forgotten. ``findable`` says whether a plan finding could fire on its final plan
@@ -142,8 +166,7 @@ class PlanNaming:
             graph = None
         if graph is None:
             return {}
-        self.findable = any(could_find(n.name, n.desc, {m.name.strip() for m in n.metrics}, self.thresholds)
-                            for n in graph.nodes.values() if not n.is_codegen)
+        self.findable = self._findable(ex, graph)
         return name_stages(ex.id, ((n.id, n.name.strip(), node_stages(n, ex.ran_in, ex.codegen_in))
                                    for n in graph.nodes.values() if not n.is_codegen))
 

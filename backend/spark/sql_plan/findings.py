@@ -54,14 +54,30 @@ def _cross(name: str) -> bool:
     return "NestedLoopJoin" in name or name == "CartesianProduct"
 
 
-def could_find(name: str, desc: str, metric_names: set[str], thresholds: Thresholds | None = None) -> bool:
-    """Whether some rule of :func:`plan_findings` could fire on an operator of this name, description and metrics,
-    whatever its metrics' values: what a reader checks before reading a log's plans for their findings (the Spark
-    model on each execution's final plan)."""
+def could_find(name: str, desc: str, metrics: dict[str, float | None], thresholds: Thresholds | None = None) -> bool:
+    """Whether some rule of :func:`plan_findings` could fire on an operator of this name and description, with
+    these metrics (name -> its value where the caller knows it exactly, else None: then any value is assumed):
+    what a reader checks before reading a log's plans for their findings (the Spark model, on each execution's
+    final plan, knowing the values only the driver set)."""
     name = name.strip()
     t = thresholds or Thresholds()
-    return (bool(metric_names & {*_READ_FILES, *_WRITTEN_FILES}) or name in ("SortMergeJoin", "BroadcastExchange")
-            or _cross(name) or (_scan(name) and "number of partitions read" in metric_names)
+
+    def above(metric: str, threshold: str) -> bool:
+        value = metrics.get(metric)
+        return value is None or value > t[threshold]
+
+    for files_names, bytes_names in ((_READ_FILES, _READ_BYTES), (_WRITTEN_FILES, _WRITTEN_BYTES)):
+        if files_names[0] in metrics:
+            files, size = metrics[files_names[0]], metrics.get(bytes_names[0])
+            if files is None or (files > t["plan.small_files.min_files"] and (
+                    size is None or size / files < t["plan.small_files.max_average_bytes"])):
+                return True
+    partitions = metrics.get("number of partitions read")
+    return (name == "SortMergeJoin" or _cross(name)
+            or (name == "BroadcastExchange" and "data size" in metrics
+                and above("data size", "plan.large_broadcast.bytes"))
+            or (_scan(name) and "number of partitions read" in metrics
+                and (partitions is None or partitions >= t["plan.partitioned_scan_without_filter.min_partitions"]))
             or (name == "Filter" and len(desc) > t["plan.long_filter.chars"]))
 
 

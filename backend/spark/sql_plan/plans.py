@@ -18,7 +18,7 @@ from backend.spark.sql_plan.graph import PlanGraph, PlanShapeError, build_graph,
 from backend.spark.sql_plan.metrics import Combined, StageTable, combine
 from backend.spark.sql_plan.operator_time import operator_time
 
-__all__ = ["SqlPlans", "Execution", "SQL_EVENTS"]
+__all__ = ["SqlPlans", "Execution", "SQL_EVENTS", "DRIVER", "driver_updates"]
 
 _UI = "org.apache.spark.sql.execution.ui."
 START = _UI + "SparkListenerSQLExecutionStart"
@@ -82,6 +82,19 @@ def _append_point(points: list[list[int]], at: int, value: int) -> None:
     if len(points) > SERIES_POINTS:
         points[:] = [[b[0], a[1] + b[1]] for a, b in zip(points[::2], points[1::2], strict=False)] + \
             ([points[-1]] if len(points) % 2 else [])
+
+
+def driver_updates(e: dict) -> list[tuple[int, int]]:
+    """A ``SparkListenerDriverAccumUpdates``' ``(accumulator, value)`` pairs (a list of pairs, or an object)."""
+    updates = e.get("accumUpdates")
+    pairs = updates.items() if isinstance(updates, dict) else updates if isinstance(updates, list) else []
+    out = []
+    for pair in pairs:
+        if isinstance(pair, (list, tuple)) and len(pair) == 2:
+            acc, value = _int(pair[0]), _int(pair[1])
+            if acc is not None and value is not None:
+                out.append((acc, value))
+    return out
 
 
 def _dict(value: Any) -> dict:
@@ -193,15 +206,10 @@ class SqlPlans:
         ex = self._execution(e, line, create=False)
         if ex is None or ex.final is not None:
             return
-        updates = e.get("accumUpdates")
-        pairs = updates.items() if isinstance(updates, dict) else updates if isinstance(updates, list) else []
-        for pair in pairs:
-            if isinstance(pair, (list, tuple)) and len(pair) == 2:
-                acc, value = _int(pair[0]), _int(pair[1])
-                if acc is not None and value is not None:
-                    ex.driver.setdefault(acc, []).append(value)
-                    if acc in ex.types:
-                        _append_point(ex.series.setdefault(acc, []), self.last_time or 0, value)
+        for acc, value in driver_updates(e):
+            ex.driver.setdefault(acc, []).append(value)
+            if acc in ex.types:
+                _append_point(ex.series.setdefault(acc, []), self.last_time or 0, value)
 
     def _on_end(self, e: dict, line: int | None) -> None:
         ex = self._execution(e, line, create=False)
