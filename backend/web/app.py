@@ -27,6 +27,7 @@ from backend.history.applications import Applications
 from backend.history.index_db import INDEX_FILE, IndexDB
 from backend.sessions.manager import SessionManager
 from backend.sessions.scratch_dir import ScratchDir
+from backend.spark_api.catalog import SessionApplications
 from backend.web.api import (
     blame,
     diff,
@@ -35,6 +36,7 @@ from backend.web.api import (
     plan,
     scopes,
     sessions,
+    spark_v1,
     structured_streaming,
     tasks,
     timeline,
@@ -198,9 +200,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.manager = manager
     app.state.applications = applications
+    app.state.spark_applications = SessionApplications(manager)  # /api/v1's applications (backend/spark_api)
     for router in (sessions.router, scopes.router, timeline.router, live_stream.router, blame.router, diff.router,
                    whatif.router, tasks.router, structured_streaming.router, overview.router,
-                   plan.router):
+                   plan.router, spark_v1.router):
         app.include_router(router)
 
     @app.get("/api/health", tags=["server"], summary="Liveness, and where live Spark listeners connect")

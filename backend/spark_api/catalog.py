@@ -1,0 +1,112 @@
+"""The applications the REST API answers for, behind one seam: :class:`Applications`.
+
+The routes ask only two things: every application's listing fields (``/applications``) and one application attempt's
+state, replayed on demand (everything under ``/applications/{id}``). :class:`SessionApplications` answers both over
+the server's sessions (each Spark event log a session reads: opened, uploaded or found in a followed directory), one
+:class:`~backend.spark_api.app_store.AppStore` per log, made when first needed; an index of a followed directory
+(``backend/history/``) answers the same two questions without replaying what it lists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from backend.spark_api.app_store import AppStore
+
+__all__ = ["AppListing", "Applications", "AttemptListing", "SessionApplications", "listings_of"]
+
+
+@dataclass
+class AttemptListing:
+    """One attempt's fields in the applications list (Spark's ``ApplicationAttemptInfo``)."""
+
+    attempt_id: str | None
+    start: int
+    end: int  # -1 while it runs
+    last_updated: int
+    duration: int
+    spark_user: str
+    completed: bool
+    spark_version: str
+    store: AppStore | None = None  # how to replay it; None where the lister has not made one yet
+
+
+@dataclass
+class AppListing:
+    app_id: str
+    name: str
+    attempts: list[AttemptListing] = field(default_factory=list)  # the latest start first
+
+
+class Applications(Protocol):
+    def listings(self) -> list[AppListing]:
+        """Every application's listing fields, the latest ended first (running ones last), as Spark lists them."""
+        ...
+
+    def attempt(self, app_id: str, attempt_id: str | None) -> AppStore | None:
+        """The store of one application attempt (replayed when first read), or None if there is no such attempt."""
+        ...
+
+
+def _listing(store: AppStore) -> tuple[str, str, AttemptListing] | None:
+    state = store.catch_up()
+    if state.app_id is None or state.start is None:
+        return None
+    end = state.end if state.completed and state.end is not None else -1
+    return state.app_id, state.name, AttemptListing(
+        state.attempt_id, state.start, end, store.last_updated(),
+        end - state.start if end >= 0 else 0, state.spark_user, state.completed, state.spark_version, store)
+
+
+def listings_of(stores: list[AppStore]) -> list[AppListing]:
+    """The listing of these logs' attempts, grouped by application and ordered as Spark orders them."""
+    apps: dict[str, AppListing] = {}
+    for store in stores:
+        found = _listing(store)
+        if found is None:
+            continue
+        app_id, name, attempt = found
+        app = apps.setdefault(app_id, AppListing(app_id, name))
+        app.attempts.append(attempt)
+    for app in apps.values():
+        app.attempts.sort(key=lambda a: a.start, reverse=True)
+        app.name = app.name or app.app_id
+    return sorted(apps.values(), key=lambda a: (a.attempts[0].end, a.app_id), reverse=True)
+
+
+class SessionApplications:
+    """:class:`Applications` over the server's sessions: the Spark event logs they read, one store per log."""
+
+    def __init__(self, manager: Any) -> None:
+        self.manager = manager
+        self._stores: dict[Path, AppStore] = {}
+
+    def _logs(self) -> list[Path]:
+        out = []
+        for session in list(self.manager.sessions.values()):
+            path = getattr(session.feed, "path", None)
+            if path is not None and getattr(session.feed, "kind", None) == "spark-event-log":
+                out.append(Path(path))
+        return out
+
+    def stores(self) -> list[AppStore]:
+        out = []
+        for log in self._logs():
+            store = self._stores.get(log)
+            if store is None:
+                store = self._stores[log] = AppStore(log)
+            out.append(store)
+        return out
+
+    def listings(self) -> list[AppListing]:
+        return listings_of(self.stores())
+
+    def attempt(self, app_id: str, attempt_id: str | None) -> AppStore | None:
+        for app in self.listings():
+            if app.app_id == app_id:
+                for a in app.attempts:
+                    if a.attempt_id == attempt_id:
+                        return a.store
+        return None

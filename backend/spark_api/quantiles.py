@@ -1,0 +1,24 @@
+"""Spark's indexed quantiles: the value at index ``min(floor(q * n), n - 1)`` of the sorted values, for each
+requested ``q`` in increasing order (``AppStatusStore.taskSummary``), not an interpolation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["indexed_quantiles", "parse_quantiles"]
+
+
+def parse_quantiles(text: str) -> list[float]:
+    """The ``quantiles`` parameter, sorted; ValueError with Spark's 400 message for a value that is not a number."""
+    out = []
+    for part in text.split(","):
+        try:
+            out.append(float(part))
+        except ValueError:
+            raise ValueError(f'Bad value for parameter "quantiles".  Expected a double, got "{part}"') from None
+    return sorted(out)
+
+
+def indexed_quantiles(sorted_values: Sequence[int | float], quantiles: Sequence[float]) -> list[float]:
+    n = len(sorted_values)
+    return [float(sorted_values[min(int(q * n), n - 1)]) for q in quantiles]

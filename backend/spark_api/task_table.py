@@ -1,0 +1,100 @@
+"""Every task attempt of one stage attempt, as the REST API lists and summarises them.
+
+The Spark model keeps what the tracker and the diagnosis need of a task (its slot, its time split, its stage's
+aggregates), not each attempt's every metric, accumulator and error text, which ``taskList`` and ``details=true``
+return; so the REST store keeps its own rows, one :class:`TaskRow` per attempt. ``taskSummary`` reads the successful
+attempts' metrics column by column, each column sorted once per count of successful attempts
+(:meth:`StageTasks.sorted_column`), which is what makes a repeated summary of a 100,000-task stage cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+__all__ = ["StageTasks", "TaskRow", "getting_result_time", "scheduler_delay"]
+
+
+class TaskRow:
+    """One task attempt: what its start and end events said."""
+
+    __slots__ = ("accumulables", "attempt", "duration", "error", "executor", "fetch_start", "finish", "host",
+                 "index", "launch", "locality", "metrics", "partition", "speculative", "status", "task_id")
+
+    def __init__(self, task_id: int, index: int, attempt: int, partition: int, launch: int, executor: str,
+                 host: str, locality: str, speculative: bool) -> None:
+        self.task_id = task_id
+        self.index = index
+        self.attempt = attempt
+        self.partition = partition
+        self.launch = launch
+        self.executor = executor
+        self.host = host
+        self.locality = locality
+        self.speculative = speculative
+        self.status = "RUNNING"
+        self.finish = 0
+        self.fetch_start = 0  # when the driver began fetching the result (Spark's "Getting Result Time"), or 0
+        self.duration: int | None = None
+        self.error: str | None = None
+        self.metrics: tuple[int, ...] | None = None
+        self.accumulables: list | None = None
+
+
+def getting_result_time(t: TaskRow, now: int) -> int:
+    """Spark's ``gettingResultTime``: from the fetch's start to the task's end (to ``now`` while it runs)."""
+    if t.fetch_start > 0:
+        if t.finish > 0:
+            return t.finish - t.fetch_start
+        return now - t.fetch_start
+    return 0
+
+
+def scheduler_delay(t: TaskRow, now: int) -> int:
+    """Spark's ``schedulerDelay``: the task's time not spent deserializing, running, serializing or fetching."""
+    m = t.metrics
+    if m is None or t.duration is None:
+        return 0
+    return max(0, t.duration - m[2] - m[0] - m[6] - getting_result_time(t, now))
+
+
+class StageTasks:
+    """The task attempts of one stage attempt, by task id, with sorted metric columns cached for summaries."""
+
+    __slots__ = ("_sorted", "_sorted_for", "rows")
+
+    def __init__(self) -> None:
+        self.rows: dict[int, TaskRow] = {}
+        self._sorted: dict[str, list] = {}
+        self._sorted_for = -1
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def successful(self) -> list[TaskRow]:
+        """The attempts that succeeded with metrics, in task id order: what a summary is made of."""
+        return [t for t in self.rows.values() if t.status == "SUCCESS" and t.metrics is not None]
+
+    def sorted_column(self, name: str, rows: list[TaskRow], value: Callable[[TaskRow], int] | None = None,
+                      column: int | None = None) -> list:
+        """The sorted values of one column over ``rows`` (the successful attempts), kept until their count moves."""
+        if self._sorted_for != len(rows):
+            self._sorted.clear()
+            self._sorted_for = len(rows)
+        out = self._sorted.get(name)
+        if out is None:
+            if column is not None:
+                out = sorted([t.metrics[column] for t in rows])  # type: ignore[index]
+            else:
+                assert value is not None
+                out = sorted(map(value, rows))
+            self._sorted[name] = out
+        return out
+
+    def ordered(self, key: Callable[[TaskRow], object] | None, descending: bool) -> Iterable[TaskRow]:
+        """Rows by task id, or by ``key`` with ties by task id (Spark's index order), either way round."""
+        rows = sorted(self.rows.values(), key=lambda t: t.task_id)
+        if key is not None:
+            rows.sort(key=key)  # stable: equal keys stay in task id order
+        if descending:
+            rows.reverse()
+        return rows
