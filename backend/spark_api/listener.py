@@ -16,7 +16,7 @@ from backend.spark_api.app_state import (AppState, ExecutorState, JobState, RddP
                                          storage_description)
 from backend.spark_api.documents.jobs import job_doc
 from backend.spark_api.failures import error_message, killed_reason
-from backend.spark_api.metrics import add_into, peak_update, read_peaks, read_task_metrics
+from backend.spark_api.metrics import PEAK_METRICS, add_into, peak_update, read_peaks, read_task_metrics
 from backend.spark_api.task_table import TaskRow
 
 __all__ = ["STATUS_EVENTS", "StatusListener", "accumulable_infos", "status_decoder"]
@@ -66,9 +66,8 @@ def accumulable_infos(accums: Any) -> list[dict]:
 
 def _pairs(v: Any) -> list:
     """An environment section as Spark lists it: its (name, value) pairs in the log's order."""
-    if isinstance(v, dict):
-        return [[k, x] for k, x in v.items()]
-    return [list(p) for p in v or ()]
+    pairs = [[k, x] for k, x in v.items()] if isinstance(v, dict) else [list(p) for p in v or ()]
+    return sorted(pairs, key=lambda p: p[0]) if pairs and isinstance(pairs[0], list) and len(pairs[0]) == 2 else pairs
 
 
 def _level(sl: Mapping[str, Any] | None) -> tuple[bool, bool, bool, bool, int]:
@@ -141,8 +140,14 @@ class StatusListener:
             driver.attributes = dict(e.get("Driver Attributes") or {})
 
     def _app_end(self, e: dict) -> None:
-        self.state.end = e.get("Timestamp")
-        self.state.completed = True
+        s = self.state
+        s.end = e.get("Timestamp")
+        s.completed = True
+        driver = self.live_executors.get("driver")
+        if driver is not None and s.end is not None and s.start is not None:
+            # Spark 4 shows the driver's time as the application's, and its GC time as its JVM reported it
+            driver.total_duration = s.end - s.start
+            driver.total_gc_time = driver.peaks[PEAK_METRICS.index("TotalGCTime")] if driver.peaks else 0
 
     def _environment(self, e: dict) -> None:
         env = {k: _pairs(v) for k, v in e.items() if k != "Event"}
@@ -254,7 +259,7 @@ class StatusListener:
                     ex.excluded = kind == "executor"
             elif kind in ("node", "node-"):
                 for ex in self.live_executors.values():
-                    if ex.hostname == e.get("hostId"):
+                    if ex.hostname == e.get("hostId") and ex.executor_id != "driver":
                         ex.excluded = kind == "node"
             else:
                 stage = self.live_stages.get((e.get("stageId"), e.get("stageAttemptId")))  # type: ignore[arg-type]

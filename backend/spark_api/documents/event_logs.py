@@ -12,7 +12,7 @@ from backend.spark_api.app_store import AppStore
 __all__ = ["logs_zip"]
 
 
-def logs_zip(app_id: str, stores: Iterable[AppStore]) -> bytes:
+def logs_zip(stores: Iterable[AppStore]) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for store in stores:

@@ -97,20 +97,24 @@ def _answer(apps: Applications, parts: list[str], q: Any) -> Response:
     else:
         attempt_id, resource = parts[1], parts[2:]
     attempt = None if listing is None else next((a for a in listing.attempts if a.attempt_id == attempt_id), None)
+    if resource == ["logs"] and attempt_id is None and listing is not None:
+        return _logs(app_id, None, [a.store for a in listing.attempts if a.store is not None])
     if attempt is None or attempt.store is None:
         raise SparkError(404, f"no such app: {app_id}" + (f"/{attempt_id}" if attempt_id is not None else ""))
     if not resource:
         return _json(attempt_doc(attempt))
+    if resource == ["logs"]:
+        return _logs(app_id, attempt_id, [attempt.store])
     handler = _HANDLERS.get(resource[0])
     if handler is None:
         raise SparkError(404, "Not Found")
-    if resource[0] == "logs":
-        return Response(logs_zip(app_id, [a.store for a in listing.attempts if a.store is not None]
-                                 if attempt_id is None else [attempt.store]),  # type: ignore[union-attr]
-                        media_type="application/octet-stream",
-                        headers={"Content-Disposition": f'attachment; filename="eventLogs-{app_id}'
-                                                        f'{"-" + attempt_id if attempt_id else ""}.zip"'})
     return handler(attempt.store, resource[1:], q)
+
+
+def _logs(app_id: str, attempt_id: str | None, stores: list[AppStore]) -> Response:
+    name = f"eventLogs-{app_id}" + (f"-{attempt_id}" if attempt_id else "") + ".zip"
+    return Response(logs_zip(stores), media_type="application/octet-stream",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
 def _int(text: str, what: str = "Not Found") -> int:
@@ -223,5 +227,4 @@ def _environment(store: AppStore, rest: list[str], q: Any) -> Response:
 _HANDLERS: dict[str, Callable[[AppStore, list[str], Any], Response]] = {
     "jobs": _jobs, "stages": _stages, "executors": _executors(True), "allexecutors": _executors(False),
     "allmiscellaneousprocess": _processes, "storage": _storage, "environment": _environment,
-    "logs": _environment,  # answered above (a zip, not JSON)
 }
