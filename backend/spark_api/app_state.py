@@ -216,6 +216,7 @@ class AppState:
         self.end: int | None = None
         self.spark_user = ""
         self.completed = False
+        self.exit_code: int | None = None
         self.spark_version = ""
         self.environment: dict[str, list] = {}
         self.resource_profiles: dict[int, dict] = {}
@@ -225,4 +226,5 @@ class AppState:
         self.executors: dict[str, ExecutorState] = {}
         self.rdds: dict[int, RddState] = {}
         self.processes: dict[str, dict] = {}
+        self.sql_starts: dict[int, dict] = {}  # SQL execution id -> its plan's text and ids (``documents/sql``)
         self.last_event_time = 0  # the latest time an event carried: a running task's duration runs to it

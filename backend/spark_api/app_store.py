@@ -17,6 +17,7 @@ from pathlib import Path
 
 from backend.eventlog import EventLogFollower, LineError
 from backend.eventlog.eventlog_layout import describe_log
+from backend.spark.sql_plan.plans import SqlPlans
 from backend.spark_api.app_state import AppState
 from backend.spark_api.listener import StatusListener, status_decoder
 
@@ -32,19 +33,21 @@ class AppStore:
         self.log = Path(log)
         self.errors: list[LineError] = []
         self.listener = StatusListener()
+        self.sql = SqlPlans()  # the SQL executions' plans and metrics, fed the same events
         self._follower = EventLogFollower(self.log, on_error=self.errors.append, decode=status_decoder())
         self._lock = threading.Lock()
 
     def catch_up(self) -> AppState:
         """The state after every event the log holds now (reading only what was added since the last call)."""
         with self._lock:
-            follower, feed = self._follower, self.listener.feed
+            follower, feed, sql = self._follower, self.listener.feed, self.sql.feed
             while not follower.finalized:
                 events = follower.poll(_BATCH)
                 if not events:
                     break
                 for ev in events:
                     feed(ev.event)
+                    sql(ev.event, ev.line)
         return self.listener.state
 
     @property

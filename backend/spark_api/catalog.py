@@ -30,6 +30,7 @@ class AttemptListing:
     spark_user: str
     completed: bool
     spark_version: str
+    exit_code: int | None = None
     store: AppStore | None = None  # how to replay it; None where the lister has not made one yet
 
 
@@ -57,7 +58,8 @@ def _listing(store: AppStore) -> tuple[str, str, AttemptListing] | None:
     end = state.end if state.completed and state.end is not None else -1
     return state.app_id, state.name, AttemptListing(
         state.attempt_id, state.start, end, store.last_updated(),
-        end - state.start if end >= 0 else 0, state.spark_user, state.completed, state.spark_version, store)
+        end - state.start if end >= 0 else 0, state.spark_user, state.completed, state.spark_version,
+        state.exit_code, store)
 
 
 def listings_of(stores: list[AppStore]) -> list[AppListing]:

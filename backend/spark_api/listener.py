@@ -12,6 +12,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from backend.eventlog.decode import EventDecoder
+from backend.spark.sql_plan.plans import ADAPTIVE as SQL_ADAPTIVE
+from backend.spark.sql_plan.plans import END as SQL_END
+from backend.spark.sql_plan.plans import SQL_EVENTS
+from backend.spark.sql_plan.plans import START as SQL_START
 from backend.spark_api.app_state import (AppState, ExecutorState, JobState, RddPartition, RddState, StageState,
                                          storage_description)
 from backend.spark_api.documents.jobs import job_doc
@@ -110,6 +114,9 @@ class StatusListener:
             "SparkListenerStageExecutorMetrics": self._stage_executor_metrics,
             "SparkListenerUnpersistRDD": self._unpersist,
             "SparkListenerBlockUpdated": self._block_updated,
+            SQL_START: self._sql_start,
+            SQL_END: self._sql_end,
+            SQL_ADAPTIVE: self._sql_adaptive,
             _PROCESS_ADDED: self._process_added,
             _SCHEDULER + _PROCESS_ADDED: self._process_added,
         }
@@ -143,6 +150,7 @@ class StatusListener:
         s = self.state
         s.end = e.get("Timestamp")
         s.completed = True
+        s.exit_code = e.get("ExitCode")
         driver = self.live_executors.get("driver")
         if driver is not None and s.end is not None and s.start is not None:
             # Spark 4 shows the driver's time as the application's, and its GC time as its JVM reported it
@@ -165,6 +173,26 @@ class StatusListener:
             "executor": dict(e.get("Executor Resource Requests") or {}),
             "task": dict(e.get("Task Resource Requests") or {})}
 
+    def _sql_start(self, e: dict) -> None:
+        """What a SQL execution's start says that the plan model (``backend.spark.sql_plan``) does not keep."""
+        eid = e.get("executionId")
+        if isinstance(eid, int):
+            kept = self.state.sql_starts.setdefault(eid, {})
+            kept["planDescription"] = e.get("physicalPlanDescription") or ""
+            for key in ("queryId", "rootExecutionId", "modifiedConfigs"):
+                if e.get(key) is not None:
+                    kept[key] = e[key]
+
+    def _sql_adaptive(self, e: dict) -> None:
+        eid = e.get("executionId")
+        if isinstance(eid, int) and e.get("physicalPlanDescription") is not None:
+            self.state.sql_starts.setdefault(eid, {})["planDescription"] = e["physicalPlanDescription"]
+
+    def _sql_end(self, e: dict) -> None:
+        eid = e.get("executionId")
+        if isinstance(eid, int) and e.get("errorMessage") is not None:
+            self.state.sql_starts.setdefault(eid, {})["errorMessage"] = e["errorMessage"]
+
     def _process_added(self, e: dict) -> None:
         info = e.get("info") or {}
         pid = e.get("processId")
@@ -182,23 +210,14 @@ class StatusListener:
         return ex
 
     def _max_tasks(self, cores: int, profile_id: int) -> int:
-        profile = self.state.resource_profiles.get(profile_id)
+        """How many tasks fit on the executor: its cores over each task's CPUs (its profile's, else
+        ``spark.task.cpus``)."""
         cpus = self.state.cpus_per_task
+        profile = self.state.resource_profiles.get(profile_id)
         if profile is not None:
             task_cpus = (profile["task"].get("cpus") or {}).get("Amount")
             if task_cpus:
                 cpus = int(task_cpus)
-            limits = []
-            exec_cores = (profile["executor"].get("cores") or {}).get("Amount")
-            if exec_cores:
-                limits.append(int(exec_cores) // max(cpus, 1))
-                for name, req in profile["task"].items():
-                    amount = req.get("Amount") or 0
-                    have = (profile["executor"].get(name) or {}).get("Amount")
-                    if name != "cpus" and amount and have:
-                        per = int(1 / amount) if amount < 1 else 1
-                        limits.append(int(have * per // (1 if amount < 1 else amount)))
-                return min(limits)
         return cores // max(cpus, 1)
 
     def _executor_added(self, e: dict) -> None:
@@ -334,7 +353,6 @@ class StatusListener:
                 stage.status = "SKIPPED"
                 job.skipped_stages.add(stage.stage_id)
                 job.skipped_tasks += stage.num_tasks
-                job.active_stages -= 1
                 del self.live_stages[key]
         result = (e.get("Job Result") or _EMPTY).get("Result")
         job.status = "SUCCEEDED" if result == "JobSucceeded" else "FAILED"
@@ -435,8 +453,8 @@ class StatusListener:
             return
         reason = e.get("Task End Reason") or _EMPTY
         kind = reason.get("Reason")
-        tm = e.get("Task Metrics")
-        metrics = read_task_metrics(tm) if tm else None
+        # Spark 4 reads an end without metrics (an executor lost, an old log's failure) as all zeros
+        metrics = read_task_metrics(e.get("Task Metrics") or _EMPTY)
         peaks = read_peaks(e.get("Task Executor Metrics"))
         executor = info.get("Executor ID")
         finish = info.get("Finish Time", 0)
@@ -640,7 +658,7 @@ STATUS_EVENTS: tuple[str, ...] = (
     "SparkListenerStageSubmitted", "SparkListenerStageCompleted", "SparkListenerTaskStart",
     "SparkListenerTaskGettingResult", "SparkListenerTaskEnd", "SparkListenerStageExecutorMetrics",
     "SparkListenerUnpersistRDD", "SparkListenerBlockUpdated", _PROCESS_ADDED, _SCHEDULER + _PROCESS_ADDED,
-    *_EXCLUSION,
+    *_EXCLUSION, *SQL_EVENTS,
 )
 
 

@@ -3,6 +3,7 @@ requested ``q`` in increasing order (``AppStatusStore.taskSummary``), not an int
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 __all__ = ["indexed_quantiles", "parse_quantiles"]
@@ -19,6 +20,9 @@ def parse_quantiles(text: str) -> list[float]:
     return sorted(out)
 
 
-def indexed_quantiles(sorted_values: Sequence[int | float], quantiles: Sequence[float]) -> list[float]:
-    n = len(sorted_values)
-    return [float(sorted_values[min(int(q * n), n - 1)]) for q in quantiles]
+def indexed_quantiles(sorted_values: Sequence[int | float], quantiles: Sequence[float],
+                      count: int | None = None) -> list[float]:
+    """``count`` places the quantiles (default: the values' own count); a place past the values is NaN."""
+    n = len(sorted_values) if count is None else count
+    return [float(sorted_values[i]) if (i := min(int(q * n), n - 1)) < len(sorted_values) else math.nan
+            for q in quantiles]

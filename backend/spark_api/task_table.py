@@ -3,7 +3,7 @@
 The Spark model keeps what the tracker and the diagnosis need of a task (its slot, its time split, its stage's
 aggregates), not each attempt's every metric, accumulator and error text, which ``taskList`` and ``details=true``
 return; so the REST store keeps its own rows, one :class:`TaskRow` per attempt. ``taskSummary`` reads the successful
-attempts' metrics column by column, each column sorted once per count of successful attempts
+attempts' metrics column by column, each column sorted once until the stage attempt's attempts change
 (:meth:`StageTasks.sorted_column`), which is what makes a repeated summary of a 100,000-task stage cheap.
 """
 
@@ -64,30 +64,29 @@ class StageTasks:
 
     def __init__(self) -> None:
         self.rows: dict[int, TaskRow] = {}
-        self._sorted: dict[str, list] = {}
-        self._sorted_for = -1
+        self._sorted: dict[str, list[int]] = {}
+        self._sorted_for: tuple[int, int] = (-1, -1)
 
     def __len__(self) -> int:
         return len(self.rows)
 
-    def successful(self) -> list[TaskRow]:
-        """The attempts that succeeded with metrics, in task id order: what a summary is made of."""
-        return [t for t in self.rows.values() if t.status == "SUCCESS" and t.metrics is not None]
+    def summary_rows(self) -> tuple[list[TaskRow], list[TaskRow], list[TaskRow]]:
+        """The attempts a summary reads, in task id order: those that succeeded with metrics (whose count places
+        every quantile, and whose metrics the metric columns hold), those with metrics (the scheduler delay's), and
+        all of them (the duration's and the getting-result time's: Spark's store indexes those for every attempt)."""
+        rows = list(self.rows.values())
+        measured = [t for t in rows if t.metrics is not None]
+        return [t for t in measured if t.status == "SUCCESS"], measured, rows
 
-    def sorted_column(self, name: str, rows: list[TaskRow], value: Callable[[TaskRow], int] | None = None,
-                      column: int | None = None) -> list:
-        """The sorted values of one column over ``rows`` (the successful attempts), kept until their count moves."""
-        if self._sorted_for != len(rows):
+    def sorted_column(self, name: str, rows: list[TaskRow], value: Callable[[TaskRow], int]) -> list[int]:
+        """The sorted values of one column over ``rows``, kept until the stage attempt's rows change."""
+        stamp = (len(self.rows), sum(1 for t in self.rows.values() if t.status == "SUCCESS"))
+        if self._sorted_for != stamp:
             self._sorted.clear()
-            self._sorted_for = len(rows)
+            self._sorted_for = stamp
         out = self._sorted.get(name)
         if out is None:
-            if column is not None:
-                out = sorted([t.metrics[column] for t in rows])  # type: ignore[index]
-            else:
-                assert value is not None
-                out = sorted(map(value, rows))
-            self._sorted[name] = out
+            out = self._sorted[name] = sorted(map(value, rows))
         return out
 
     def ordered(self, key: Callable[[TaskRow], object] | None, descending: bool) -> Iterable[TaskRow]:

@@ -20,6 +20,8 @@ def attempt_doc(a: AttemptListing) -> dict:
                 "lastUpdated": spark_time(a.last_updated), "duration": a.duration, "sparkUser": a.spark_user,
                 "completed": a.completed, "appSparkVersion": a.spark_version, "startTimeEpoch": a.start,
                 "endTimeEpoch": a.end, "lastUpdatedEpoch": a.last_updated})
+    if a.exit_code is not None:
+        doc["exitCode"] = a.exit_code
     return doc
 
 

@@ -109,8 +109,9 @@ def stage_doc(stage: StageState, state: AppState, now: int, query: StageQuery | 
         summary = task_summary(stage, now, query.quantiles)
         if summary is not None:
             doc["taskMetricsDistributions"] = summary
-        doc["executorMetricsDistributions"] = _executor_distributions(list(doc["executorSummary"].values()),
-                                                                      query.quantiles)
+        if doc["executorSummary"]:
+            doc["executorMetricsDistributions"] = _executor_distributions(list(doc["executorSummary"].values()),
+                                                                          query.quantiles)
     doc["isShufflePushEnabled"] = stage.push_enabled
     doc["shuffleMergersCount"] = stage.mergers_count
     return doc

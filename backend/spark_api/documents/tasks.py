@@ -90,26 +90,36 @@ _SUMMARY: tuple[tuple[tuple[str, ...], int | str], ...] = (
 
 
 def task_summary(stage: StageState, now: int, quantiles: list[float]) -> dict | None:
-    """The distributions over the stage attempt's successful attempts; None when none has succeeded yet."""
-    rows = stage.tasks.successful()
-    if not rows:
+    """The distributions, as Spark's store computes them: each quantile's place is set by the count of attempts
+    that succeeded with metrics, and read from each column's sorted values (a metric's over those attempts; the
+    duration and getting-result time over every attempt, the scheduler delay over every one with metrics, as Spark
+    indexes them). None when no attempt has succeeded yet."""
+    tasks = stage.tasks
+    succeeded, measured, every = tasks.summary_rows()
+    n = len(succeeded)
+    if n == 0:
         return None
-    derived: dict[str, Callable[[TaskRow], int]] = {
-        "duration": lambda t: t.duration or 0,
-        "gettingResultTime": lambda t: getting_result_time(t, now),
-        "schedulerDelay": lambda t: scheduler_delay(t, now),
-        "readBytes": lambda t: t.metrics[17] + t.metrics[19],  # type: ignore[index]
-        "totalBlocksFetched": lambda t: t.metrics[14] + t.metrics[15],  # type: ignore[index]
+    derived: dict[str, tuple[list[TaskRow], Callable[[TaskRow], int]]] = {
+        "duration": (every, lambda t: t.duration if t.duration is not None else max(0, now - t.launch)),
+        "gettingResultTime": (every, lambda t: getting_result_time(t, now)),
+        "schedulerDelay": (measured, lambda t: scheduler_delay(t, now)),
+        "readBytes": (succeeded, lambda t: t.metrics[17] + t.metrics[19]),  # type: ignore[index]
+        "totalBlocksFetched": (succeeded, lambda t: t.metrics[14] + t.metrics[15]),  # type: ignore[index]
     }
     out: dict = {"quantiles": quantiles}
     for path, how in _SUMMARY:
         name = "/".join(path)
         if isinstance(how, int):
-            column = stage.tasks.sorted_column(name, rows, column=how)
+            column = tasks.sorted_column(name, succeeded, _column(how))
         else:
-            column = stage.tasks.sorted_column(name, rows, value=derived[how])
+            rows, value = derived[how]
+            column = tasks.sorted_column(name, rows, value)
         node = out
         for part in path[:-1]:
             node = node.setdefault(part, {})
-        node[path[-1]] = indexed_quantiles(column, quantiles)
+        node[path[-1]] = indexed_quantiles(column, quantiles, n)
     return out
+
+
+def _column(i: int) -> Callable[[TaskRow], int]:
+    return lambda t: t.metrics[i]  # type: ignore[index]

@@ -24,6 +24,7 @@ from backend.spark_api.documents.environment import environment_doc
 from backend.spark_api.documents.event_logs import logs_zip
 from backend.spark_api.documents.executors import executor_list, process_list
 from backend.spark_api.documents.jobs import job_list, one_job
+from backend.spark_api.documents.sql import execution_doc, execution_list
 from backend.spark_api.documents.stages import StageQuery, stage_doc, stage_list
 from backend.spark_api.documents.storage import rdd_doc, rdd_list
 from backend.spark_api.documents.tasks import TASK_SORTS, task_list, task_summary
@@ -224,7 +225,20 @@ def _environment(store: AppStore, rest: list[str], q: Any) -> Response:
     return _json(environment_doc(store.catch_up()))
 
 
+def _sql(store: AppStore, rest: list[str], q: Any) -> Response:
+    state = store.catch_up()
+    details, described = _bool(q, "details", True), _bool(q, "planDescription", True)
+    if not rest:
+        return _json(execution_list(store.sql, state.sql_starts, details, described,
+                                    _int(q.get("offset") or "0"), _int(q.get("length") or "20")))
+    eid = _int(rest[0])
+    ex = store.sql.executions.get(eid)
+    if ex is None or len(rest) > 1:
+        raise SparkError(404, f"unknown query execution id: {eid}")
+    return _json(execution_doc(store.sql, ex, state.sql_starts.get(eid, {}), details, described))
+
+
 _HANDLERS: dict[str, Callable[[AppStore, list[str], Any], Response]] = {
     "jobs": _jobs, "stages": _stages, "executors": _executors(True), "allexecutors": _executors(False),
-    "allmiscellaneousprocess": _processes, "storage": _storage, "environment": _environment,
+    "allmiscellaneousprocess": _processes, "storage": _storage, "environment": _environment, "sql": _sql,
 }
