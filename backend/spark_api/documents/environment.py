@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+from backend.spark.redaction.rules import REDACTED
 from backend.spark_api.app_state import AppState
 
 __all__ = ["environment_doc"]
@@ -16,15 +19,24 @@ def _profile(rid: int, p: dict) -> dict:
                               for k, r in p["task"].items()}}
 
 
+# Spark's spark.redaction.regex default: a property whose name or value matches is shown redacted
+SPARK_REDACTION = re.compile(r"(?i)secret|password|token|access[.]?key|credential")
+
+
+def _redacted(pairs: list) -> list:
+    return [[k, REDACTED] if SPARK_REDACTION.search(str(k)) or SPARK_REDACTION.search(str(v)) else [k, v]
+            for k, v in pairs]
+
+
 def environment_doc(state: AppState) -> dict:
     env = state.environment
     jvm = dict(env.get("JVM Information", ()))
     runtime = {k: v for k, v in (("javaVersion", jvm.get("Java Version")), ("javaHome", jvm.get("Java Home")),
                                  ("scalaVersion", jvm.get("Scala Version"))) if v is not None}
     return {"runtime": runtime,
-            "sparkProperties": env.get("Spark Properties", []),
-            "hadoopProperties": env.get("Hadoop Properties", []),
-            "systemProperties": env.get("System Properties", []),
-            "metricsProperties": env.get("Metrics Properties", []),
+            "sparkProperties": _redacted(env.get("Spark Properties", [])),
+            "hadoopProperties": _redacted(env.get("Hadoop Properties", [])),
+            "systemProperties": _redacted(env.get("System Properties", [])),
+            "metricsProperties": _redacted(env.get("Metrics Properties", [])),
             "classpathEntries": env.get("Classpath Entries", []),
             "resourceProfiles": [_profile(rid, p) for rid, p in sorted(state.resource_profiles.items())]}

@@ -46,7 +46,8 @@ def execution_doc(plans: SqlPlans, ex: Execution, start: dict, details: bool, pl
            "failedJobIds": by_status["FAILED"], "nodes": nodes, "edges": edges}
     if "queryId" in start:
         out["queryId"] = start["queryId"]
-    out["errorMessage"] = start.get("errorMessage", "")
+    if "errorMessage" in start:
+        out["errorMessage"] = start["errorMessage"]
     out["rootExecutionId"] = start.get("rootExecutionId", ex.id)
     out["modifiedConfigs"] = start.get("modifiedConfigs", {})
     return out
