@@ -11,11 +11,6 @@ the max.
 
 from __future__ import annotations
 
-import gzip
-import importlib.util
-import shutil
-import time
-import urllib.error
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,12 +20,8 @@ from backend.eventlog import EventLogReader
 from backend.spark.sql_plan.metrics import spark_string
 from backend.spark.sql_plan.plans import SqlPlans
 from backend.spark.sql_plan.read import read_plans
-from tests.conftest import FIXTURES, REPO, SPARK_EVENTS, spark_events_missing
-
-_spec = importlib.util.spec_from_file_location("hs_bench", REPO / "benchmarks" / "replay_vs_history_server.py")
-assert _spec is not None and _spec.loader is not None
-hs_bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(hs_bench)
+from tests.conftest import FIXTURES, SPARK_EVENTS, spark_events_missing
+from tests.spark_history_server import hs_bench, listed_history_server, stage_log
 
 # corpus logs with SQL executions (relative to the corpus); .gz ones are given to the History Server decompressed
 CORPUS_SQL_LOGS = ["app-20200706201101-0003", "local-1642039451826",
@@ -48,23 +39,6 @@ def _has_sql(path: Path) -> bool:
     return any("SQLExecutionStart" in str(ev.event.get("Event")) for ev in EventLogReader(path))
 
 
-def _stage(log: Path, into: Path) -> str:
-    """Copy one log into the History Server's directory, as a name Spark reads; the application id."""
-    app = None
-    for ev in EventLogReader(log):
-        if ev.event.get("Event") == "SparkListenerApplicationStart":
-            app = ev.event.get("App ID")
-            break
-    assert app, f"{log}: no application id"
-    if log.is_dir():
-        shutil.copytree(log, into / log.name)
-    elif log.name.endswith(".gz"):
-        (into / app).write_bytes(gzip.decompress(log.read_bytes()))
-    else:
-        shutil.copy(log, into / log.name)
-    return app
-
-
 def _logs() -> list[Path]:
     logs = _fixture_logs()
     if spark_events_missing() is None:
@@ -76,19 +50,8 @@ def _logs() -> list[Path]:
 def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Path]]]:
     """One History Server over every log; yields its applications URL and the application id -> log."""
     directory = tmp_path_factory.mktemp("hs-logs")
-    apps = {_stage(log, directory): log for log in _logs()}
-    with hs_bench.history_server(directory, "1g") as (base, proc, out):
-        deadline = time.monotonic() + 180
-        while True:
-            assert proc.poll() is None, out.read_text()[-3000:]
-            assert time.monotonic() < deadline, f"the History Server did not list {sorted(apps)}"
-            try:
-                listed = {a["id"] for a in hs_bench.get_json(base, 5)}
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError, ValueError):
-                listed = set()  # not up yet, or answering with its start-up page
-            if set(apps) <= listed:
-                break
-            time.sleep(0.2)
+    apps = {stage_log(log, directory): log for log in _logs()}
+    with listed_history_server(directory, set(apps)) as base:
         yield base, apps
 
 
