@@ -36,7 +36,8 @@ CASES = [
     ('maxDate2 app list json', 'applications?maxDate=2015-02-03T16:42:40.000GMT'),
     ('minEndDate app list json', 'applications?minEndDate=2015-05-06T13:03:00.950GMT'),
     ('maxEndDate app list json', 'applications?maxEndDate=2015-05-06T13:03:00.950GMT'),
-    ('minEndDate and maxEndDate app list json', 'applications?minEndDate=2015-03-16&maxEndDate=2015-05-06T13:03:00.950GMT'),
+    ('minEndDate and maxEndDate app list json',
+     'applications?minEndDate=2015-03-16&maxEndDate=2015-05-06T13:03:00.950GMT'),
     ('minDate and maxEndDate app list json', 'applications?minDate=2015-03-16&maxEndDate=2015-05-06T13:03:00.950GMT'),
     ('limit app list json', 'applications?limit=3'),
     ('one app json', 'applications/local-1422981780767'),
@@ -55,19 +56,25 @@ CASES = [
     ('one stage json', 'applications/local-1422981780767/stages/1'),
     ('one stage json with details', 'applications/local-1422981780767/stages/1?details=true&taskStatus=success'),
     ('one stage attempt json', 'applications/local-1422981780767/stages/1/0'),
-    ('one stage attempt json details with failed task', 'applications/local-1422981780767/stages/1/0?details=true&taskStatus=failed'),
+    ('one stage attempt json details with failed task',
+     'applications/local-1422981780767/stages/1/0?details=true&taskStatus=failed'),
     ('one stage json with partitionId', 'applications/local-1642039451826/stages/2'),
     ('stage task summary w shuffle write', 'applications/local-1430917381534/stages/0/0/taskSummary'),
     ('stage task summary w shuffle read', 'applications/local-1430917381534/stages/1/0/taskSummary'),
-    ('stage task summary w/ custom quantiles', 'applications/local-1430917381534/stages/0/0/taskSummary?quantiles=0.01,0.5,0.99'),
+    ('stage task summary w/ custom quantiles',
+     'applications/local-1430917381534/stages/0/0/taskSummary?quantiles=0.01,0.5,0.99'),
     ('stage task list', 'applications/local-1430917381534/stages/0/0/taskList'),
     ('stage task list w/ offset & length', 'applications/local-1430917381534/stages/0/0/taskList?offset=10&length=50'),
     ('stage task list w/ sortBy', 'applications/local-1430917381534/stages/0/0/taskList?sortBy=DECREASING_RUNTIME'),
-    ('stage task list w/ sortBy short names: -runtime', 'applications/local-1430917381534/stages/0/0/taskList?sortBy=-runtime'),
-    ('stage task list w/ sortBy short names: runtime', 'applications/local-1430917381534/stages/0/0/taskList?sortBy=runtime'),
+    ('stage task list w/ sortBy short names: -runtime',
+     'applications/local-1430917381534/stages/0/0/taskList?sortBy=-runtime'),
+    ('stage task list w/ sortBy short names: runtime',
+     'applications/local-1430917381534/stages/0/0/taskList?sortBy=runtime'),
     ('stage task list w/ status', 'applications/app-20161115172038-0000/stages/0/0/taskList?status=failed'),
-    ('stage task list w/ status & offset & length', 'applications/local-1430917381534/stages/0/0/taskList?status=success&offset=1&length=2'),
-    ('stage task list w/ status & sortBy short names: runtime', 'applications/local-1430917381534/stages/0/0/taskList?status=success&sortBy=runtime'),
+    ('stage task list w/ status & offset & length',
+     'applications/local-1430917381534/stages/0/0/taskList?status=success&offset=1&length=2'),
+    ('stage task list w/ status & sortBy short names: runtime',
+     'applications/local-1430917381534/stages/0/0/taskList?status=success&sortBy=runtime'),
     ('stage task list with partitionId', 'applications/local-1642039451826/stages/0/0/taskList'),
     ('stage list with accumulable json', 'applications/local-1426533911241/1/stages'),
     ('stage with accumulable json', 'applications/local-1426533911241/1/stages/0/0'),
@@ -110,8 +117,9 @@ def blank_last_updated(doc):
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    if spark_events_missing() is not None:
-        pytest.skip(spark_events_missing())
+    missing = spark_events_missing()
+    if missing is not None:
+        pytest.skip(missing)
     logs = sorted(str(p) for p in SPARK_EVENTS.iterdir() if p.name not in NOT_SUITE)
     settings = Settings(allowed_dirs=[SPARK_EVENTS], open_paths=logs, data_dir=tmp_path_factory.mktemp("data"))
     with running_server(settings) as srv, httpx.Client(base_url=srv.url + "/api/v1/", timeout=120) as client:
@@ -127,8 +135,9 @@ def test_history_server_suite_case(api: httpx.Client, case: str, path: str) -> N
 
 
 def test_every_expectation_has_a_case() -> None:
-    if spark_events_missing() is not None:
-        pytest.skip(spark_events_missing())
+    missing = spark_events_missing()
+    if missing is not None:
+        pytest.skip(missing)
     names = {expectation_name(c) for c, _ in CASES}
     assert names == {p.name for p in (SPARK_EVENTS / "expectations").glob("*_expectation.json")}
 

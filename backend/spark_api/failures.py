@@ -42,11 +42,13 @@ def error_message(reason: Mapping[str, Any]) -> str | None:
         return f"{reason.get('Class Name')}: {reason.get('Description') or ''}\n{frames}"
     if kind == "FetchFailed":
         bm = reason.get("Block Manager Address")
-        where = "null" if not bm else f"BlockManagerId({bm.get('Executor ID')}, {bm.get('Host')}, {bm.get('Port')}, None)"
+        where = "null" if not bm else \
+            f"BlockManagerId({bm.get('Executor ID')}, {bm.get('Host')}, {bm.get('Port')}, None)"
         index = reason.get("Map Index")
         index_text = "Unknown" if index is None or index == -(2 ** 31) else str(index)
         return (f"FetchFailed({where}, shuffleId={reason.get('Shuffle ID')}, mapIndex={index_text}, "
-                f"mapId={reason.get('Map ID')}, reduceId={reason.get('Reduce ID')}, message=\n{reason.get('Message')}\n)")
+                f"mapId={reason.get('Map ID')}, reduceId={reason.get('Reduce ID')}, "
+                f"message=\n{reason.get('Message')}\n)")
     if kind == "TaskCommitDenied":
         return (f"TaskCommitDenied (Driver denied task commit) for job: {reason.get('Job ID')}, partition: "
                 f"{reason.get('Partition ID')}, attemptNumber: {reason.get('Attempt Number')}")

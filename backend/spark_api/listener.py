@@ -16,11 +16,11 @@ from backend.spark.sql_plan.plans import ADAPTIVE as SQL_ADAPTIVE
 from backend.spark.sql_plan.plans import END as SQL_END
 from backend.spark.sql_plan.plans import SQL_EVENTS
 from backend.spark.sql_plan.plans import START as SQL_START
-from backend.spark_api.app_state import (AppState, ExecutorState, JobState, RddPartition, RddState, StageState,
-                                         storage_description)
+from backend.spark_api.app_state import AppState, ExecutorState, JobState, RddState, StageState
 from backend.spark_api.documents.jobs import job_doc
 from backend.spark_api.failures import error_message, killed_reason
 from backend.spark_api.metrics import PEAK_METRICS, add_into, peak_update, read_peaks, read_task_metrics
+from backend.spark_api.storage_events import block_updated, drop_executor, level_of, unpersist, valid_level
 from backend.spark_api.task_table import TaskRow
 
 __all__ = ["STATUS_EVENTS", "StatusListener", "accumulable_infos", "status_decoder"]
@@ -72,16 +72,6 @@ def _pairs(v: Any) -> list:
     """An environment section as Spark lists it: its (name, value) pairs in the log's order."""
     pairs = [[k, x] for k, x in v.items()] if isinstance(v, dict) else [list(p) for p in v or ()]
     return sorted(pairs, key=lambda p: p[0]) if pairs and isinstance(pairs[0], list) and len(pairs[0]) == 2 else pairs
-
-
-def _level(sl: Mapping[str, Any] | None) -> tuple[bool, bool, bool, bool, int]:
-    sl = sl or _EMPTY
-    return (bool(sl.get("Use Disk")), bool(sl.get("Use Memory")), bool(sl.get("Use Off Heap")),
-            bool(sl.get("Deserialized")), int(sl.get("Replication") or 1))
-
-
-def _valid(level: tuple[bool, bool, bool, bool, int]) -> bool:
-    return (level[0] or level[1]) and level[4] > 0
 
 
 class StatusListener:
@@ -195,7 +185,7 @@ class StatusListener:
 
     def _process_added(self, e: dict) -> None:
         info = e.get("info") or {}
-        pid = e.get("processId")
+        pid = str(e.get("processId"))
         self.state.processes[pid] = {"id": pid, "hostPort": info.get("hostPort"), "isActive": True,
                                      "totalCores": info.get("cores", 0), "addTime": e.get("time"),
                                      "processLogs": dict(info.get("logUrlInfo") or {})}
@@ -240,21 +230,7 @@ class StatusListener:
         ex.remove_time = e.get("Timestamp")
         ex.remove_reason = e.get("Removed Reason")
         for rdd in self.live_rdds.values():
-            rdd.distributions.pop(ex.executor_id, None)
-            for name, part in list(rdd.partitions.items()):
-                if ex.executor_id not in part.executors:
-                    continue
-                n = len(part.executors)
-                if n == 1:
-                    del rdd.partitions[name]
-                    rdd.memory_used = max(0, rdd.memory_used - part.memory_used)
-                    rdd.disk_used = max(0, rdd.disk_used - part.disk_used)
-                else:
-                    rdd.memory_used = max(0, rdd.memory_used - part.memory_used // n)
-                    rdd.disk_used = max(0, rdd.disk_used - part.disk_used // n)
-                    self._set_partition(rdd, part, [x for x in part.executors if x != ex.executor_id],
-                                        max(0, part.memory_used - part.memory_used // n),
-                                        max(0, part.disk_used - part.disk_used // n))
+            drop_executor(rdd, ex.executor_id)
         if any((s.submission or 0) < (ex.remove_time or 0) for s in self.live_stages.values()):
             self.dead_executors[ex.executor_id] = ex
 
@@ -299,11 +275,11 @@ class StatusListener:
     # --- jobs and stages ------------------------------------------------------------------------------------------
 
     def _stage(self, info: Mapping[str, Any]) -> StageState:
-        key = (info.get("Stage ID"), info.get("Stage Attempt ID", 0))
-        stage = self.live_stages.get(key)  # type: ignore[arg-type]
+        key: tuple[int, int] = (info.get("Stage ID"), info.get("Stage Attempt ID", 0))  # type: ignore[assignment]
+        stage = self.live_stages.get(key)
         if stage is None:
-            stage = self.live_stages[key] = StageState(*key)  # type: ignore[arg-type, misc]
-            self.state.stages[key] = stage  # type: ignore[index]
+            stage = self.live_stages[key] = StageState(*key)
+            self.state.stages[key] = stage
         self._stage_info(stage, info)
         return stage
 
@@ -373,9 +349,9 @@ class StatusListener:
             job.completed_stages.discard(stage.stage_id)
             job.active_stages += 1
         for rdd in info.get("RDD Info") or ():
-            level = _level(rdd.get("Storage Level"))
+            level = level_of(rdd.get("Storage Level"))
             rid = rdd.get("RDD ID")
-            if _valid(level) and rid not in self.live_rdds:
+            if valid_level(level) and rid not in self.live_rdds:
                 r = self.live_rdds[rid] = RddState(rid, rdd.get("Name") or "", rdd.get("Number of Partitions", 0),
                                                    level)
                 self.state.rdds[rid] = r
@@ -459,7 +435,7 @@ class StatusListener:
         executor = info.get("Executor ID")
         finish = info.get("Finish Time", 0)
         duration = finish - info.get("Launch Time", 0) if finish else 0
-        live = self.live_tasks.pop(info.get("Task ID"), None)  # type: ignore[arg-type]
+        live = self.live_tasks.pop(info.get("Task ID"), None)
         delta = None
         if live is not None:
             task = live[0]
@@ -512,7 +488,7 @@ class StatusListener:
                     job.killed_summary[why] = job.killed_summary.get(why, 0) + 1
                 if remove and job.frozen is not None:
                     job.frozen = job_doc(job)  # Spark writes the job again as the stage leaves
-            summary = stage.executor_summary(executor)  # type: ignore[arg-type]
+            summary = stage.executor_summary(executor)
             summary.task_time += duration
             summary.succeeded += completed
             summary.failed += failed_n
@@ -523,7 +499,7 @@ class StatusListener:
             summary.peaks = peak_update(summary.peaks, peaks)
             if remove:
                 del self.live_stages[key]  # type: ignore[arg-type]
-        ex = self.live_executors.get(executor)  # type: ignore[arg-type]
+        ex = self.live_executors.get(executor)
         if ex is not None:
             ex.active_tasks -= 1
             ex.completed_tasks += completed
@@ -548,107 +524,16 @@ class StatusListener:
             summary = stage.executor_summary(executor_id)  # type: ignore[arg-type]
             summary.peaks = peak_update(summary.peaks, peaks)
 
-    # --- storage --------------------------------------------------------------------------------------------------
+    # --- storage ------------------------------------------------------------------------------------------------
 
     def _unpersist(self, e: dict) -> None:
         rdd = self.live_rdds.pop(e.get("RDD ID"), None)  # type: ignore[arg-type]
         self.state.rdds.pop(e.get("RDD ID"), None)  # type: ignore[arg-type]
-        if rdd is None:
-            return
-        for part in rdd.partitions.values():
-            for executor_id in part.executors:
-                ex = self.live_executors.get(executor_id)
-                if ex is not None:
-                    ex.rdd_blocks -= 1
-        for executor_id, dist in rdd.distributions.items():
-            ex = self.live_executors.get(executor_id)
-            if ex is None:
-                continue
-            if ex.has_memory_info:
-                if rdd.off_heap:
-                    ex.used_off_heap = max(0, ex.used_off_heap - dist.off_heap_used)
-                else:
-                    ex.used_on_heap = max(0, ex.used_on_heap - dist.on_heap_used)
-            ex.memory_used = max(0, ex.memory_used - dist.memory_used)
-            ex.disk_used = max(0, ex.disk_used - dist.disk_used)
-
-    @staticmethod
-    def _set_partition(rdd: RddState, part: RddPartition, executors: list[str], memory: int, disk: int) -> None:
-        level = rdd.level
-        part.executors = executors
-        part.memory_used = memory
-        part.disk_used = disk
-        part.storage_level = storage_description(disk > 0, memory > 0, level[2], level[3] if memory > 0 else False,
-                                                 len(executors))
+        if rdd is not None:
+            unpersist(rdd, self.live_executors)
 
     def _block_updated(self, e: dict) -> None:
-        info = e.get("Block Updated Info") or _EMPTY
-        block = info.get("Block ID") or ""
-        bm = info.get("Block Manager ID") or _EMPTY
-        executor_id = bm.get("Executor ID")
-        level = _level(info.get("Storage Level"))
-        disk_delta = (info.get("Disk Size") or 0) * (1 if level[0] else -1)
-        memory_delta = (info.get("Memory Size") or 0) * (1 if level[1] else -1)
-        ex = self.live_executors.get(executor_id)  # type: ignore[arg-type]
-        if block.startswith("rdd_"):
-            self._rdd_block(block, executor_id, level, memory_delta, disk_delta, ex)  # type: ignore[arg-type]
-        elif block.startswith("broadcast_") and ex is not None:
-            self._executor_storage(ex, level, memory_delta, disk_delta)
-
-    @staticmethod
-    def _executor_storage(ex: ExecutorState, level: tuple, memory_delta: int, disk_delta: int) -> None:
-        if ex.has_memory_info:
-            if level[2]:
-                ex.used_off_heap = max(0, ex.used_off_heap + memory_delta)
-            else:
-                ex.used_on_heap = max(0, ex.used_on_heap + memory_delta)
-        ex.memory_used = max(0, ex.memory_used + memory_delta)
-        ex.disk_used = max(0, ex.disk_used + disk_delta)
-
-    def _rdd_block(self, block: str, executor_id: str, level: tuple, memory_delta: int, disk_delta: int,
-                   ex: ExecutorState | None) -> None:
-        try:
-            rdd_id = int(block.split("_")[1])
-        except (IndexError, ValueError):
-            return
-        if ex is not None:
-            self._executor_storage(ex, level, memory_delta, disk_delta)
-        blocks_delta = 0
-        rdd = self.live_rdds.get(rdd_id)
-        if rdd is not None:
-            part = rdd.partitions.get(block)
-            if part is None:
-                part = rdd.partitions[block] = RddPartition(block)
-                self._set_partition(rdd, part, [], 0, 0)
-            if _valid(level):
-                executors = part.executors
-                if executor_id not in executors:
-                    blocks_delta = 1
-                    executors = [*executors, executor_id]
-            else:
-                blocks_delta = -1
-                executors = [x for x in part.executors if x != executor_id]
-            if executors:
-                self._set_partition(rdd, part, executors, max(0, part.memory_used + memory_delta),
-                                    max(0, part.disk_used + disk_delta))
-            else:
-                del rdd.partitions[block]
-            if ex is not None:
-                if ex.rdd_blocks + blocks_delta > 0:
-                    dist = rdd.distribution(executor_id)
-                    dist.memory_used = max(0, dist.memory_used + memory_delta)
-                    dist.disk_used = max(0, dist.disk_used + disk_delta)
-                    if ex.has_memory_info:
-                        if level[2]:
-                            dist.off_heap_used = max(0, dist.off_heap_used + memory_delta)
-                        else:
-                            dist.on_heap_used = max(0, dist.on_heap_used + memory_delta)
-                else:
-                    rdd.distributions.pop(executor_id, None)
-            rdd.memory_used = max(0, rdd.memory_used + memory_delta)
-            rdd.disk_used = max(0, rdd.disk_used + disk_delta)
-        if ex is not None:
-            ex.rdd_blocks += blocks_delta
+        block_updated(e.get("Block Updated Info") or _EMPTY, self.live_rdds, self.live_executors)
 
 
 STATUS_EVENTS: tuple[str, ...] = (

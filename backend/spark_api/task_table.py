@@ -89,7 +89,7 @@ class StageTasks:
             out = self._sorted[name] = sorted(map(value, rows))
         return out
 
-    def ordered(self, key: Callable[[TaskRow], object] | None, descending: bool) -> Iterable[TaskRow]:
+    def ordered(self, key: Callable[[TaskRow], int] | None, descending: bool) -> Iterable[TaskRow]:
         """Rows by task id, or by ``key`` with ties by task id (Spark's index order), either way round."""
         rows = sorted(self.rows.values(), key=lambda t: t.task_id)
         if key is not None:

@@ -47,7 +47,8 @@ def parse_date_param(value: str) -> int:
             return (t - _EPOCH) // timedelta(milliseconds=1)
         m = _DAY.fullmatch(value)
         if m is not None:
-            return (datetime(*(int(g) for g in m.groups()), tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
+            y, mo, d = (int(g) for g in m.groups())
+            return (datetime(y, mo, d, tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
     except ValueError:
         pass
     raise ValueError(f"Couldn't parse date: {value}")

@@ -25,7 +25,8 @@ def executor_doc(ex: ExecutorState) -> dict:
         doc["removeReason"] = ex.remove_reason
     doc["executorLogs"] = dict(ex.logs)
     if ex.has_memory_info:
-        doc["memoryMetrics"] = {"usedOnHeapStorageMemory": ex.used_on_heap, "usedOffHeapStorageMemory": ex.used_off_heap,
+        doc["memoryMetrics"] = {"usedOnHeapStorageMemory": ex.used_on_heap,
+                                "usedOffHeapStorageMemory": ex.used_off_heap,
                                 "totalOnHeapStorageMemory": ex.total_on_heap,
                                 "totalOffHeapStorageMemory": ex.total_off_heap}
     doc["blacklistedInStages"] = sorted(ex.excluded_in_stages)

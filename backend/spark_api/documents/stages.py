@@ -29,7 +29,7 @@ class StageQuery:
 
 def _executor_summary_doc(s: ExecutorStageSummary) -> dict:
     m = s.metrics
-    doc = {"taskTime": s.task_time, "failedTasks": s.failed, "succeededTasks": s.succeeded,
+    doc: dict = {"taskTime": s.task_time, "failedTasks": s.failed, "succeededTasks": s.succeeded,
            "killedTasks": s.killed, "inputBytes": m[10], "inputRecords": m[11], "outputBytes": m[12],
            "outputRecords": m[13], "shuffleRead": m[17] + m[19], "shuffleReadRecords": m[20],
            "shuffleWrite": m[31], "shuffleWriteRecords": m[33], "memoryBytesSpilled": m[7],
