@@ -40,14 +40,13 @@ class AppStore:
     def catch_up(self) -> AppState:
         """The state after every event the log holds now (reading only what was added since the last call)."""
         with self._lock:
-            follower, feed, sql = self._follower, self.listener.feed, self.sql.feed
+            follower, feed = self._follower, self.listener.feed
             while not follower.finalized:
                 events = follower.poll(_BATCH)
                 if not events:
                     break
                 for ev in events:
                     feed(ev.event)
-                    sql(ev.event, ev.line)
         return self.listener.state
 
     @property

@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import msgspec
+import orjson
+
 from backend.eventlog.decode import EventDecoder
+from backend.spark.model.event_fields import RAW, fields_decoder
 from backend.spark.sql_plan.plans import ADAPTIVE as SQL_ADAPTIVE
 from backend.spark.sql_plan.plans import END as SQL_END
 from backend.spark.sql_plan.plans import SQL_EVENTS
@@ -51,7 +55,15 @@ def _value_string(v: Any) -> str | None:
 
 
 def accumulable_infos(accums: Any) -> list[dict]:
-    """A stage's or task's accumulables as the API lists them: Spark's internal metrics and SQL metrics left out."""
+    """A stage's or task's accumulables as the API lists them: Spark's internal metrics and SQL metrics left out.
+
+    ``accums`` may be the list's JSON bytes (a task's, :data:`RAW`): only decoded when some accumulable in it is not
+    internal, which the bytes tell (each marks itself ``"Internal":...`` since Spark 2)."""
+    if isinstance(accums, msgspec.Raw):
+        raw = bytes(accums)
+        if raw == b"[]" or (b'"Internal":' in raw and b'"Internal":false' not in raw):
+            return []
+        accums = orjson.loads(raw)
     out = []
     for a in accums or ():
         if not isinstance(a, dict) or a.get("Internal") or a.get("Metadata") == "sql":
@@ -66,6 +78,20 @@ def accumulable_infos(accums: Any) -> list[dict]:
         info["value"] = _value_string(a.get("Value"))
         out.append(info)
     return out
+
+
+_SUCCESS_BYTES = b'{"Reason":"Success"}'
+_SUCCESS: Mapping[str, Any] = {"Reason": "Success"}
+
+
+def _loaded(value: Any) -> Mapping[str, Any]:
+    """An object field the decoder left as its bytes (:data:`RAW`), or found whole, as a mapping."""
+    if isinstance(value, msgspec.Raw):
+        raw = bytes(value)
+        if raw == _SUCCESS_BYTES:
+            return _SUCCESS
+        value = orjson.loads(raw) if raw else None
+    return value if isinstance(value, dict) else _EMPTY
 
 
 def _pairs(v: Any) -> list:
@@ -427,11 +453,11 @@ class StatusListener:
         info = e.get("Task Info")
         if not info:
             return
-        reason = e.get("Task End Reason") or _EMPTY
+        reason = _loaded(e.get("Task End Reason"))
         kind = reason.get("Reason")
         # Spark 4 reads an end without metrics (an executor lost, an old log's failure) as all zeros
         metrics = read_task_metrics(e.get("Task Metrics") or _EMPTY)
-        peaks = read_peaks(e.get("Task Executor Metrics"))
+        peaks = read_peaks(_loaded(e.get("Task Executor Metrics")))
         executor = info.get("Executor ID")
         finish = info.get("Finish Time", 0)
         duration = finish - info.get("Launch Time", 0) if finish else 0
@@ -547,6 +573,35 @@ STATUS_EVENTS: tuple[str, ...] = (
 )
 
 
+_PUSH = dict.fromkeys(["Corrupt Merged Block Chunks", "Merged Fallback Count", "Merged Remote Blocks Fetched",
+                       "Merged Local Blocks Fetched", "Merged Remote Chunks Fetched", "Merged Local Chunks Fetched",
+                       "Merged Remote Bytes Read", "Merged Local Bytes Read", "Merged Remote Requests Duration"])
+_TASK_INFO = dict.fromkeys(["Task ID", "Index", "Attempt", "Partition ID", "Launch Time", "Executor ID", "Host",
+                            "Locality", "Speculative", "Getting Result Time", "Finish Time", "Failed", "Killed"])
+_TASK_INFO["Accumulables"] = RAW  # mostly Spark's internal metrics and SQL metrics: decoded only if others are there
+# The fields read of the two events that are most of a log (two per task); every other event is read whole.
+_TASK_READ: dict[str, dict[str, Any]] = {
+    "SparkListenerTaskStart": {"Stage ID": None, "Stage Attempt ID": None, "Task Info": _TASK_INFO},
+    "SparkListenerTaskEnd": {
+        "Stage ID": None, "Stage Attempt ID": None, "Task Info": _TASK_INFO, "Task End Reason": RAW,
+        "Task Executor Metrics": RAW,
+        "Task Metrics": {
+            **dict.fromkeys(["Executor Deserialize Time", "Executor Deserialize CPU Time", "Executor Run Time",
+                             "Executor CPU Time", "Result Size", "JVM GC Time", "Result Serialization Time",
+                             "Memory Bytes Spilled", "Disk Bytes Spilled", "Peak Execution Memory"]),
+            "Input Metrics": dict.fromkeys(["Bytes Read", "Records Read"]),
+            "Output Metrics": dict.fromkeys(["Bytes Written", "Records Written"]),
+            "Shuffle Read Metrics": {
+                **dict.fromkeys(["Remote Blocks Fetched", "Local Blocks Fetched", "Fetch Wait Time",
+                                 "Remote Bytes Read", "Remote Bytes Read To Disk", "Local Bytes Read",
+                                 "Total Records Read", "Remote Requests Duration"]),
+                "Shuffle Push Read Metrics": _PUSH},
+            "Shuffle Write Metrics": dict.fromkeys(["Shuffle Bytes Written", "Shuffle Write Time",
+                                                    "Shuffle Records Written"])}},
+}
+
+
 def status_decoder() -> EventDecoder:
-    """Decodes the events :class:`StatusListener` reads, whole; skips every other line."""
-    return EventDecoder(dict.fromkeys(STATUS_EVENTS))
+    """Decodes the events :class:`StatusListener` reads (task events narrowed to the fields it reads, typed as the
+    Spark model's are); skips every other line."""
+    return fields_decoder(_TASK_READ, whole=[k for k in STATUS_EVENTS if k not in _TASK_READ])

@@ -8,6 +8,7 @@ a stage's, a job's or an executor's sums are lists of the same length. Peak exec
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -60,43 +61,37 @@ COL: dict[str, int] = {name: i for i, name in enumerate(TASK_METRICS)}  # each m
 _EMPTY: Mapping[str, Any] = {}
 
 
-def _int(value: Any) -> int:
-    return value if type(value) is int else 0
-
-
 def read_task_metrics(tm: Mapping[str, Any]) -> tuple[int, ...]:
-    """A ``"Task Metrics"`` object as a tuple in :data:`TASK_METRICS` order."""
+    """A ``"Task Metrics"`` object as a tuple in :data:`TASK_METRICS` order (its numbers already checked by the
+    decoder: ``backend.spark_api.listener.status_decoder``)."""
     g = tm.get
     sr = g(_SR) or _EMPTY
     push = sr.get(_PUSH) or _EMPTY
     sw = g(_SW) or _EMPTY
     inp = g("Input Metrics") or _EMPTY
     out = g("Output Metrics") or _EMPTY
+    s, p = sr.get, push.get
     return (
-        _int(g("Executor Deserialize Time")), _int(g("Executor Deserialize CPU Time")),
-        _int(g("Executor Run Time")), _int(g("Executor CPU Time")), _int(g("Result Size")),
-        _int(g("JVM GC Time")), _int(g("Result Serialization Time")), _int(g("Memory Bytes Spilled")),
-        _int(g("Disk Bytes Spilled")), _int(g("Peak Execution Memory")),
-        _int(inp.get("Bytes Read")), _int(inp.get("Records Read")),
-        _int(out.get("Bytes Written")), _int(out.get("Records Written")),
-        _int(sr.get("Remote Blocks Fetched")), _int(sr.get("Local Blocks Fetched")), _int(sr.get("Fetch Wait Time")),
-        _int(sr.get("Remote Bytes Read")), _int(sr.get("Remote Bytes Read To Disk")),
-        _int(sr.get("Local Bytes Read")), _int(sr.get("Total Records Read")), _int(sr.get("Remote Requests Duration")),
-        _int(push.get("Corrupt Merged Block Chunks")), _int(push.get("Merged Fallback Count")),
-        _int(push.get("Merged Remote Blocks Fetched")), _int(push.get("Merged Local Blocks Fetched")),
-        _int(push.get("Merged Remote Chunks Fetched")), _int(push.get("Merged Local Chunks Fetched")),
-        _int(push.get("Merged Remote Bytes Read")), _int(push.get("Merged Local Bytes Read")),
-        _int(push.get("Merged Remote Requests Duration")),
-        _int(sw.get("Shuffle Bytes Written")), _int(sw.get("Shuffle Write Time")),
-        _int(sw.get("Shuffle Records Written")),
+        g("Executor Deserialize Time") or 0, g("Executor Deserialize CPU Time") or 0,
+        g("Executor Run Time") or 0, g("Executor CPU Time") or 0, g("Result Size") or 0,
+        g("JVM GC Time") or 0, g("Result Serialization Time") or 0, g("Memory Bytes Spilled") or 0,
+        g("Disk Bytes Spilled") or 0, g("Peak Execution Memory") or 0,
+        inp.get("Bytes Read") or 0, inp.get("Records Read") or 0,
+        out.get("Bytes Written") or 0, out.get("Records Written") or 0,
+        s("Remote Blocks Fetched") or 0, s("Local Blocks Fetched") or 0, s("Fetch Wait Time") or 0,
+        s("Remote Bytes Read") or 0, s("Remote Bytes Read To Disk") or 0, s("Local Bytes Read") or 0,
+        s("Total Records Read") or 0, s("Remote Requests Duration") or 0,
+        p("Corrupt Merged Block Chunks") or 0, p("Merged Fallback Count") or 0, p("Merged Remote Blocks Fetched") or 0,
+        p("Merged Local Blocks Fetched") or 0, p("Merged Remote Chunks Fetched") or 0,
+        p("Merged Local Chunks Fetched") or 0, p("Merged Remote Bytes Read") or 0, p("Merged Local Bytes Read") or 0,
+        p("Merged Remote Requests Duration") or 0,
+        sw.get("Shuffle Bytes Written") or 0, sw.get("Shuffle Write Time") or 0, sw.get("Shuffle Records Written") or 0,
     )
 
 
 def add_into(total: list[int], metrics: Sequence[int]) -> None:
     """Add one task's metrics to a running sum."""
-    for i, v in enumerate(metrics):
-        if v:
-            total[i] += v
+    total[:] = map(operator.add, total, metrics)
 
 
 def metrics_json(m: Sequence[int]) -> dict:
@@ -133,18 +128,22 @@ PEAK_METRICS: tuple[str, ...] = (
 
 def read_peaks(values: Mapping[str, Any] | None) -> list[int]:
     """An ``"Executor Metrics"`` object as a list in :data:`PEAK_METRICS` order (a missing metric is 0)."""
-    values = values or _EMPTY
-    return [_int(values.get(name)) for name in PEAK_METRICS]
+    if not values:
+        return _ZERO_PEAKS
+    g = values.get
+    return [v if type(v := g(name)) is int else 0 for name in PEAK_METRICS]
 
 
-def peak_update(peaks: list[int] | None, new: Sequence[int]) -> list[int]:
+def peak_update(peaks: list[int] | None, new: list[int]) -> list[int]:
     """The running maxima after one more report (the first report sets them)."""
     if peaks is None:
         return [max(v, 0) for v in new]
-    for i, v in enumerate(new):
-        if v > peaks[i]:
-            peaks[i] = v
+    if new is not _ZERO_PEAKS:
+        peaks[:] = map(max, peaks, new)
     return peaks
+
+
+_ZERO_PEAKS = [0] * len(PEAK_METRICS)  # a report without metrics (shared: never changed)
 
 
 def peak_json(peaks: Sequence[int]) -> dict:

@@ -20,7 +20,7 @@ what is wrong with it; a field the model reads that the shape does not constrain
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import reduce
 from typing import Annotated, Any, NotRequired, Required, TypedDict
 
@@ -34,7 +34,9 @@ from backend.spark.sql_plan.plans import ADAPTIVE as SQL_ADAPTIVE
 from backend.spark.sql_plan.plans import DRIVER as SQL_DRIVER
 from backend.spark.sql_plan.plans import START as SQL_START
 
-__all__ = ["READ", "model_decoder"]
+__all__ = ["RAW", "READ", "fields_decoder", "model_decoder"]
+
+RAW = msgspec.Raw  # a field left undecoded, as its JSON bytes (``fields_decoder``'s readers decode it if they must)
 
 _TASK_INFO = dict.fromkeys(["Task ID", "Index", "Partition ID", "Attempt", "Launch Time", "Finish Time",
                             "Executor ID", "Host", "Speculative", "Killed", "Failed"])
@@ -140,6 +142,9 @@ def _typed(name: str, read: Mapping[str, Any], spec: Spec) -> type:
     """A ``TypedDict`` of the ``read`` fields, each typed as ``spec`` says (``Any`` where it says nothing)."""
     fields: dict[str, Any] = {}
     for key, inner in read.items():
+        if inner is RAW:
+            fields[key] = NotRequired[msgspec.Raw]
+            continue
         entry = spec.get(key)
         if entry is None:
             fields[key] = NotRequired[Any]
@@ -151,6 +156,16 @@ def _typed(name: str, read: Mapping[str, Any], spec: Spec) -> type:
         else:
             fields[key] = NotRequired[t | None if nullable else t]
     return TypedDict(name.replace(" ", "_"), fields, total=False)  # type: ignore[operator]
+
+
+def fields_decoder(read: Mapping[str, Mapping[str, Any]], whole: Iterable[str] = ()) -> EventDecoder:
+    """A decoder for another reader of Spark's events: of each type in ``read`` (a type :data:`EVENTS` describes)
+    only those fields, typed and checked as the model's are (a field read as :data:`RAW` is left as its bytes); the
+    ``whole`` types whole; every other type skipped."""
+    wanted: dict[str, type | Callable[[bytes], Any] | None] = dict.fromkeys(whole)
+    for kind, fields in read.items():
+        wanted[kind] = _typed(kind, {"Event": None, **fields}, EVENTS[kind])
+    return EventDecoder(wanted)
 
 
 def model_decoder(name_plans: bool = True) -> EventDecoder:
