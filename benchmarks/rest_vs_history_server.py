@@ -54,7 +54,8 @@ SUMMARY_TASKS = 100_000
 
 
 def load() -> str:
-    return "load %.1f %.1f %.1f" % os.getloadavg()
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.1f} {five:.1f} {fifteen:.1f}"
 
 
 def fetch(url: str, timeout: float = 600.0) -> object:

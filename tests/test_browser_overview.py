@@ -114,3 +114,19 @@ def test_a_post_mortem_opens_on_its_overview_and_its_rows_open_stored_moments(pa
     page.wait_for_selector("#why .late-holder tr[data-task]", timeout=15000)
     assert page.locator("#toast:not([hidden])").count() == 0, page.inner_text("#toast")
     assert not errors, errors
+
+
+def test_the_overview_links_the_applications_rest_documents(page, server, straggler_sid):
+    """The Overview links Spark's REST API of its application (backend/spark_api): the jobs link answers the same
+    jobs the Overview counts."""
+    o = overview_of(server, straggler_sid)
+    rest = o["application"]["rest"]
+    assert rest.startswith("/api/v1/applications/local-")
+    page.goto(f"{server.url}/#/s/{straggler_sid}")
+    page.wait_for_selector("#overview:not([hidden]) .ov-rest-link")
+    links = {a.inner_text(): a.get_attribute("href") for a in page.query_selector_all("#overview .ov-rest-link")}
+    assert links["jobs"] == rest + "/jobs" and links["application"] == rest
+    with httpx.Client(base_url=server.url, timeout=60) as c:
+        jobs = c.get(links["jobs"]).json()
+        assert len(jobs) == o["application"]["jobs"]
+        assert c.get(links["application"]).json()["id"] == rest.split("/")[4]

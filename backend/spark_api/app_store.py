@@ -6,7 +6,8 @@ log runs the Spark model on events narrowed to what the tracker reads, while the
 every metric, accumulator and error, each executor's and RDD's storage; decoding all that for every session would
 slow every replay for answers most sessions are never asked. One :class:`AppStore` reads its log once, through the
 project's readers (:class:`~backend.eventlog.EventLogFollower`: codecs, rolling directories, a log still written),
-with a decoder that skips every event :class:`~backend.spark_api.listener.StatusListener` does not read.
+with a decoder that skips every event :class:`~backend.spark_api.listener.StatusListener` does not read; the SQL
+plans (``/sql``) are read apart, when asked for (:meth:`AppStore.sql`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from backend.eventlog import EventLogFollower, LineError
 from backend.eventlog.eventlog_layout import describe_log
 from backend.spark.sql_plan.plans import SqlPlans
+from backend.spark.sql_plan.read import read_plans
 from backend.spark_api.app_state import AppState
 from backend.spark_api.listener import StatusListener, status_decoder
 
@@ -33,7 +35,7 @@ class AppStore:
         self.log = Path(log)
         self.errors: list[LineError] = []
         self.listener = StatusListener()
-        self.sql = SqlPlans()  # the SQL executions' plans and metrics, fed the same events
+        self._sql: tuple[tuple, SqlPlans] | None = None
         self._follower = EventLogFollower(self.log, on_error=self.errors.append, decode=status_decoder())
         self._lock = threading.Lock()
 
@@ -48,6 +50,17 @@ class AppStore:
                 for ev in events:
                     feed(ev.event)
         return self.listener.state
+
+    def sql(self) -> SqlPlans:
+        """The SQL executions' plans and metrics (``backend.spark.sql_plan``), read when first asked for and again
+        when the log has changed: a second pass, since most requests never ask for them and their metrics are a
+        third of the work of reading a SQL application's tasks."""
+        with self._lock:
+            stamp = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in self.files())
+            if self._sql is None or self._sql[0] != stamp:
+                plans, _problems = read_plans(self.log)
+                self._sql = (stamp, plans)
+            return self._sql[1]
 
     @property
     def finalized(self) -> bool:

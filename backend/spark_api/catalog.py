@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from backend.eventlog import EventLogReader
+from backend.eventlog.decode import EventDecoder
 from backend.spark_api.app_store import AppStore
 
-__all__ = ["AppListing", "Applications", "AttemptListing", "SessionApplications", "listings_of"]
+__all__ = ["AppListing", "Applications", "AttemptListing", "SessionApplications", "listings_of", "rest_path"]
 
 
 @dataclass
@@ -49,6 +51,24 @@ class Applications(Protocol):
     def attempt(self, app_id: str, attempt_id: str | None) -> AppStore | None:
         """The store of one application attempt (replayed when first read), or None if there is no such attempt."""
         ...
+
+
+_START = "SparkListenerApplicationStart"
+_rest_paths: dict[Path, str | None] = {}
+
+
+def rest_path(log: Path) -> str | None:
+    """The REST path of the application attempt logged at ``log`` (``/api/v1/applications/<id>[/<attempt>]``), read
+    from its start event (the log read only that far, and once); None before the application has started."""
+    got = _rest_paths.get(log)
+    if got is None:
+        for ev in EventLogReader(log, decode=EventDecoder({_START: None})):
+            if ev.event.get("Event") == _START and isinstance(ev.event.get("App ID"), str):
+                attempt = ev.event.get("App Attempt ID")
+                got = _rest_paths[log] = f"/api/v1/applications/{ev.event['App ID']}" + \
+                    (f"/{attempt}" if attempt is not None else "")
+                break
+    return got
 
 
 def _listing(store: AppStore) -> tuple[str, str, AttemptListing] | None:

@@ -8,10 +8,14 @@ schedule: a live session's answer is the one as it stands.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi import APIRouter, Depends, HTTPException, Query
+from starlette.concurrency import run_in_threadpool
 
 from backend.sessions.session import Session
 from backend.spark.diagnosis.cores_whatif import cores_whatif, default_cores, parse_cores
+from backend.spark_api.catalog import rest_path
 from backend.views.overview import plan_findings_possible, session_overview
 from backend.web.api import deps
 from backend.web.api.models import Problem
@@ -23,7 +27,8 @@ router = APIRouter(prefix="/api/sessions/{sid}", tags=["overview"])
 @router.get("/overview", responses={404: {"model": Problem}},
             summary="The Overview: the application, its slowest times and what held them, the findings, the what-if",
             description="`{application: {name, engine, start, end, duration_s, jobs, times, failed_times, "
-                        "streaming_queries, tasks, task_seconds, recorded_cores, idle_cores_pct, whatif: "
+                        "streaming_queries, tasks, task_seconds, recorded_cores, idle_cores_pct, rest (a Spark "
+                        "event log's /api/v1/applications/<id>[/<attempt>]: Spark's REST API of it), whatif: "
                         "{recorded_cores, 2x: {cores, wall_s, change_pct}, 0.5x: {...}, critical_path_s, "
                         "assumptions} | null}, slowest: [{scope, name, time, job_ids, batch_id, latency_s, start, "
                         "end, top: {kind, seconds, from, to, holder}}], groups: [{kind, label, count, impact_s, "
@@ -38,7 +43,12 @@ async def overview(session: Session = Depends(deps.session)):
         except HTTPException:  # no plans to read: a session without a Spark log
             pass
     found = [f for ex in planned["executions"] for f in ex["findings"]]
-    return deps.JSON(session_overview(session, found))
+    answer = session_overview(session, found)
+    path = getattr(session.feed, "path", None)
+    if path is not None and getattr(session.feed, "kind", None) == "spark-event-log":
+        # the application's documents in Spark's REST API (backend/spark_api), linked from the Overview
+        answer["application"]["rest"] = await run_in_threadpool(rest_path, Path(path))
+    return deps.JSON(answer)
 
 
 @router.get("/cores-whatif", responses={400: {"model": Problem}, 404: {"model": Problem}},

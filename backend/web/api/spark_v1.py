@@ -227,15 +227,16 @@ def _environment(store: AppStore, rest: list[str], q: Any) -> Response:
 
 def _sql(store: AppStore, rest: list[str], q: Any) -> Response:
     state = store.catch_up()
+    plans = store.sql()
     details, described = _bool(q, "details", True), _bool(q, "planDescription", True)
     if not rest:
-        return _json(execution_list(store.sql, state.sql_starts, details, described,
+        return _json(execution_list(plans, state.sql_starts, details, described,
                                     _int(q.get("offset") or "0"), _int(q.get("length") or "20")))
     eid = _int(rest[0])
-    ex = store.sql.executions.get(eid)
+    ex = plans.executions.get(eid)
     if ex is None or len(rest) > 1:
         raise SparkError(404, f"unknown query execution id: {eid}")
-    return _json(execution_doc(store.sql, ex, state.sql_starts.get(eid, {}), details, described))
+    return _json(execution_doc(plans, ex, state.sql_starts.get(eid, {}), details, described))
 
 
 _HANDLERS: dict[str, Callable[[AppStore, list[str], Any], Response]] = {

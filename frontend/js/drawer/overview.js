@@ -110,9 +110,13 @@ function render(o) {
         ${g.count > 1 ? `<button class="group-more" data-g="${gi}">the other ${g.count - 1}</button><div class="group-rest" hidden></div>` : ""}</td>
       <td class="num" title="${esc(f.impact_note || "")}">${esc(impactWords(g.impact_s))}</td></tr>`;
   }).join("");
+  const rest = a.rest ? `<div class="ov-rest"><span class="ov-label">Spark's REST API</span>
+      ${[["application", ""], ["jobs", "/jobs"], ["stages", "/stages"], ["executors", "/allexecutors"],
+         ["SQL", "/sql"], ["environment", "/environment"]].map(([label, tail]) =>
+        `<a class="ov-rest-link" href="${esc(a.rest + tail)}" target="_blank" rel="noopener">${label}</a>`).join(" · ")}</div>` : "";
   $("#overview").innerHTML = `<div class="ov-head"><h2>${esc(a.name)}</h2>
       <button id="overview-close" title="the dataflow graph, the timeline and the tabs">Show the graph ›</button></div>
-    <div class="ov-facts">${facts.join(" · ")}</div>${whatif}
+    <div class="ov-facts">${facts.join(" · ")}</div>${rest}${whatif}
     <h3>Slowest</h3>${slow ? `<table class="ov-table"><tr><th>time</th><th>took</th><th>held longest by</th></tr>${slow}</table>` : `<p class="muted">No completed time yet.</p>`}
     <h3>Findings${o.findings_total ? ` <span class="muted" id="overview-findings-count" data-total="${o.findings_total}">${o.findings_total} in ${o.groups.length} group${o.groups.length === 1 ? "" : "s"}, largest impact first${o.groups.length > TOP_GROUPS ? ` (the first ${TOP_GROUPS})` : ""}</span>` : ""}</h3>
     ${found ? `<table class="ov-table"><tr><th>kind</th><th>what, and what to change</th><th>impact</th></tr>${found}</table>` : `<p class="muted">No findings.</p>`}`;
