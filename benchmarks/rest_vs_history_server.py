@@ -83,7 +83,7 @@ def wait_for_jobs(api: str, app_id: str, jobs: int, started: float, proc: subpro
 def largest_stage(api: str, app_id: str) -> tuple[int, int]:
     stages = fetch(f"{api}/applications/{app_id}/stages")
     assert isinstance(stages, list) and stages
-    s = max(stages, key=lambda s: s["numTasks"])
+    s = max(stages, key=lambda s: s["numCompleteTasks"])
     return s["stageId"], s["attemptId"]
 
 
@@ -96,12 +96,7 @@ def flowscope_server(log: Path) -> Iterator[tuple[str, subprocess.Popen]]:
     try:
         yield f"http://127.0.0.1:{port}/api/v1", proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        hs.stop_process(proc)
 
 
 @contextlib.contextmanager

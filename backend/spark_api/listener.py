@@ -100,6 +100,19 @@ def _pairs(v: Any) -> list:
     return sorted(pairs, key=lambda p: p[0]) if pairs and isinstance(pairs[0], list) and len(pairs[0]) == 2 else pairs
 
 
+def _count_end(entity: StageState | JobState, index: int, completed: int, failed: int, killed_why: str | None) -> None:
+    """One task attempt ended, in a stage's or a job's counts (``index``: the task's, packed with its stage's
+    for a job)."""
+    entity.active_tasks -= 1
+    entity.completed_tasks += completed
+    if completed:
+        entity.completed_indices.add(index)
+    entity.failed_tasks += failed
+    if killed_why is not None:
+        entity.killed_tasks += 1
+        entity.killed_summary[killed_why] = entity.killed_summary.get(killed_why, 0) + 1
+
+
 class StatusListener:
     """Applies events to ``state`` (see the module docstring)."""
 
@@ -483,16 +496,9 @@ class StatusListener:
         if stage is not None:
             if delta is not None:
                 add_into(stage.metrics, delta)
-            stage.active_tasks -= 1
-            stage.completed_tasks += completed
             index = info.get("Index", 0)
-            if completed:
-                stage.completed_indices.add(index)
-            stage.failed_tasks += failed_n
-            stage.killed_tasks += killed_n
-            if killed_n:
-                why = killed_reason(reason)
-                stage.killed_summary[why] = stage.killed_summary.get(why, 0) + 1
+            why = killed_reason(reason) if killed_n else None
+            _count_end(stage, index, completed, failed_n, why)
             stage.active_per_executor[executor] = stage.active_per_executor.get(executor, 0) - 1
             if info.get("Speculative"):
                 spec = stage.speculation
@@ -503,15 +509,7 @@ class StatusListener:
             remove = stage.active_tasks == 0 and stage.status in ("COMPLETE", "FAILED")
             packed = (stage.stage_id << 32) | index
             for job in stage.jobs:
-                job.active_tasks -= 1
-                job.completed_tasks += completed
-                if completed:
-                    job.completed_indices.add(packed)
-                job.failed_tasks += failed_n
-                job.killed_tasks += killed_n
-                if killed_n:
-                    why = killed_reason(reason)
-                    job.killed_summary[why] = job.killed_summary.get(why, 0) + 1
+                _count_end(job, packed, completed, failed_n, why)
                 if remove and job.frozen is not None:
                     job.frozen = job_doc(job)  # Spark writes the job again as the stage leaves
             summary = stage.executor_summary(executor)
