@@ -183,12 +183,12 @@ def summary_times(log: Path, meta: dict) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--shape", choices=["big", "small", "both"], default="both")
+    ap.add_argument("--shape", choices=["big", "small", "both", "none"], default="both")
     ap.add_argument("--no-hs", action="store_true", help="time flowscope alone")
     ap.add_argument("--no-summary", action="store_true", help="skip the 100,000-task taskSummary")
     args = ap.parse_args(argv)
     results: dict = {}
-    for shape in (["big", "small"] if args.shape == "both" else [args.shape]):
+    for shape in {"both": ["big", "small"], "none": []}.get(args.shape, [args.shape]):
         source, copies = SHAPES[shape]
         log, meta = hs.ensure_log(hs.SPARK_EVENTS / "pyspark-4.3" / source, copies, False)
         row = {"jobs": meta["jobs"], "tasks": meta["tasks"], "flowscope": cold_start(flowscope_server, log, meta)}

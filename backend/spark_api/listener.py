@@ -440,6 +440,7 @@ class StatusListener:
         stage = self.live_stages.get(key)  # type: ignore[arg-type]
         if stage is not None:
             stage.tasks.rows[task.task_id] = task
+            stage.tasks.version += 1
             stage.active_tasks += 1
             if stage.first_launch is None or task.launch < stage.first_launch:
                 stage.first_launch = task.launch
@@ -478,6 +479,9 @@ class StatusListener:
         delta = None
         if live is not None:
             task = live[0]
+            ended_in = self.state.stages.get(live[1])
+            if ended_in is not None:
+                ended_in.tasks.version += 1
             task.finish = finish
             task.fetch_start = info.get("Getting Result Time") or 0
             task.duration = duration

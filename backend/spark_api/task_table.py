@@ -60,12 +60,15 @@ def scheduler_delay(t: TaskRow, now: int) -> int:
 class StageTasks:
     """The task attempts of one stage attempt, by task id, with sorted metric columns cached for summaries."""
 
-    __slots__ = ("_sorted", "_sorted_for", "rows")
+    __slots__ = ("_columns", "_rows_for", "_sorted", "_summary_rows", "rows", "version")
 
     def __init__(self) -> None:
         self.rows: dict[int, TaskRow] = {}
+        self.version = 0  # moved by every task start and end (what the cached columns were sorted at)
         self._sorted: dict[str, list[int]] = {}
-        self._sorted_for: tuple[int, int] = (-1, -1)
+        self._summary_rows: tuple[list[TaskRow], list[TaskRow], list[TaskRow]] = ([], [], [])
+        self._rows_for = -1
+        self._columns: list[tuple[int, ...]] | None = None  # the successful attempts' metrics, column by column
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -73,20 +76,29 @@ class StageTasks:
     def summary_rows(self) -> tuple[list[TaskRow], list[TaskRow], list[TaskRow]]:
         """The attempts a summary reads, in task id order: those that succeeded with metrics (whose count places
         every quantile, and whose metrics the metric columns hold), those with metrics (the scheduler delay's), and
-        all of them (the duration's and the getting-result time's: Spark's store indexes those for every attempt)."""
-        rows = list(self.rows.values())
-        measured = [t for t in rows if t.metrics is not None]
-        return [t for t in measured if t.status == "SUCCESS"], measured, rows
-
-    def sorted_column(self, name: str, rows: list[TaskRow], value: Callable[[TaskRow], int]) -> list[int]:
-        """The sorted values of one column over ``rows``, kept until the stage attempt's rows change."""
-        stamp = (len(self.rows), sum(1 for t in self.rows.values() if t.status == "SUCCESS"))
-        if self._sorted_for != stamp:
+        all of them (the duration's and the getting-result time's: Spark's store indexes those for every attempt).
+        Kept, with the sorted columns, until a task starts or ends."""
+        if self._rows_for != self.version:
+            rows = list(self.rows.values())
+            measured = [t for t in rows if t.metrics is not None]
+            self._summary_rows = ([t for t in measured if t.status == "SUCCESS"], measured, rows)
             self._sorted.clear()
-            self._sorted_for = stamp
+            self._columns = None
+            self._rows_for = self.version
+        return self._summary_rows
+
+    def sorted_column(self, name: str, rows: list[TaskRow], value: Callable[[TaskRow], int] | int) -> list[int]:
+        """The sorted values of one column over ``rows`` (a metric's position, over the successful attempts; or a
+        function of an attempt), kept until a task starts or ends (call :meth:`summary_rows` first)."""
         out = self._sorted.get(name)
         if out is None:
-            out = self._sorted[name] = sorted(map(value, rows))
+            if isinstance(value, int):  # a metric of the successful attempts: transposed once, in C
+                if self._columns is None:
+                    self._columns = list(zip(*[t.metrics for t in self._summary_rows[0]], strict=True))
+                out = sorted(self._columns[value])
+            else:
+                out = sorted(map(value, rows))
+            self._sorted[name] = out
         return out
 
     def ordered(self, key: Callable[[TaskRow], int] | None, descending: bool) -> Iterable[TaskRow]:

@@ -110,7 +110,7 @@ def task_summary(stage: StageState, now: int, quantiles: list[float]) -> dict | 
     for path, how in _SUMMARY:
         name = "/".join(path)
         if isinstance(how, int):
-            column = tasks.sorted_column(name, succeeded, _column(how))
+            column = tasks.sorted_column(name, succeeded, how)
         else:
             rows, value = derived[how]
             column = tasks.sorted_column(name, rows, value)
@@ -119,7 +119,3 @@ def task_summary(stage: StageState, now: int, quantiles: list[float]) -> dict | 
             node = node.setdefault(part, {})
         node[path[-1]] = indexed_quantiles(column, quantiles, n)
     return out
-
-
-def _column(i: int) -> Callable[[TaskRow], int]:
-    return lambda t: t.metrics[i]  # type: ignore[index]
