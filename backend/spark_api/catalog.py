@@ -2,13 +2,15 @@
 
 The routes ask only two things: every application's listing fields (``/applications``) and one application attempt's
 state, replayed on demand (everything under ``/applications/{id}``). :class:`SessionApplications` answers both over
-the server's sessions (each Spark event log a session reads: opened, uploaded or found in a followed directory), one
-:class:`~backend.spark_api.app_store.AppStore` per log, made when first needed; an index of a followed directory
-(``backend/history/``) answers the same two questions without replaying what it lists.
+the server's Spark event logs: those its sessions read (opened, uploaded), whose listing fields come from their
+replayed store, and those the index of the followed directories lists (``backend/history/``), whose listing fields
+come from the index without replaying them; one :class:`~backend.spark_api.app_store.AppStore` per log, made when
+first needed and replayed when first read.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -82,13 +84,11 @@ def _listing(store: AppStore) -> tuple[str, str, AttemptListing] | None:
         state.exit_code, store)
 
 
-def listings_of(stores: list[AppStore]) -> list[AppListing]:
-    """The listing of these logs' attempts, grouped by application and ordered as Spark orders them."""
+def listings_of(stores: list[AppStore], listed: Sequence[tuple[str, str, AttemptListing]] = ()) -> list[AppListing]:
+    """The listing of these logs' attempts (replayed to read it) and of attempts ``listed`` already, grouped by
+    application and ordered as Spark orders them."""
     apps: dict[str, AppListing] = {}
-    for store in stores:
-        found = _listing(store)
-        if found is None:
-            continue
+    for found in [*(f for store in stores if (f := _listing(store)) is not None), *listed]:
         app_id, name, attempt = found
         app = apps.setdefault(app_id, AppListing(app_id, name))
         app.attempts.append(attempt)
@@ -98,14 +98,36 @@ def listings_of(stores: list[AppStore]) -> list[AppListing]:
     return sorted(apps.values(), key=lambda a: (a.attempts[0].end, a.app_id), reverse=True)
 
 
-class SessionApplications:
-    """:class:`Applications` over the server's sessions: the Spark event logs they read, one store per log."""
+def _from_index(listing: Any, store: AppStore) -> tuple[str, str, AttemptListing] | None:
+    """An attempt as the followed directories' index lists it (``backend.history``: its first events and its end,
+    read without replaying it)."""
+    if listing.start is None or not listing.app_id:
+        return None
+    start = round(listing.start * 1000)
+    completed = not listing.in_progress
+    end = round(listing.end * 1000) if completed and listing.end is not None else -1
+    return listing.app_id, listing.name or listing.app_id, AttemptListing(
+        listing.attempt, start, end, round(listing.updated * 1000), end - start if end >= 0 else 0,
+        listing.user or "", completed, listing.spark_version or "", listing.exit_code, store)
 
-    def __init__(self, manager: Any) -> None:
+
+class SessionApplications:
+    """:class:`Applications` over the server's Spark event logs: those its sessions read, and those the index of its
+    followed directories lists (``backend.history.applications.Applications``, when there is one), one store per
+    log, made when first needed and replayed when first read."""
+
+    def __init__(self, manager: Any, index: Any = None) -> None:
         self.manager = manager
+        self.index = index
         self._stores: dict[Path, AppStore] = {}
 
-    def _logs(self) -> list[Path]:
+    def _store(self, log: Path) -> AppStore:
+        store = self._stores.get(log)
+        if store is None:
+            store = self._stores[log] = AppStore(log)
+        return store
+
+    def _session_logs(self) -> list[Path]:
         out = []
         for session in list(self.manager.sessions.values()):
             path = getattr(session.feed, "path", None)
@@ -114,16 +136,14 @@ class SessionApplications:
         return out
 
     def stores(self) -> list[AppStore]:
-        out = []
-        for log in self._logs():
-            store = self._stores.get(log)
-            if store is None:
-                store = self._stores[log] = AppStore(log)
-            out.append(store)
-        return out
+        """The stores of the logs the sessions read."""
+        return [self._store(log) for log in self._session_logs()]
 
     def listings(self) -> list[AppListing]:
-        return listings_of(self.stores())
+        indexed = [] if self.index is None else self.index.listings()
+        listed = {Path(x.location) for x in indexed}
+        found = [f for x in indexed if (f := _from_index(x, self._store(Path(x.location)))) is not None]
+        return listings_of([s for s in self.stores() if s.log not in listed], found)
 
     def attempt(self, app_id: str, attempt_id: str | None) -> AppStore | None:
         for app in self.listings():

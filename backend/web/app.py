@@ -200,7 +200,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.manager = manager
     app.state.applications = applications
-    app.state.spark_applications = SessionApplications(manager)  # /api/v1's applications (backend/spark_api)
+    # /api/v1's applications (backend/spark_api): the sessions' Spark logs and the followed directories' index
+    app.state.spark_applications = SessionApplications(manager, applications)
     for router in (sessions.router, scopes.router, timeline.router, live_stream.router, blame.router, diff.router,
                    whatif.router, tasks.router, structured_streaming.router, overview.router,
                    plan.router, spark_v1.router):
