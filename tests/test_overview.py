@@ -152,6 +152,8 @@ def test_the_server_answers_what_the_command_prints(capsys, server):
         bad = c.get(f"/api/sessions/{sid}/cores-whatif", params={"cores": "0"})
     for o in (printed, answered):
         o["application"].pop("name")
+    # the server's answer also links the application's documents in Spark's REST API (backend/spark_api)
+    assert answered["application"].pop("rest") == f"/api/v1/applications/{log.name.removeprefix('eventlog_v2_')}"
     assert answered == printed
     assert whatif["cores"] == [2, 4] and len(whatif["times"]) == 2
     assert default["cores"] == [1, 2, 4, 8]  # half, the recorded 2, twice, four times
