@@ -32,7 +32,8 @@ SPARK_EVENTS_DEFAULT = REPO.parent / "shared" / "spark-events"
 SPARK_EVENTS = Path(os.environ.get(SPARK_EVENTS_VARIABLE) or SPARK_EVENTS_DEFAULT)
 
 
-pytest_plugins = ["tests.e2e.view_fixtures"]  # the browser-view tests' server, client, chromium, page
+# the browser-view tests' server, client, chromium and page; a real S3 API server (tests/s3_server.py)
+pytest_plugins = ["tests.e2e.view_fixtures", "tests.s3_server"]
 
 
 def tracker_of(scope: Subgraph) -> Tracker:
