@@ -24,6 +24,7 @@ from backend.eventlog import events as log_events
 from backend.eventlog.codecs import make_decoder
 from backend.eventlog.encoders import encode, encode_flush, xxh32
 from backend.eventlog.eventlog_layout import looks_like_event_log, rolling_parts, rolling_state
+from backend.stores import StoreUrl
 
 from .conftest import SPARK_EVENTS
 
@@ -32,8 +33,9 @@ ROLLING_ZSTD = PYSPARK / "events" / "eventlog_v2_local-1795284909880"
 ALL_CODECS = [None, "gz", "zstd", "lz4", "snappy", "lzf"]
 
 
-def raw_lines(path: Path) -> list[bytes]:
-    """The log's lines, decoded independently of backend.eventlog (plain, gzip or zstd only)."""
+def raw_lines(where: Path | StoreUrl) -> list[bytes]:
+    """The log's lines, decoded independently of backend.eventlog (plain, gzip or zstd only; local files)."""
+    path = Path(str(where))
     if path.name.endswith(".gz"):
         data = gzip.decompress(path.read_bytes())
     elif path.name.endswith(".zstd"):
@@ -90,7 +92,7 @@ def test_every_shared_log_reads_with_every_line_accounted_for():
         assert all(isinstance(e.event.get("Event"), str) for e in events), log.path
         assert reader.pending is None
         assert reader.stats.files == len(log.files)
-        assert reader.stats.bytes_compressed == sum(f.stat().st_size for f in log.files)
+        assert reader.stats.bytes_compressed == sum(os.path.getsize(str(f)) for f in log.files)
         # Provenance: the first event of each file is line 1 of that file.
         assert events[0].line == 1 and events[0].path == str(log.files[0])
         total += len(events)

@@ -23,7 +23,7 @@ CLEAN = ("batch_shuffle", "iterative_pagerank", "iterative_kmeans", "streaming_s
 
 def fixture_path(name: str) -> Path:
     (log,) = find_logs(FIXTURES / name)
-    return log.path
+    return Path(str(log.path))
 
 
 def findings(path) -> list[dict]:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from backend.stores import StoreUrl
 from tracker.progress_log.codecs import CodecError, Decoder, GzipDecoder, PlainDecoder, ZstdDecoder
 
 __all__ = [
@@ -67,7 +68,7 @@ def strip_codec(name: str) -> str:
     return stem if dot and suffix.lower() in CODECS else name
 
 
-def make_decoder(codec: str | None, path: str | Path = "<stream>") -> Decoder:
+def make_decoder(codec: str | None, path: str | Path | StoreUrl = "<stream>") -> Decoder:
     """A fresh decoder for `codec` (None = plain text). `path` only names the file in errors."""
     if codec is None:
         return PlainDecoder()
@@ -304,7 +305,7 @@ class LzfDecoder(_BlockDecoder):
         return True
 
 
-def _require(module: str, codec: str, path: str | Path, package: str | None = None) -> Any:
+def _require(module: str, codec: str, path: str | Path | StoreUrl, package: str | None = None) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
@@ -331,7 +332,7 @@ def _lzf_block_decompress_fn() -> Callable[[bytes, int], bytes] | None:
     return lambda block, size: lzf.decompress(block, size) if size else b""
 
 
-def _lzf_block_decompressor(path: str | Path) -> Callable[[bytes, int], bytes]:
+def _lzf_block_decompressor(path: str | Path | StoreUrl) -> Callable[[bytes, int], bytes]:
     fn = _lzf_block_decompress_fn()
     if fn is None:
         raise MissingCodecError(

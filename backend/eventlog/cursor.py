@@ -17,6 +17,7 @@ from typing import Any
 
 from backend.eventlog.codecs import codec_from_name, make_decoder
 from backend.eventlog.events import ErrorCallback, LogEvent, PendingLine, ReadStats
+from backend.stores import StoreUrl
 from tracker.progress_log.jsonl import JsonLinesCursor
 
 __all__ = ["FileCursor"]
@@ -32,7 +33,7 @@ class FileCursor(JsonLinesCursor):
     counts lines, bytes and broken streams. `decode` parses a line (default: the whole of it;
     `backend.eventlog.decode.EventDecoder` decodes only what a reader needs)."""
 
-    def __init__(self, path: Path, stats: ReadStats, report: ErrorCallback, *, chunk_size: int | None = None,
+    def __init__(self, path: Path | StoreUrl, stats: ReadStats, report: ErrorCallback, *, chunk_size: int | None = None,
                  decode: Callable[[bytes], Any] | None = None) -> None:
         codec = codec_from_name(path.name)
         decoder = make_decoder(codec, path)  # raises MissingCodecError before anything is read
@@ -42,7 +43,7 @@ class FileCursor(JsonLinesCursor):
         self.path = path
         self._stats = stats
 
-    def rename(self, path: Path) -> None:  # type: ignore[override]
+    def rename(self, path: Path | StoreUrl) -> None:  # type: ignore[override]
         """The file now has another name (`.inprogress` dropped); the content and the offset stay."""
         self.path = path
         super().rename(str(path))

@@ -9,7 +9,6 @@ object is yielded.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -18,6 +17,7 @@ from backend.eventlog.codecs import codec_from_name, make_decoder
 from backend.eventlog.cursor import FileCursor
 from backend.eventlog.eventlog_layout import AppLog, describe_log
 from backend.eventlog.events import ErrorCallback, LineError, LogEvent, PendingLine, ReadStats
+from backend.stores import PathOrUrl, open_read
 
 __all__ = ["EventLogReader", "read_events"]
 
@@ -25,15 +25,15 @@ __all__ = ["EventLogReader", "read_events"]
 class EventLogReader:
     """Iterate once over one application's log: `for ev in EventLogReader(path): ev.path, ev.line, ev.event`.
 
-    `source` is an `AppLog` (from `find_logs`) or a path to a log file or rolling directory. Afterwards `stats`
-    holds the counts, `errors` the corrupt lines (each also passed to `on_error` as it is found) and `pending` the
-    unfinished last line of an in-progress log, if any. `decode` parses each line (default: whole; a reader that
-    needs only some events or fields passes a `backend.eventlog.decode.EventDecoder`). Raises `MissingCodecError`
-    at construction if a file needs a codec library that is not installed."""
+    `source` is an `AppLog` (from `find_logs`) or a path or store URL of a log file or rolling directory.
+    Afterwards `stats` holds the counts, `errors` the corrupt lines (each also passed to `on_error` as it is found)
+    and `pending` the unfinished last line of an in-progress log, if any. `decode` parses each line (default: whole;
+    a reader that needs only some events or fields passes a `backend.eventlog.decode.EventDecoder`). Raises
+    `MissingCodecError` at construction if a file needs a codec library that is not installed."""
 
     def __init__(
         self,
-        source: AppLog | str | os.PathLike[str],
+        source: AppLog | PathOrUrl,
         *,
         on_error: ErrorCallback | None = None,
         chunk_size: int | None = None,
@@ -60,7 +60,7 @@ class EventLogReader:
             final = not (self.log.in_progress and i == len(files) - 1)
             cursor = FileCursor(path, self.stats, self._report, chunk_size=self._chunk, decode=self._decode)
             try:
-                fh = open(path, "rb")
+                fh = open_read(path)
             except FileNotFoundError:
                 self._report(LineError(str(path), 0, records.FILE_VANISHED, "the file disappeared before it was read"))
                 continue
@@ -85,7 +85,7 @@ class EventLogReader:
 
 
 def read_events(
-    source: AppLog | str | os.PathLike[str], *, on_error: ErrorCallback | None = None
+    source: AppLog | PathOrUrl, *, on_error: ErrorCallback | None = None
 ) -> Iterator[LogEvent]:
     """The events of one application's log, for callers that need neither the counts nor the error list."""
     return iter(EventLogReader(source, on_error=on_error))

@@ -10,13 +10,13 @@ Spark writes an application's log in one of two layouts:
   `events_<N>_<app>[.<codec>].compact`; reading then starts at the newest compact part.
 
 `<app>` is the application id, with `_<attempt>` on clusters that retry drivers. A directory of applications holds
-any mix of both. This module only looks at names and markers (and, when scanning a directory, the first bytes of a
-file so READMEs and stray files are not mistaken for logs); reading the events is `eventlog`'s business.
+any mix of both, on local disk or in a store (`s3://...`, reached through `backend.stores`). This module only looks
+at names and markers (and, when scanning a directory, the first bytes of a file so READMEs and stray files are not
+mistaken for logs); reading the events is `eventlog`'s business.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Literal
 
 from backend.eventlog.codecs import CodecError, MissingCodecError, codec_from_name, make_decoder, strip_codec
+from backend.stores import PathOrUrl, StoreNotFound, StoreUrl, exists, is_dir, list_dir, locate, open_read, stat
 
 __all__ = [
     "AppLog",
@@ -59,21 +60,31 @@ class AppLog:
     Spark itself would not list; read as complete)."""
 
     name: str
-    path: Path
+    path: Path | StoreUrl
     rolling: bool
-    files: tuple[Path, ...]
+    files: tuple[Path | StoreUrl, ...]
     state: LogState
 
     @property
     def in_progress(self) -> bool:
         return self.state == "in_progress"
 
+    def size(self) -> int:
+        """Bytes on disk (or in the store) of its files as they are now; a file gone since it was listed counts 0."""
+        total = 0
+        for path in self.files:
+            try:
+                total += stat(path).size
+            except OSError:
+                continue
+        return total
+
     @property
     def codec(self) -> str | None:
         return codec_from_name(self.files[0].name) if self.files else codec_from_name(self.path.name)
 
 
-def part_index(path: Path) -> int:
+def part_index(path: Path | StoreUrl) -> int:
     """N of a rolling part `events_<N>_<app>...`, or -1 if the name is not one."""
     m = _PART_RE.match(strip_codec(path.name))
     return int(m.group(1)) if m else -1
@@ -108,70 +119,84 @@ def state_of_markers(names: Iterable[str]) -> LogState:
     return "unknown"
 
 
-def rolling_parts(directory: Path) -> list[Path]:
+def _names(directory: Path | StoreUrl) -> list[str] | None:
+    """The names in `directory`, or None if there is no such directory."""
+    try:
+        return [e.name for e in list_dir(directory)]
+    except StoreNotFound:
+        return None
+
+
+def rolling_parts(directory: PathOrUrl) -> list[Path | StoreUrl]:
     """The `events_<N>_*` parts of a rolling log directory in read order (:func:`parts_in_read_order`)."""
-    try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
-        return []
-    return [directory / name for name in parts_in_read_order(names)]
+    where = locate(directory)
+    return [where / name for name in parts_in_read_order(_names(where) or [])]
 
 
-def rolling_state(directory: Path) -> LogState:
+def rolling_state(directory: PathOrUrl) -> LogState:
     """What the `appstatus_` marker of a rolling log directory says (:func:`state_of_markers`)."""
-    try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
-        return "unknown"
-    return state_of_markers(names)
+    return state_of_markers(_names(locate(directory)) or [])
 
 
-def describe_log(path: str | os.PathLike[str]) -> AppLog:
-    """The AppLog for one application's log: a file (any codec, maybe `.inprogress`) or an `eventlog_v2_` dir.
+def _rolling_log(p: Path | StoreUrl, names: list[str]) -> AppLog | None:
+    parts = [p / name for name in parts_in_read_order(names)]
+    if not p.name.startswith(ROLLING_PREFIX) and not parts:
+        return None
+    return AppLog(name=p.name.removeprefix(ROLLING_PREFIX), path=p, rolling=True, files=tuple(parts),
+                  state=state_of_markers(names))
 
-    A rolling directory is recognised by its name or, failing that, by holding `events_<N>_` parts."""
-    p = Path(path)
-    if p.is_dir():
-        parts = rolling_parts(p)
-        if not p.name.startswith(ROLLING_PREFIX) and not parts:
-            raise ValueError(
-                f"{p} is a directory, not an application's rolling event log (no events_<N>_ files): "
-                "use find_logs() to list the applications in it"
-            )
-        name = p.name.removeprefix(ROLLING_PREFIX)
-        return AppLog(name=name, path=p, rolling=True, files=tuple(parts), state=rolling_state(p))
-    if not p.exists():
-        raise FileNotFoundError(f"{p}: no such event log")
+
+def _file_log(p: Path | StoreUrl) -> AppLog:
     state: LogState = "in_progress" if p.name.endswith(INPROGRESS) else "complete"
     return AppLog(name=strip_codec(p.name), path=p, rolling=False, files=(p,), state=state)
 
 
-def find_logs(path: str | os.PathLike[str], *, recursive: bool = False) -> list[AppLog]:
-    """Every application log at `path`.
+def describe_log(path: PathOrUrl) -> AppLog:
+    """The AppLog for one application's log: a file (any codec, maybe `.inprogress`) or an `eventlog_v2_` dir.
+
+    A local path or a store's URL. A rolling directory is recognised by its name or, failing that, by holding
+    `events_<N>_` parts. Raises `StoreNotFound` (a `FileNotFoundError`) when there is nothing at `path`."""
+    p = locate(path)
+    if not stat(p).is_dir:
+        return _file_log(p)
+    log = _rolling_log(p, [e.name for e in list_dir(p)])
+    if log is None:
+        raise ValueError(
+            f"{p} is a directory, not an application's rolling event log (no events_<N>_ files): "
+            "use find_logs() to list the applications in it"
+        )
+    return log
+
+
+def find_logs(path: PathOrUrl, *, recursive: bool = False) -> list[AppLog]:
+    """Every application log at `path`, a local path or a store's URL.
 
     The log itself if `path` is one, else those in the directory (sorted by name; with `recursive`, in sub-directories
     too). Files that do not start like a Spark event log (JSON with an `Event` key, or a known codec's magic bytes) are
     passed over, so a README or an expectations folder is no obstacle; an empty `.inprogress` file counts (Spark just
     created it)."""
-    p = Path(path)
-    if p.is_file() or (p.is_dir() and (p.name.startswith(ROLLING_PREFIX) or rolling_parts(p))):
-        return [describe_log(p)]
-    if not p.exists():
-        raise FileNotFoundError(f"{p}: no such file or directory")
+    p = locate(path)
+    if not stat(p).is_dir:
+        return [_file_log(p)]
+    entries = list_dir(p)
+    log = _rolling_log(p, [e.name for e in entries])
+    if log is not None:
+        return [log]
     found: list[AppLog] = []
-    for entry in sorted(p.iterdir(), key=lambda e: e.name):
+    for entry in entries:
         if entry.name.startswith((".", "_")):
             continue
-        if entry.is_dir():
+        where = entry.location
+        if entry.is_dir:
             if entry.name.startswith(ROLLING_PREFIX):
-                found.append(describe_log(entry))
+                try:
+                    found.append(describe_log(where))
+                except FileNotFoundError:  # removed since listed
+                    continue
             elif recursive:
-                found.extend(find_logs(entry, recursive=True))
-        elif entry.is_file() and looks_like_event_log(entry):
-            try:
-                found.append(describe_log(entry))
-            except FileNotFoundError:  # renamed since listed (Spark dropping `.inprogress`): found by its new name
-                continue
+                found.extend(find_logs(where, recursive=True))
+        elif looks_like_event_log(where) and exists(where):  # else renamed since listed (Spark dropping
+            found.append(_file_log(where))  # `.inprogress`): found by its new name at the next scan
     return found
 
 
@@ -182,13 +207,13 @@ class LogDirectoryScanner:
     `app.inprogress` to `app` is not a new application; a log whose first bytes are not there yet is picked up by a
     later scan."""
 
-    def __init__(self, directory: str | os.PathLike[str], *, recursive: bool = False) -> None:
-        self.directory = Path(directory)
+    def __init__(self, directory: PathOrUrl, *, recursive: bool = False) -> None:
+        self.directory = locate(directory)
         self.recursive = recursive
         self.seen: set[str] = set()
 
     def scan(self) -> list[AppLog]:
-        if not self.directory.is_dir():
+        if not is_dir(self.directory):
             return []
         new = [log for log in find_logs(self.directory, recursive=self.recursive) if log.name not in self.seen]
         self.seen.update(log.name for log in new)
@@ -208,15 +233,16 @@ _JSON_EVENT_START = re.compile(rb'^\s*\{\s*"Event"\s*:')
 SNIFF_BYTES = 1 << 16  # what :func:`head_looks_like_event_log` needs of a compressed file's start
 
 
-def looks_like_event_log(path: Path) -> bool:
-    """Sniff the first bytes (:func:`head_looks_like_event_log`)."""
-    codec = codec_from_name(path.name)
+def looks_like_event_log(path: PathOrUrl) -> bool:
+    """Sniff the first bytes (:func:`head_looks_like_event_log`), on disk or in a store."""
+    where = locate(path)
+    codec = codec_from_name(where.name)
     try:
-        with open(path, "rb") as fh:
+        with open_read(where) as fh:
             head = fh.read(64 if codec is None else SNIFF_BYTES)
     except OSError:
         return False
-    return head_looks_like_event_log(path.name, head)
+    return head_looks_like_event_log(where.name, head)
 
 
 def head_looks_like_event_log(name: str, head: bytes) -> bool:

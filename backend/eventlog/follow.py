@@ -13,7 +13,6 @@ exists (Spark closes a part before creating the next), so reading moves on only 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,8 +22,14 @@ from backend.eventlog.cursor import FileCursor
 from backend.eventlog.eventlog_layout import INPROGRESS, ROLLING_PREFIX, part_index, rolling_parts, rolling_state
 from backend.eventlog.events import ErrorCallback, LineError, LogEvent, PendingLine, ReadStats
 from backend.feeds.followed_file import DELETED, FileWatch, change_message
+from backend.stores import PathOrUrl, StoreUrl, exists, is_dir, locate, open_read
 
 __all__ = ["EventLogFollower"]
+
+
+def _watch(path: Path | StoreUrl) -> FileWatch | None:
+    """A local file's watch; a store's objects are written whole, and a part is read once it appears."""
+    return FileWatch(path) if isinstance(path, Path) else None
 
 
 class EventLogFollower:
@@ -39,14 +44,14 @@ class EventLogFollower:
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: PathOrUrl,
         *,
         on_error: ErrorCallback | None = None,
         chunk_size: int | None = None,
         decode: Callable[[bytes], Any] | None = None,
     ) -> None:
-        p = Path(path)
-        self.rolling = p.is_dir() or p.name.startswith(ROLLING_PREFIX)
+        p = locate(path)
+        self.rolling = p.name.startswith(ROLLING_PREFIX) or is_dir(p)
         if self.rolling:
             self.path = p
         else:
@@ -60,7 +65,7 @@ class EventLogFollower:
         self._chunk = chunk_size
         self._decode = decode  # as EventLogReader's
         self._cursor: FileCursor | None = None
-        self._watch = FileWatch(p)  # the cursor's file: noticed when truncated or replaced
+        self._watch = _watch(p)  # the cursor's file: noticed when truncated or replaced
         self._part = 0  # rolling: index N of the part the cursor reads
         self._complete = False  # the log is complete and its last file finished: finalized once drained
 
@@ -87,10 +92,10 @@ class EventLogFollower:
         final = self.path
         inprogress = final.with_name(final.name + INPROGRESS)
         for _ in range(2):  # a second time if Spark renamed the file between our look and our open
-            complete = final.exists()  # asked before reading: if so, what we read next is all there is
+            complete = exists(final)  # asked before reading: if so, what we read next is all there is
             current = final if complete else inprogress
             if self._cursor is None:
-                if not current.exists():
+                if not exists(current):
                     return  # not created yet
                 self._cursor = self._new_cursor(current)
             elif self._cursor.path != current:
@@ -134,15 +139,15 @@ class EventLogFollower:
                 self._finish(out, limit)
             return
 
-    def _start_part(self, path: Path) -> None:
+    def _start_part(self, path: Path | StoreUrl) -> None:
         self._cursor = self._new_cursor(path)
         self._part = part_index(path)
 
     # -- shared ------------------------------------------------------------------------------------------------
 
-    def _new_cursor(self, path: Path) -> FileCursor:
+    def _new_cursor(self, path: Path | StoreUrl) -> FileCursor:
         self.stats.files += 1
-        self._watch = FileWatch(path)
+        self._watch = _watch(path)
         return FileCursor(path, self.stats, self._report, chunk_size=self._chunk, decode=self._decode)
 
     def _read(self, out: list[LogEvent], limit: int | None) -> bool | None:
@@ -153,19 +158,22 @@ class EventLogFollower:
         assert cursor is not None
         if cursor.finished or cursor.broken:
             return self._drain(out, limit)
-        self._watch.rename(cursor.path)
-        change = self._watch.check(cursor.offset)
+        watch = self._watch
+        change = None
+        if watch is not None:
+            watch.rename(str(cursor.path))
+            change = watch.check(cursor.offset)
         if change is not None and change != DELETED and not self.rolling:  # a vanished file: the open says so
             cursor.broken = True
             self.ended = change
             self._report(LineError(cursor.name, cursor.line + 1, change, change_message(change, cursor.line, True)))
             return self._drain(out, limit)
         try:
-            fh = open(cursor.path, "rb")
+            fh = open_read(cursor.path)
         except FileNotFoundError:
             return None
-        if self._watch.identity is None:
-            self._watch.attach(fh.fileno())
+        if watch is not None and watch.identity is None:
+            watch.attach(fh.fileno())
         with fh:
             while True:
                 if self._drain(out, limit):

@@ -95,7 +95,7 @@ def analyze_log(path: str | os.PathLike[str] | AppLog, *, log_name: str | None =
     copied to a local temporary directory). Each time's seconds are blamed as `flowscope blame` does
     (backend/spark/diagnosis/blame.py, fed as the replay goes). Never raises for a bad log: the application row lists
     the problem."""
-    local = os.fspath(path.path if isinstance(path, AppLog) else path)
+    local = str(path.path if isinstance(path, AppLog) else path)
     name = log_name or local
 
     def named(exc: BaseException) -> str:  # messages name the log as the caller knows it, not a local copy

@@ -18,7 +18,12 @@ from backend.stores.errors import StoreError, StoreNotFound
 from backend.stores.remote import remote_info, remote_list, remote_open
 from backend.stores.urls import PathOrUrl, StoreUrl, locate
 
-__all__ = ["Entry", "exists", "list_dir", "open_read", "stat"]
+__all__ = ["STORE_POLL_SECONDS", "Entry", "exists", "is_dir", "list_dir", "open_read", "stat"]
+
+#: How often a followed directory or log in a store is listed (and read) again. A store's objects appear whole (a
+#: rolling application's next events_N part, a finished log), so this is how late a new one is seen; every poll
+#: costs a listing request or two.
+STORE_POLL_SECONDS = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +81,14 @@ def exists(path: PathOrUrl) -> bool:
     except StoreNotFound:
         return False
     return True
+
+
+def is_dir(path: PathOrUrl) -> bool:
+    """True if `path` is a directory (a key prefix with keys under it, in a bucket); False if it is none or missing."""
+    try:
+        return stat(path).is_dir
+    except StoreNotFound:
+        return False
 
 
 def list_dir(path: PathOrUrl) -> list[Entry]:

@@ -22,7 +22,15 @@ from typing import IO, Any
 
 from tracker.progress_log import records as log_records
 from tracker.progress_log.codecs import CodecError, file_decoder
-from tracker.progress_log.jsonl import DEFAULT_LIMITS, JsonLinesCursor, LineError, ReadLimits, read_json_lines
+from tracker.progress_log.jsonl import (
+    DEFAULT_LIMITS,
+    JsonLinesCursor,
+    LineError,
+    Opener,
+    ReadLimits,
+    open_binary,
+    read_json_lines,
+)
 from tracker.progress_log.records import FORMAT, VERSION
 
 try:  # orjson is optional here (tracker/ needs only the standard library) but much faster when present
@@ -68,8 +76,9 @@ def read_records(
     errors: list[LineError] | None = None,
     on_error: Callable[[LineError], None] | None = None,
     limits: ReadLimits = DEFAULT_LIMITS,
+    opener: Opener | None = None,
 ) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line_number, record)`` for every record, the header first.
+    """Yield ``(line_number, record)`` for every record, the header first (``opener`` as ``read_json_lines``'s).
 
     Corrupt lines and damaged compressed bytes are reported (appended to ``errors`` and passed to ``on_error``)
     and skipped. Raises :class:`ProgressLogError` if the file does not start with a flowscope progress-log header
@@ -93,7 +102,7 @@ def read_records(
     except CodecError as e:
         raise ProgressLogError(f"{p}: {e}") from None
     check = log_records.RecordCheck()
-    lines = read_json_lines(p, report, decoder=decoder, limits=limits, check=check)
+    lines = read_json_lines(p, report, decoder=decoder, limits=limits, check=check, opener=opener)
     first = next(lines, None)
     if first is None:
         if before_header:
@@ -120,17 +129,17 @@ def _before_header(path: str, err: LineError) -> str:
     return f"{path}:{err.line}: not a flowscope progress log (the first line is not a JSON object: {err.reason})"
 
 
-def first_record_problem(path: str | os.PathLike) -> str | None:
+def first_record_problem(path: str | os.PathLike, opener: Opener | None = None) -> str | None:
     """None if ``path`` starts with a flowscope progress-log header (after decompression), else why not.
 
-    Reads only as far as the first line (or the first damage)."""
+    Reads only as far as the first line (or the first damage); ``opener`` as ``read_json_lines``'s."""
     p = os.fspath(path)
     problems: list[LineError] = []
     try:
         cursor = JsonLinesCursor(p, file_decoder(p), problems.append, chunk_size=1 << 16)
     except CodecError as e:
         return str(e)
-    with open(p, "rb") as fh:
+    with (opener or open_binary)(p) as fh:
         while not cursor.ready and not problems and cursor.pull(fh):
             pass
         if not cursor.ready and not problems:

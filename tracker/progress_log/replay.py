@@ -24,7 +24,7 @@ from typing import Any
 from tracker.analysis.contracts import BatchInfo, ContractChecker, Finding
 from tracker.analysis.details import HolderDetails
 from tracker.identity_cycles import cycle_closed_by
-from tracker.progress_log.jsonl import REJECTED_RECORD, LineError
+from tracker.progress_log.jsonl import REJECTED_RECORD, LineError, Opener
 from tracker.progress_log.log_file import read_records
 from tracker.progress_log.pages import MarkLog
 from tracker.progress_log.records import DEFAULT_LIMITS, record_problem, short_repr
@@ -476,9 +476,10 @@ def replay_file(
     check_contracts: bool = False,
     observer: BatchObserver | None = None,
     on_error: Callable[[LineError], None] | None = None,
+    opener: Opener | None = None,
 ) -> Replay:
-    """Replay a progress log (or its first ``at`` progress records) and settle it."""
+    """Replay a progress log (or its first ``at`` progress records) and settle it (``opener``: ``read_records``')."""
     replay = Replay(os.fspath(path), check_contracts, observer, on_error)
-    replay.feed(read_records(path, replay.errors, on_error), limit=at)
+    replay.feed(read_records(path, replay.errors, on_error, opener=opener), limit=at)
     replay.finish()
     return replay

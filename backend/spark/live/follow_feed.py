@@ -7,6 +7,10 @@ Spark finalizes the log, then ends, so the session turns complete; gaps in the e
 mark the session uncertain. :class:`SparkDirectoryFollower` gives a followed feed for each application that appears
 in a directory (``flowscope serve --follow DIR``); ``register(registry)`` adds Spark event logs to a server's feeds.
 
+A log in an object store (``s3://...``) is followed by listing and reading it every
+``backend.stores.STORE_POLL_SECONDS`` (2 s): Spark writes each object whole, so a rolling application's new
+``events_N`` part is read once it appears.
+
 Spark flushes task events only with job, stage and SQL events (and at its buffer size), so a followed session sees
 a task's end a few seconds late unless the log is written uncompressed with a small buffer
 (``spark.eventLog.compress=false``, ``spark.eventLog.buffer.kb=1k``); ``flowscope.attach`` has no such delay.
@@ -15,7 +19,6 @@ a task's end a few seconds late unless the log is written uncompressed with a sm
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 from backend.eventlog import EventLogFollower, LogDirectoryScanner
@@ -27,12 +30,15 @@ from backend.spark.model.event_fields import model_decoder
 from backend.spark.model.gaps import GapDetector
 from backend.spark.model.retention import SESSION_RETAINED_JOBS
 from backend.spark.model.spark_model import SparkModel
+from backend.stores import STORE_POLL_SECONDS, PathOrUrl, StoreUrl, is_dir, locate
 from tracker.progress_log.jsonl import DAMAGED_EVENT, LineError
 
 __all__ = ["SPARK_EVENT_LOG", "SparkDirectoryFollower", "SparkLogFeed", "check_spark_log", "open_spark_log",
            "register"]
 
 Record = tuple[int | None, dict]
+
+LOCAL_POLL_SECONDS = 0.25  # a local log is read again this often while followed (a store's: STORE_POLL_SECONDS)
 
 
 class SparkLogFeed(Feed):
@@ -41,14 +47,16 @@ class SparkLogFeed(Feed):
     kind = "spark-event-log"
     checked_records = True  # the Spark model's records, from events event_shape checked
 
-    def __init__(self, path: str | os.PathLike[str], follow: bool = True, label: str | None = None,
-                 poll_interval: float = 0.25) -> None:
+    def __init__(self, path: PathOrUrl, follow: bool = True, label: str | None = None,
+                 poll_interval: float | None = None) -> None:
         super().__init__()
-        self.path = Path(path)
+        self.path = locate(path)
         self.live = follow
         self.label = label or self.path.name.removesuffix(".inprogress").removeprefix(ROLLING_PREFIX)
         if follow:
             self.label += " (followed)"
+        if poll_interval is None:
+            poll_interval = STORE_POLL_SECONDS if isinstance(self.path, StoreUrl) else LOCAL_POLL_SECONDS
         self.poll_interval = poll_interval
         self.model = SparkModel(retain_jobs=SESSION_RETAINED_JOBS)  # a session: Spark's job list stays bounded
         self.gaps = GapDetector()
@@ -112,7 +120,7 @@ class SparkLogFeed(Feed):
 class SparkDirectoryFollower:
     """The applications that appear in a Spark event-log directory, each as a followed :class:`SparkLogFeed`."""
 
-    def __init__(self, directory: str | os.PathLike[str], recursive: bool = False) -> None:
+    def __init__(self, directory: PathOrUrl, recursive: bool = False) -> None:
         self.scanner = LogDirectoryScanner(directory, recursive=recursive)
 
     def scan(self) -> list[SparkLogFeed]:
@@ -120,9 +128,9 @@ class SparkDirectoryFollower:
         return [SparkLogFeed(app.path, follow=True, label=app.name) for app in self.scanner.scan()]
 
 
-def check_spark_log(path: Path) -> str | None:
+def check_spark_log(path: Path | StoreUrl) -> str | None:
     """None if ``path`` is one application's Spark event log (a file or a rolling directory), else why not."""
-    if path.is_dir():
+    if is_dir(path):
         if path.name.startswith(ROLLING_PREFIX) or rolling_parts(path):
             return None
         return "a directory that is not a rolling event log (eventlog_v2_<app>/events_<N>_<app>)"
@@ -131,7 +139,7 @@ def check_spark_log(path: Path) -> str | None:
     return 'it does not start like a Spark event log ({"Event": ... or a Spark codec)'
 
 
-def open_spark_log(path: Path, follow: bool) -> Feed:
+def open_spark_log(path: Path | StoreUrl, follow: bool) -> Feed:
     return SparkLogFeed(path, follow=follow)
 
 

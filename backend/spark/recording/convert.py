@@ -33,6 +33,7 @@ from backend.spark.model.event_shape import event_problem
 from backend.spark.model.spark_model import SparkModel, SparkSummary
 from backend.spark.recording.subcommand import run_subcommand
 from backend.spark.redaction.rules import Redactor
+from backend.stores import PathOrUrl, StoreUrl, locate, open_read, stat
 from tracker.progress_log.jsonl import DAMAGED_EVENT
 from tracker.progress_log.log_file import FORMAT, ProgressLogWriter
 
@@ -103,14 +104,13 @@ class RecordSummary:
         return text
 
 
-def open_event_log(path: str | os.PathLike[str] | AppLog) -> AppLog:
-    """The one application log at `path`, or an error that names the file and says what is wrong with it."""
+def open_event_log(path: PathOrUrl | AppLog) -> AppLog:
+    """The one application log at `path` (a local path or a store's URL), or an error that names the file and says
+    what is wrong with it (`StoreError`, a one-line `OSError`, when it cannot be reached)."""
     if isinstance(path, AppLog):
         return path
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{p}: no such file or directory")
-    if p.is_dir():
+    p = locate(path)
+    if stat(p).is_dir:
         try:
             logs = find_logs(p)
         except ValueError as exc:
@@ -126,9 +126,9 @@ def open_event_log(path: str | os.PathLike[str] | AppLog) -> AppLog:
     return describe_log(p)
 
 
-def _what_it_is(p: Path) -> str:
+def _what_it_is(p: Path | StoreUrl) -> str:
     try:
-        with open(p, "rb") as fh:
+        with open_read(p) as fh:
             head = fh.read(256)
     except OSError as exc:
         return str(exc)
@@ -152,7 +152,7 @@ class SparkLogConversion:
 
     def __init__(
         self,
-        source: str | os.PathLike[str] | AppLog,
+        source: PathOrUrl | AppLog,
         *,
         redact: bool | Redactor = False,
         on_error: Callable[[LineError], None] | None = None,
@@ -161,7 +161,7 @@ class SparkLogConversion:
         name_plans: bool = True,
     ) -> None:
         self.log = open_event_log(source)
-        self.total_bytes = sum(_size(p) for p in self.log.files)
+        self.total_bytes = self.log.size()
         if read_in_child is None:  # a child's start-up (tens of ms) pays on a large log only
             read_in_child = self.total_bytes >= READ_IN_CHILD_BYTES
         self._on_error = on_error
@@ -270,15 +270,8 @@ class SparkLogConversion:
         return s
 
 
-def _size(p: Path) -> int:
-    try:
-        return p.stat().st_size
-    except OSError:
-        return 0
-
-
 def record(
-    eventlog_path: str | os.PathLike[str] | AppLog,
+    eventlog_path: PathOrUrl | AppLog,
     out_path: str | os.PathLike[str] | Any,
     redact: bool | Redactor = False,
     progress: ProgressCallback | None = None,
@@ -352,7 +345,7 @@ def cmd_record(args: argparse.Namespace) -> int:
         out = sys.stdout.buffer
     try:
         conversion = SparkLogConversion(args.eventlog, redact=args.redact, on_error=on_error, read_in_child=None)
-    except (FileNotFoundError, EventLogError, MissingCodecError) as exc:
+    except (OSError, EventLogError, MissingCodecError) as exc:  # StoreError: one line naming the path or URL
         print(f"flowscope: {exc}", file=sys.stderr)
         return 2
     if out is not sys.stdout.buffer:

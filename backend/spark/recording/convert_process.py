@@ -13,11 +13,9 @@ like ``SparkLogConversion`` and ends with the same summary; corrupt lines reach 
 
 from __future__ import annotations
 
-import os
 import resource
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import orjson
 
@@ -25,6 +23,7 @@ from backend.eventlog import AppLog, LineError
 from backend.eventlog.child import ChildStream, Put
 from backend.spark.model.spark_model import SparkSummary
 from backend.spark.recording.convert import READ_IN_CHILD_BYTES, RecordSummary, SparkLogConversion, open_event_log
+from backend.stores import PathOrUrl
 from tracker.progress_log.replay import Replay
 
 __all__ = ["ConversionProcess", "event_log_conversion", "replay_event_log"]
@@ -46,7 +45,7 @@ class ConversionProcess:
     (``SparkLogConversion``'s option), so reading, the model and whatever this process does with the records are three
     processes; ``name_plans``: ``SparkLogConversion``'s."""
 
-    def __init__(self, source: str | os.PathLike[str] | AppLog, *,
+    def __init__(self, source: PathOrUrl | AppLog, *,
                  on_error: Callable[[LineError], None] | None = None, batch: int = BATCH,
                  read_in_child: bool = False, name_plans: bool = True) -> None:
         self.log = open_event_log(source)
@@ -133,7 +132,7 @@ def _convert(put: Put, log: AppLog, batch: int, read_in_child: bool, name_plans:
         "cpu": [time.process_time(), reader.ru_utime + reader.ru_stime]}))
 
 
-def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None = None, check_contracts: bool = False,
+def replay_event_log(source: PathOrUrl | AppLog, *, at: int | None = None, check_contracts: bool = False,
                      on_error: Callable[[LineError], None] | None = None, threshold: int | None = None,
                      ) -> tuple[Replay, ConversionProcess | SparkLogConversion]:
     """A Spark event log replayed to its full state and settled, with the conversion that fed it.
@@ -167,7 +166,7 @@ def replay_event_log(source: str | os.PathLike[str] | AppLog, *, at: int | None 
     return replay, conversion
 
 
-def event_log_conversion(source: str | os.PathLike[str] | AppLog, *,
+def event_log_conversion(source: PathOrUrl | AppLog, *,
                          on_error: Callable[[LineError], None] | None = None, threshold: int | None = None,
                          name_plans: bool = True) -> ConversionProcess | SparkLogConversion:
     """The conversion of a Spark event log that feeds a replay in this process.
@@ -178,13 +177,7 @@ def event_log_conversion(source: str | os.PathLike[str] | AppLog, *,
     event-log line) and ``close()`` it after; corrupt lines reach ``on_error`` as found. ``name_plans``: the model
     names each SQL stage's plan operator (``SparkModel``'s option). Raises like ``SparkLogConversion``."""
     log = open_event_log(source)
-    if sum(_size(p) for p in log.files) >= (READ_IN_CHILD_BYTES if threshold is None else threshold):
+    if log.size() >= (READ_IN_CHILD_BYTES if threshold is None else threshold):
         return ConversionProcess(log, on_error=on_error, read_in_child=True, name_plans=name_plans)
     return SparkLogConversion(log, on_error=on_error, name_plans=name_plans)
 
-
-def _size(p: Any) -> int:
-    try:
-        return os.path.getsize(p)
-    except OSError:
-        return 0

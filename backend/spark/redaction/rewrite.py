@@ -22,6 +22,7 @@ from backend.eventlog.codecs import CODECS, codec_from_name, strip_codec
 from backend.eventlog.encoders import encode_end, encode_flush
 from backend.eventlog.eventlog_layout import INPROGRESS, STATUS_PREFIX, AppLog
 from backend.spark.redaction.rules import Redactor
+from backend.stores import list_dir
 
 __all__ = ["FLUSH_BYTES", "RedactStats", "main", "redact_log"]
 
@@ -115,7 +116,7 @@ def redact_log(
 
 def _marker_name(log: AppLog) -> str | None:
     try:
-        names = os.listdir(log.path)
+        names = [e.name for e in list_dir(log.path)]
     except OSError:
         return None
     markers = sorted(n for n in names if n.startswith(STATUS_PREFIX))

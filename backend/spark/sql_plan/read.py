@@ -7,13 +7,13 @@ reported (file and line) by the reader and skipped; the plans of the rest still 
 
 from __future__ import annotations
 
-import os
 from typing import Any, TypedDict
 
 from backend.eventlog import EventLogReader
 from backend.eventlog.decode import EventDecoder
 from backend.spark.diagnosis.thresholds import configured
 from backend.spark.sql_plan.plans import SQL_EVENTS, SqlPlans
+from backend.stores import PathOrUrl
 
 __all__ = ["read_plans", "read_plan_findings", "plan_decoder"]
 
@@ -52,7 +52,7 @@ def plan_decoder() -> EventDecoder:
     return EventDecoder(wanted)
 
 
-def read_plans(path: str | os.PathLike[str]) -> tuple[SqlPlans, list[str]]:
+def read_plans(path: PathOrUrl) -> tuple[SqlPlans, list[str]]:
     """The log's SQL plans and its problems (corrupt lines, bad plans), each as ``file:line: cause`` text.
     Raises ``FileNotFoundError`` or ``MissingCodecError`` as ``EventLogReader`` does."""
     plans = SqlPlans()
