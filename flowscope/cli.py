@@ -52,6 +52,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except BrokenPipeError:  # e.g. `flowscope frontiers LOG | head`
         return 0
+    except OSError as e:  # a store that failed mid-read, wherever it was read: one line, never a traceback
+        from backend.stores import StoreError
+
+        if not isinstance(e, StoreError):
+            raise
+        print(f"flowscope: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

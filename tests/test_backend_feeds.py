@@ -46,7 +46,7 @@ def test_registry_identifies_progress_logs_and_explains_refusals(tmp_path):
 
 def test_other_kinds_can_register(tmp_path):
     reg = FeedRegistry()
-    reg.register(FeedKind("csv", "CSV file", lambda p: None if p.suffix == ".csv" else "not .csv",
+    reg.register(FeedKind("csv", "CSV file", lambda p: None if p.name.endswith(".csv") else "not .csv",
                           lambda p, follow: IterFeed([{"type": "header"}], p.name, kind="csv")))
     (tmp_path / "x.csv").write_text("a,b\n")
     feed = reg.open(tmp_path / "x.csv")

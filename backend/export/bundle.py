@@ -28,6 +28,7 @@ import orjson
 from fastapi import FastAPI, HTTPException
 
 from backend.feeds.progress_feeds import FeedError
+from backend.stores import StoreError, StoreUrl
 from backend.views.projections import finding_opens_at, finding_port, session_info
 from backend.web.api.deps import encode
 from backend.web.api.scopes import explain_answer, state_answer
@@ -337,7 +338,7 @@ class _Moments:
                     self.explained -= 1
 
 
-def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_EXPLAIN,
+def collect_answers(log: Path | StoreUrl, spaced: int = 40, max_explain: int = DEFAULT_MAX_EXPLAIN,
                     timeout: float = 600.0, progress: Callable[[str], None] | None = None,
                     blame_times: int = DEFAULT_BLAME_TIMES) -> dict:
     """Open LOG in an in-process server, run it to completion and store the answers the page asks for.
@@ -348,18 +349,21 @@ def collect_answers(log: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_
         return pool.submit(asyncio.run, _collect(log, spaced, max_explain, timeout, progress, blame_times)).result()
 
 
-async def _collect(log: Path, spaced: int, max_explain: int, timeout: float,
+async def _collect(log: Path | StoreUrl, spaced: int, max_explain: int, timeout: float,
                    progress: Callable[[str], None] | None, blame_times: int) -> dict:
     from backend.web.app import Settings, create_app
 
-    log = log.resolve()
     # a bundle is a one-shot reader: it keeps every finished scope, so each one's answers are stored
-    settings = Settings(allowed_dirs=[log.parent], open_paths=[str(log)], keep_finished=None)
+    if isinstance(log, StoreUrl):
+        settings = Settings(allowed_dirs=[], allowed_urls=[log], open_paths=[str(log)], keep_finished=None)
+    else:
+        log = log.resolve()
+        settings = Settings(allowed_dirs=[log.parent], open_paths=[str(log)], keep_finished=None)
     app = create_app(settings)
     async with AsyncExitStack() as stack:
         try:
             await stack.enter_async_context(app.router.lifespan_context(app))  # opens the log
-        except FeedError as e:  # not a log flowscope reads: said as the server says it, without a traceback
+        except (FeedError, StoreError) as e:  # not a log flowscope reads: said as the server says it, no traceback
             raise BundleError(str(e).removeprefix(f"{log}: ")) from None
         session = await _wait_done(app.state.manager, timeout)
         if progress:
@@ -447,7 +451,7 @@ def render_html(data: dict, frontend: Path, plotly: Path) -> str:
     return html
 
 
-def build_bundle(log: Path, out: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_EXPLAIN,
+def build_bundle(log: Path | StoreUrl, out: Path, spaced: int = 40, max_explain: int = DEFAULT_MAX_EXPLAIN,
                  progress: Callable[[str], None] | None = None, blame_times: int = DEFAULT_BLAME_TIMES) -> dict:
     """Write the post-mortem of LOG to OUT; returns a summary (moments, explanations, bytes)."""
     from backend.web.app import locate_frontend, plotly_js

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from backend.feeds.followed_file import DELETED, REPLACED, TRUNCATED, FileWatch, change_message
+from backend.stores import PathOrUrl, StoreNotFound, StoreUrl, is_dir, locate, open_read, stat
 from tracker.progress_log.codecs import CodecError, PlainDecoder, file_decoder
 from tracker.progress_log.jsonl import JsonLinesCursor, LineError
 from tracker.progress_log.log_file import ProgressLogError, first_record_problem, read_records
@@ -113,11 +114,11 @@ class ProgressLogFeed(Feed):
 
     kind = "progress-log"
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: PathOrUrl) -> None:
         super().__init__()
-        self.path = os.fspath(path)
-        self.label = os.path.basename(self.path)
-        self._it: Iterator[Record] | None = read_records(self.path, self.errors)
+        self.path = str(path)
+        self.label = locate(path).name
+        self._it: Iterator[Record] | None = read_records(self.path, self.errors, opener=open_read)
 
     def poll(self, limit: int) -> list[Record] | None:
         if self._it is None:
@@ -308,8 +309,8 @@ class FeedKind:
 
     name: str
     description: str
-    check: Callable[[Path], str | None]
-    open: Callable[[Path, bool], Feed]  # (path, follow) -> feed
+    check: Callable[[Path | StoreUrl], str | None]
+    open: Callable[[Path | StoreUrl, bool], Feed]  # (path, follow) -> feed
 
 
 class FeedRegistry:
@@ -325,14 +326,17 @@ class FeedRegistry:
         else:
             self.kinds.append(kind)
 
-    def identify(self, path: str | os.PathLike, growing: bool = False) -> FeedKind:
+    def identify(self, path: PathOrUrl, growing: bool = False) -> FeedKind:
         """The kind of log at ``path``.
 
-        :class:`FeedError` lists every kind's reason if none matches. ``growing``: the file may still be written
-        (followed), so a compressed stream may end early."""
-        p = Path(path)
-        if not p.exists():
-            raise FeedError(f"{p}: no such file or directory")
+        :class:`FeedError` lists every kind's reason if none matches, or says there is nothing at ``path`` (no
+        such file, no such bucket); a ``StoreError`` says why a path or URL cannot be read. ``growing``: the file
+        may still be written (followed), so a compressed stream may end early."""
+        p = locate(path)
+        try:
+            stat(p)
+        except StoreNotFound as e:
+            raise FeedError(str(e)) from None
         broken = _broken_compression(p, growing or p.name.endswith(".inprogress"))
         if broken:
             raise FeedError(f"{p}: {broken}")
@@ -349,26 +353,26 @@ class FeedRegistry:
             raise FeedError(f"{p}: no kinds of log are registered")
         raise FeedError(f"{p}: " + "; ".join(reasons))
 
-    def open(self, path: str | os.PathLike, follow: bool = False) -> Feed:
+    def open(self, path: PathOrUrl, follow: bool = False) -> Feed:
         kind = self.identify(path, growing=follow)
         try:
-            return kind.open(Path(path), follow)
+            return kind.open(locate(path), follow)
         except (OSError, ProgressLogError) as e:
             raise FeedError(f"{path}: {e}") from None
 
 
-def _broken_compression(path: Path, growing: bool = False) -> str | None:
+def _broken_compression(path: Path | StoreUrl, growing: bool = False) -> str | None:
     """A .gz or .zst file whose first block does not decompress is no kind of log.
 
     Say so, whatever the kind. A stream that merely ends early is broken only if the file is finished (not
     ``growing``)."""
     name = path.name
-    if path.is_dir() or not name.endswith((".gz", ".zst", ".zstd")):
+    if not name.endswith((".gz", ".zst", ".zstd")) or is_dir(path):
         return None
     codec = name.rsplit(".", 1)[1]
     try:
         decoder = file_decoder(name)
-        with open(path, "rb") as fh:
+        with open_read(path) as fh:
             head = fh.read(1 << 16)
             at_end = not fh.read(1)
         for _ in decoder.chunks(head):
@@ -381,18 +385,18 @@ def _broken_compression(path: Path, growing: bool = False) -> str | None:
     return None
 
 
-def check_progress_log(path: Path) -> str | None:
+def check_progress_log(path: Path | StoreUrl) -> str | None:
     """None if ``path`` starts with a flowscope progress-log header (after decompression), else why not."""
-    if path.is_dir():
+    if is_dir(path):
         return "it is a directory"
     try:
-        return first_record_problem(path)
+        return first_record_problem(str(path), opener=open_read)
     except OSError as e:
         return f"cannot read it ({e})"
 
 
-def _open_progress_log(path: Path, follow: bool) -> Feed:
-    if follow:
+def _open_progress_log(path: Path | StoreUrl, follow: bool) -> Feed:
+    if follow and isinstance(path, Path):  # a store's object is written whole: read once
         if str(path).endswith((".gz", ".zst", ".zstd")):
             raise FeedError(f"{path}: a compressed progress log cannot be followed; follow a plain .jsonl file")
         return FollowProgressLog(path)

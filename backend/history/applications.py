@@ -33,6 +33,7 @@ from backend.history.storage import Entry
 from backend.sessions.manager import SessionManager
 from backend.sessions.session import Session
 from backend.spark.live.follow_feed import SparkLogFeed
+from backend.stores import StoreUrl
 from backend.web.security import PathNotAllowed
 
 __all__ = ["Applications", "UnknownApplication", "DEFAULT_RETAIN", "DEFAULT_POLL"]
@@ -107,7 +108,7 @@ class Applications:
         """Every listed application, in no particular order."""
         return list(self.by_location.values())
 
-    def lists(self, path: Path) -> bool:
+    def lists(self, path: Path | StoreUrl) -> bool:
         """Whether a followed directory's entry is known, without reading it, to be an application listed here."""
         return path.name.startswith(ROLLING_PREFIX) or str(path) in self.by_location
 
@@ -135,7 +136,7 @@ class Applications:
         renamed; a finished log is not rewritten), only the running applications are looked at again, and a whole
         pass is made at least every ``_WHOLE_EVERY`` scans."""
         root_entry = await asyncio.to_thread(storage.entry, root)
-        stamp = root_entry.mtime_ns if root_entry is not None else None
+        stamp = root_entry.mtime_ns if root_entry is not None and root_entry.mtime_ns else None  # 0: none kept
         if (stamp is not None and self._root_stamps.get(root) == stamp and self._skipped.get(root, 0) < _WHOLE_EVERY
                 and time.time_ns() - stamp > _QUIET_NS):
             self._skipped[root] = self._skipped.get(root, 0) + 1
@@ -229,7 +230,9 @@ class Applications:
             path = self.manager.openable(storage.log_path(listing.location))
         except (PathNotAllowed, FeedError, OSError) as e:
             raise UnknownApplication(f"{key}: {e}") from None
-        feed = SparkLogFeed(path, follow=listing.in_progress, label=listing.name or key)
+        # a store's log is polled as its directory is (its objects appear whole: a rolled part within one poll)
+        feed = SparkLogFeed(path, follow=listing.in_progress, label=listing.name or key,
+                            poll_interval=self.poll if isinstance(path, StoreUrl) else None)
         session = self.manager.add(feed, listing.name or key, sid=key)
         session.on_finish.append(self._replayed)
         self.opened[key] = None

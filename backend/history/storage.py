@@ -1,8 +1,9 @@
 """The one place the applications index touches the file system: listing a directory, reading a log's bytes.
 
-Everything the index reads goes through these few functions, so that reading followed directories from object stores
-(``backend/stores``) changes this module only. A location is a string (a local path today, a URL later); an
-:class:`Entry` is what one listing says about a name in a directory, without opening it.
+Everything the index reads goes through these few functions. A location is a string: a local path, read with the
+operating system's calls as before, or a store's URL (``s3://...``), read through ``backend.stores``; an
+:class:`Entry` is what one listing says about a name in a directory, without opening it (a store keeps no time for a
+key prefix: its ``mtime_ns`` is 0, and its stamp changes only with what is in it).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
+
+from backend import stores
 
 __all__ = ["Entry", "entry", "list_entries", "log_path", "open_binary", "read_tail"]
 
@@ -33,11 +36,17 @@ class Entry:
         return f"{self.size}:{self.mtime_ns}"
 
 
+def _store_entry(e: stores.Entry) -> Entry:
+    return Entry(e.url, e.name, e.is_dir, 0 if e.is_dir else e.size, int((e.mtime or 0) * 1e9))
+
+
 def list_entries(directory: str) -> list[Entry]:
     """The regular files and directories directly in ``directory``; OSError if it cannot be listed.
 
     Hidden names (``.name``) are left out, and so is anything reading would block on (a FIFO, a device) or that
     leads outside ``directory`` (a link elsewhere): a followed directory shares only what is in it."""
+    if stores.is_url(directory):
+        return [_store_entry(e) for e in stores.list_dir(directory) if not e.name.startswith(".")]
     out = []
     with os.scandir(directory) as it:
         for e in it:
@@ -58,6 +67,11 @@ def list_entries(directory: str) -> list[Entry]:
 
 def entry(location: str) -> Entry | None:
     """What a listing would say of one file or directory (None if it is gone, or is neither)."""
+    if stores.is_url(location):
+        try:
+            return _store_entry(stores.stat(location))
+        except stores.StoreNotFound:
+            return None
     try:
         st = os.stat(location)
     except OSError:
@@ -69,17 +83,17 @@ def entry(location: str) -> Entry | None:
 
 
 def open_binary(location: str) -> BinaryIO:
-    """The file's bytes, from the start (seekable)."""
-    return open(location, "rb")
+    """The file's bytes, from the start (seekable; a store's in ranged reads)."""
+    return stores.open_read(location)
 
 
 def read_tail(location: str, size: int, length: int) -> bytes:
     """The last ``length`` bytes of a file ``size`` bytes long (all of it if shorter)."""
-    with open(location, "rb") as fh:
+    with stores.open_read(location) as fh:
         fh.seek(max(0, size - length))
         return fh.read()
 
 
-def log_path(location: str) -> Path:
+def log_path(location: str) -> Path | stores.StoreUrl:
     """What the Spark log readers open for a listed location."""
-    return Path(location)
+    return stores.locate(location)

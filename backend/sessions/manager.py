@@ -29,7 +29,8 @@ from backend.eventlog.codecs import decompresses_past
 from backend.feeds.followed_file import DELETED, FileIdentity, identity_of
 from backend.feeds.progress_feeds import Feed, FeedError, FeedRegistry
 from backend.sessions.session import Session, SessionOptions
-from backend.web.security import PathNotAllowed, confine
+from backend.stores import STORE_POLL_SECONDS, StoreUrl, is_url, list_dir, locate
+from backend.web.security import PathNotAllowed, confine, confine_url
 from tracker.progress_log.jsonl import FILE_VANISHED, LineError
 
 __all__ = ["SessionManager", "UploadTooLarge"]
@@ -66,7 +67,7 @@ def _upload_meta(directory: Path) -> Path:
     return directory.with_name(directory.name + ".json")
 
 
-def _followed_key(path: Path) -> Path:
+def _followed_key(path: Path | StoreUrl) -> Path | StoreUrl:
     """An application's log loses ".inprogress" when it ends: still the same log, followed under one name."""
     return path.with_name(path.name.removesuffix(".inprogress"))
 
@@ -77,17 +78,18 @@ class SessionManager:
         self.registry = registry
         self.sessions: dict[str, Session] = {}
         self._watchers: list[asyncio.Task] = []
-        self._followed: set[Path] = set()
+        self._followed: set[Path | StoreUrl] = set()
         # every file followed, whatever it is called now -> the name it was followed under
-        self._followed_files: dict[FileIdentity, Path] = {}
+        self._followed_files: dict[FileIdentity, Path | StoreUrl] = {}
         # scans of each followed directory finished so far: a scan that adds nothing leaves no other trace, and a
         # test that a file is passed over waits for one here
-        self.scans_done: dict[Path, int] = {}
+        self.scans_done: dict[Path | StoreUrl, int] = {}
         # kinds of logs a followed directory's entries are not opened as sessions for: another part of the server
         # takes them (the applications index lists Spark event logs, backend/history/)
         self.listed_elsewhere: set[str] = set()
-        self.known_elsewhere: Callable[[Path], bool] = lambda path: False  # the same, known without reading it
-        self._dir_stamps: dict[Path, int] = {}  # a followed directory's modification time at its last whole scan
+        self.known_elsewhere: Callable[[Path | StoreUrl], bool] = lambda path: False  # the same, known unread
+        # a followed directory's modification time at its last whole scan
+        self._dir_stamps: dict[Path | StoreUrl, int] = {}
 
     # --- creating --------------------------------------------------------------------------------------
 
@@ -113,7 +115,7 @@ class SessionManager:
         self._dir_stamps.clear()  # what ended may come back under its name: the next scans look again
         gone_path = getattr(ended, "path", None)  # followed feeds have the path they follow
         if ended.ended_early in (DELETED, FILE_VANISHED) and gone_path is not None:
-            gone = _followed_key(Path(gone_path))
+            gone = _followed_key(locate(gone_path))
             self._followed.discard(gone)
             for identity in [i for i, key in self._followed_files.items() if key == gone]:
                 del self._followed_files[identity]  # the file system may give its inode to the next file
@@ -121,8 +123,8 @@ class SessionManager:
             feed = ended.successor()
             if feed is None:
                 return
-            path = Path(getattr(feed, "path", session.name))
-            new_identity = identity_of(path)
+            path = locate(getattr(feed, "path", session.name))
+            new_identity = identity_of(path) if isinstance(path, Path) else None
             if new_identity is not None:
                 self._followed_files[new_identity] = _followed_key(path)
             new = self.add(feed, session.name)
@@ -138,10 +140,13 @@ class SessionManager:
         It reads the file to identify it, so the server calls it in a worker thread."""
         return self.registry.open(self.openable(path), follow=follow)
 
-    def openable(self, path: str | Path) -> Path:
+    def openable(self, path: str | Path | StoreUrl) -> Path | StoreUrl:
         """``path`` resolved, once it is known to be a log the server may read: regular files inside the allowed
-        directories (PathNotAllowed, FileNotFoundError, FeedError). Nothing is read."""
-        p = confine(path, self.settings.allowed_dirs)
+        directories (PathNotAllowed, FileNotFoundError, FeedError), or a store's URL under one the server was
+        started with (``Settings.allowed_urls``). Nothing is read."""
+        if is_url(path):
+            return confine_url(str(path), self.settings.allowed_urls)
+        p = confine(str(path), self.settings.allowed_dirs)
         if not p.exists():
             raise FileNotFoundError(f"{path}: no such file or directory")
         _check_openable(p, self.settings.allowed_dirs)
@@ -225,21 +230,25 @@ class SessionManager:
 
     # --- following directories -------------------------------------------------------------------------
 
-    def follow_directory(self, directory: Path, scan_interval: float = 1.0) -> None:
-        self._watchers.append(asyncio.get_running_loop().create_task(self._watch(Path(directory), scan_interval)))
+    def follow_directory(self, directory: Path | StoreUrl, scan_interval: float | None = None) -> None:
+        """Scan `directory` (a local path or a store's URL) every `scan_interval` seconds (default 1 s on disk,
+        `STORE_POLL_SECONDS` in a store) for new logs, each followed in a session of its own."""
+        if scan_interval is None:
+            scan_interval = STORE_POLL_SECONDS if isinstance(directory, StoreUrl) else 1.0
+        self._watchers.append(asyncio.get_running_loop().create_task(self._watch(directory, scan_interval)))
 
-    async def _watch(self, directory: Path, interval: float) -> None:
+    async def _watch(self, directory: Path | StoreUrl, interval: float) -> None:
         """Scan ``directory`` every ``interval`` seconds; a scan that can find nothing new is skipped.
 
         Nothing can be new when the directory's modification time is the one the last whole scan saw and is older
         than a few seconds (an entry added, removed or renamed moves it), that scan left no file to look at again
         (one whose first bytes were not there yet), no followed file ended since, and fewer than
-        ``_FULL_SCAN_EVERY`` scans were skipped in a row."""
+        ``_FULL_SCAN_EVERY`` scans were skipped in a row. A store's directory has no such time: every scan lists it."""
         self.scans_done[directory] = 0
         skipped = 0
         while True:
             try:
-                stamp: int | None = directory.stat().st_mtime_ns
+                stamp: int | None = directory.stat().st_mtime_ns if isinstance(directory, Path) else None
             except OSError:
                 stamp = None
             quiet = (stamp is not None and self._dir_stamps.get(directory) == stamp and skipped < _FULL_SCAN_EVERY
@@ -255,11 +264,14 @@ class SessionManager:
             self.scans_done[directory] += 1
             await asyncio.sleep(interval)
 
-    async def _scan(self, directory: Path) -> bool:
+    async def _scan(self, directory: Path | StoreUrl) -> bool:
         """Follow the new logs in ``directory``; whether an entry could not be identified yet (to look at again)."""
         again = False
         try:
-            entries = sorted(directory.iterdir())
+            if isinstance(directory, Path):
+                entries: list[Path | StoreUrl] = list(sorted(directory.iterdir()))
+            else:
+                entries = [e.location for e in await asyncio.to_thread(list_dir, directory)]
         except OSError as e:
             log.warning("cannot scan %s: %s", directory, e)
             return True
@@ -271,12 +283,13 @@ class SessionManager:
             if self.known_elsewhere(entry):
                 self._followed.add(key)
                 continue
-            identity = identity_of(entry)
+            identity = identity_of(entry) if isinstance(entry, Path) else None  # a store's objects: by name
             if identity in self._followed_files:  # a followed file renamed (rotated): not a new log
                 self._followed.add(key)
                 continue
             try:
-                _check_openable(confine(entry, [directory]), [directory])
+                if isinstance(entry, Path) and isinstance(directory, Path):
+                    _check_openable(confine(entry, [directory]), [directory])
             except (FeedError, PathNotAllowed, OSError):
                 continue  # a pipe, a device, a link leading outside: never a log here
             try:

@@ -28,6 +28,7 @@ from backend.history.index_db import INDEX_FILE, IndexDB
 from backend.sessions.manager import SessionManager
 from backend.sessions.scratch_dir import ScratchDir
 from backend.spark_api.catalog import SessionApplications
+from backend.stores import StoreUrl
 from backend.web.api import (
     blame,
     diff,
@@ -70,7 +71,8 @@ class Settings:
     data_dir: Path | None = None  # uploads go to data_dir/sessions/<id>/; default: a temporary directory
     upload_limit: int = 512 * 1024 * 1024  # bytes received
     upload_decompressed_limit: int | None = None  # bytes an upload may decompress to (None: upload_limit)
-    follow_dirs: list[Path] = field(default_factory=list)
+    allowed_urls: list[StoreUrl] = field(default_factory=list)  # store URLs (and what lies under them) it may read
+    follow_dirs: list[Path | StoreUrl] = field(default_factory=list)
     open_paths: list[str] = field(default_factory=list)  # logs to open as sessions at startup
     check_contracts: bool = True
     checkpoint_every: int = 4096
@@ -142,7 +144,11 @@ def _applications(settings: Settings, manager: SessionManager) -> Applications |
         return None
     from backend.spark.live.follow_feed import SPARK_EVENT_LOG
 
-    settings.allowed_dirs += [d for d in map(Path, settings.follow_dirs) if d not in settings.allowed_dirs]
+    for d in settings.follow_dirs:  # what lies in a followed directory may be opened, on disk or in a store
+        if isinstance(d, StoreUrl):
+            settings.allowed_urls += [d] if d not in settings.allowed_urls else []
+        elif d not in settings.allowed_dirs:
+            settings.allowed_dirs.append(d)
     index = IndexDB(Path(settings.index_dir or settings.data_dir or ".") / INDEX_FILE)
     applications = Applications(manager, index, [str(d) for d in settings.follow_dirs], settings.retain,
                                 settings.poll)

@@ -27,8 +27,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import orjson
 
-__all__ = ["TokenMiddleware", "SameOriginMiddleware", "confine", "check_path_text", "PathNotAllowed", "BadPath",
-           "COOKIE", "is_loopback"]
+from backend.stores import StoreUrl, locate
+
+__all__ = ["TokenMiddleware", "SameOriginMiddleware", "confine", "confine_url", "check_path_text", "PathNotAllowed",
+           "BadPath", "COOKIE", "is_loopback"]
 
 COOKIE = "flowscope_token"
 
@@ -75,6 +77,19 @@ def confine(path: str | os.PathLike, allowed: Iterable[Path]) -> Path:
         f"{path} is outside the directories this server may read ({', '.join(str(r) for r in roots) or 'none'}); "
         "start the server with --allow DIR to add one"
     )
+
+
+def confine_url(url: str, allowed: Iterable[StoreUrl]) -> StoreUrl:
+    """``url`` as a :class:`StoreUrl`, if it is one of the ``allowed`` store URLs (those named when the server was
+    started) or lies under one: the API never makes the server reach elsewhere with its credentials."""
+    where = locate(check_path_text(url))
+    if isinstance(where, StoreUrl) and ".." not in where.key.split("/"):
+        for root in allowed:
+            same_store = (where.scheme, where.netloc) == (root.scheme, root.netloc)
+            if same_store and (where.key == root.key or not root.key or where.key.startswith(root.key + "/")):
+                return where
+    raise PathNotAllowed(
+        f"{url} is not under a store URL this server was started with ({', '.join(map(str, allowed)) or 'none'})")
 
 
 def _scope_token(scope: dict) -> str | None:

@@ -126,6 +126,7 @@ def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Call
     from backend.spark.live.follow_feed import SPARK_EVENT_LOG
     from backend.spark.recording.convert import EventLogError
     from backend.spark.recording.convert_process import event_log_conversion
+    from backend.stores import StoreError
     from backend.web.security import PathNotAllowed
 
     consumers = list(also)
@@ -138,6 +139,9 @@ def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Call
         else:
             feed = registry.open(log)
             conversion = None
+    except StoreError as e:  # one line naming the path or URL and the cause (no such bucket, unreachable, ...)
+        print(f"flowscope: {e}", file=sys.stderr)
+        return 2
     except FileNotFoundError:
         print(f"flowscope: {log}: no such file", file=sys.stderr)
         return 2

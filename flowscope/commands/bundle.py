@@ -34,10 +34,13 @@ def register(subparsers: Any) -> None:
 
 def cmd_bundle(args: argparse.Namespace) -> int:
     from backend.export.bundle import BundleError, build_bundle
+    from backend.stores import StoreError, locate, stat
 
-    log = Path(args.log)
-    if not log.exists():
-        print(f"flowscope bundle: {log}: no such file or directory", file=sys.stderr)
+    log = locate(args.log)
+    try:
+        stat(log)
+    except StoreError as e:  # no such file (or bucket), a store that cannot be reached: one line
+        print(f"flowscope bundle: {e}", file=sys.stderr)
         return 2
     try:
         summary = build_bundle(log, Path(args.output), spaced=args.spaced, max_explain=args.max_explain)

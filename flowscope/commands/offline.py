@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -72,15 +70,18 @@ def replay_log(args: argparse.Namespace, check: bool) -> Any:
     """Replay ``args.log``, a progress log or a Spark event log, up to ``args.at`` progress records.
 
     None, after saying why, if it cannot be read."""
+    from backend.stores import StoreError, open_read, stat
     from tracker.progress_log.log_file import ProgressLogError
     from tracker.progress_log.replay import replay_file
 
     # a rolling event log is a directory (a progress log is one file); a Spark log's first bytes say so. A file that
     # starts with a progress-log header is none: it is replayed without loading the Spark readers.
-    if os.path.isdir(args.log) or (not _starts_with_header(args.log) and _looks_like_event_log(args.log)):
-        return _replay_spark_log(args, check)
     try:
-        return replay_file(args.log, at=args.at, check_contracts=check)
+        if stat(args.log).is_dir or (not _starts_with_header(args.log) and _looks_like_event_log(args.log)):
+            return _replay_spark_log(args, check)
+        return replay_file(args.log, at=args.at, check_contracts=check, opener=open_read)
+    except StoreError as e:  # one line naming the path or URL and the cause (no such bucket, unreachable, ...)
+        print(f"flowscope: {e}", file=sys.stderr)
     except FileNotFoundError:
         print(f"flowscope: {args.log}: no such file", file=sys.stderr)
     except ProgressLogError as e:
@@ -89,10 +90,11 @@ def replay_log(args: argparse.Namespace, check: bool) -> Any:
 
 
 def _starts_with_header(log: str) -> bool:
+    from backend.stores import open_read
     from tracker.progress_log.log_file import first_record_problem
 
     try:
-        return first_record_problem(log) is None
+        return first_record_problem(log, opener=open_read) is None
     except (OSError, ValueError):  # unreadable, or a codec it cannot decode: the replay says why
         return False
 
@@ -100,7 +102,7 @@ def _starts_with_header(log: str) -> bool:
 def _looks_like_event_log(log: str) -> bool:
     from backend.eventlog.eventlog_layout import looks_like_event_log
 
-    return looks_like_event_log(Path(log))
+    return looks_like_event_log(log)
 
 
 def _replay_spark_log(args: argparse.Namespace, check: bool) -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from .arguments import scope_path
@@ -37,7 +36,7 @@ def register(subparsers: Any) -> None:
                                           "a rolling eventlog_v2_ directory, any codec) in the browser view: start "
                                           "the server (on 127.0.0.1 and a free port unless --host/--port say "
                                           "otherwise), print the URL of the log's session and serve until Ctrl-C.")
-    p.add_argument("log", help="a flowscope progress log or a Spark event log")
+    p.add_argument("log", help="a flowscope progress log or a Spark event log (a path, or a store's URL: s3://...)")
     p.add_argument("--follow", dest="follow_file", action="store_true", help="keep following the file as it grows")
     p.add_argument("--at", type=parse_moment, metavar="MOMENT",
                    help="open the page at this moment: a batch number (the state after that many batches) or an "
@@ -50,11 +49,16 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    log = Path(args.log).resolve()
-    if not log.exists():
-        print(f"flowscope: {args.log}: no such file or directory", file=sys.stderr)
+    from backend.stores import StoreError, StoreUrl, locate, stat
+
+    where = locate(args.log)
+    log = where if isinstance(where, StoreUrl) else where.resolve()
+    try:
+        stat(log)
+    except StoreError as e:  # no such file (or bucket), a store that cannot be reached
+        print(f"flowscope: {e}", file=sys.stderr)
         return 2
-    settings = server_settings(args, [log.parent])
+    settings = server_settings(args, [log if isinstance(log, StoreUrl) else log.parent])
     landing = None
     if args.at is not None or args.scope:
         moment = args.at or Landing()

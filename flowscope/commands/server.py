@@ -19,6 +19,7 @@ from .arguments import add_thresholds_option, positive_int
 
 if TYPE_CHECKING:
     from backend.sessions.session import Session
+    from backend.stores import StoreUrl
     from backend.web.app import Settings
 
 __all__ = ["Landing", "add_server_options", "server_settings", "run_server"]
@@ -56,13 +57,16 @@ def add_server_options(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--open", action="store_true", help="open the URL in a browser")
 
 
-def server_settings(args: argparse.Namespace, extra_allowed: list[Path]) -> Settings:
-    """The app's settings from the options (``extra_allowed``: directories of the logs named on the command line)."""
+def server_settings(args: argparse.Namespace, extra_allowed: list[Path | StoreUrl]) -> Settings:
+    """The app's settings from the options (``extra_allowed``: directories of the logs named on the command line, and
+    the store URLs named there, under which the API may open logs too)."""
+    from backend.stores import StoreUrl
     from backend.web.app import Settings
 
     allowed = [Path(d).resolve() for d in args.allow] or [Path.cwd()]
-    allowed += [d for d in extra_allowed if d not in allowed]
+    allowed += [d for d in extra_allowed if isinstance(d, Path) and d not in allowed]
     return Settings(
+        allowed_urls=[u for u in extra_allowed if isinstance(u, StoreUrl)],
         host=args.host,
         port=args.port,
         token=args.token,
@@ -126,7 +130,7 @@ async def _landing_batch(session: Session, landing: Landing) -> int | None:
     return landing.batch
 
 
-def run_server(args: argparse.Namespace, settings: Settings, open_logs: list[str], follow_dirs: list[Path],
+def run_server(args: argparse.Namespace, settings: Settings, open_logs: list[str], follow_dirs: list[Path | StoreUrl],
                follow_file: bool, landing: Landing | None = None) -> int:
     """Serve until Ctrl-C, with ``open_logs`` opened and ``follow_dirs`` watched.
 
@@ -138,12 +142,13 @@ def run_server(args: argparse.Namespace, settings: Settings, open_logs: list[str
         return 0
 
 
-async def _serve(args: argparse.Namespace, settings: Settings, open_logs: list[str], follow_dirs: list[Path],
+async def _serve(args: argparse.Namespace, settings: Settings, open_logs: list[str], follow_dirs: list[Path | StoreUrl],
                  follow_file: bool, landing: Landing | None) -> int:
     import uvicorn
     from rich.console import Console
 
     from backend.feeds.progress_feeds import FeedError
+    from backend.stores import StoreError
     from backend.web.app import create_app
     from backend.web.security import PathNotAllowed
 
@@ -171,7 +176,7 @@ async def _serve(args: argparse.Namespace, settings: Settings, open_logs: list[s
     for log in open_logs:
         try:
             sessions.append(manager.open_path(log, follow=follow_file))
-        except (PathNotAllowed, FileNotFoundError, FeedError) as e:
+        except (PathNotAllowed, FileNotFoundError, FeedError, StoreError) as e:
             console.print(f"[red]flowscope: {e}[/red]")
             server.should_exit = True
             await serving

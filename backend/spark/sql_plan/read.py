@@ -63,7 +63,7 @@ def read_plans(path: PathOrUrl) -> tuple[SqlPlans, list[str]]:
     return plans, problems
 
 
-def read_plan_findings(path: str | os.PathLike[str]) -> tuple[list[dict], list[str]]:
+def read_plan_findings(path: PathOrUrl) -> tuple[list[dict], list[str]]:
     """The SQL plan findings of the log's executions (those ``read_plans`` keeps, with the thresholds in force),
     and the log's problems: what ``flowscope report`` adds to the Spark model's findings."""
     plans, problems = read_plans(path)

@@ -11,6 +11,7 @@ from backend.feeds.progress_feeds import FeedError
 from backend.history.applications import application_json
 from backend.sessions.manager import SessionManager, UploadTooLarge
 from backend.sessions.session import Session
+from backend.stores import StoreError
 from backend.views.projections import session_info
 from backend.web.api import deps
 from backend.web.api.models import SessionCreate, SessionInfo, problems
@@ -65,6 +66,8 @@ async def create_session(body: SessionCreate, manager: SessionManager = Depends(
         raise HTTPException(404, str(e)) from None
     except FeedError as e:
         raise HTTPException(422, str(e)) from None
+    except StoreError as e:  # a store that cannot be reached, or refuses: one line naming the URL
+        raise HTTPException(502, str(e)) from None
     return session_info(manager.add(feed, body.name, body.check))
 
 

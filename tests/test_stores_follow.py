@@ -1,0 +1,91 @@
+"""`flowscope serve --follow s3://...`: a rolling application in a bucket, followed as Spark rolls it.
+
+A real application's events (fixtures/spark/batch_shuffle) are cut into two rolled parts, as Spark 4 writes a
+rolling log, and put into a real S3 API server (moto's, its own process) one object at a time: the first part with
+the in-progress marker, then the second part, then the final marker. The server, a real `flowscope serve` process
+on 127.0.0.1, must pick each new object up by polling the listing, and end with the answer the same application
+gives from local disk, which it follows beside it.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import zstandard
+
+from .conftest import FIXTURES, REPO, wait_until
+from .s3_server import S3Server
+from .test_stores_commands import log_text
+
+ROLLING = next((FIXTURES / "spark" / "batch_shuffle").glob("eventlog_v2_*"))
+APP = ROLLING.name.removeprefix("eventlog_v2_")
+
+
+def parts() -> tuple[bytes, bytes]:
+    """The application's events as two zstd parts, cut at a line boundary half-way through."""
+    lines = log_text(ROLLING).splitlines(keepends=True)
+    half = len(lines) // 2
+    compress = zstandard.ZstdCompressor().compress
+    return compress(b"".join(lines[:half])), compress(b"".join(lines[half:]))
+
+
+def serve(*args: str, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    """A `flowscope serve` process on 127.0.0.1 and its base URL."""
+    proc = subprocess.Popen([sys.executable, "-m", "flowscope.cli", "serve", "--port", "0", *args], cwd=REPO,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    m = re.match(r"flowscope: serving (http://127\.0\.0\.1:\d+)/", line)
+    if m is None:
+        proc.kill()
+        raise AssertionError(line + (proc.stderr.read() if proc.stderr else ""))
+    return proc, m.group(1)
+
+
+def only(base: str) -> dict | None:
+    """The one session of a server, once it has one."""
+    found = httpx.get(f"{base}/api/sessions", timeout=10).json()
+    assert len(found) <= 1, found
+    return found[0] if found else None
+
+
+def test_a_rolling_application_in_a_bucket_is_followed_part_by_part(s3: S3Server, tmp_path: Path):
+    first, second = parts()
+    local = tmp_path / "spark-events" / ROLLING.name
+    local.mkdir(parents=True)
+    (local / f"events_1_{APP}.zstd").write_bytes(first)
+    (local / f"events_2_{APP}.zstd").write_bytes(second)
+    (local / f"appstatus_{APP}").write_bytes(b"")
+    app = f"{s3.bucket('follow')}/spark-events/{ROLLING.name}"
+    s3.put_bytes(f"{app}/events_1_{APP}.zstd", first)
+    s3.put_bytes(f"{app}/appstatus_{APP}.inprogress", b"")
+
+    bucket, disk_server = serve("--follow", "s3://follow/spark-events", env=s3.env), serve(str(local), env=s3.env)
+    try:
+        disk = wait_until(lambda: (s := only(disk_server[1])) and s["status"] == "done" and s, "the local log read",
+                          timeout=120)
+        assert disk["batches"] > 0
+        base = bucket[1]
+        in_bucket = wait_until(lambda: (s := only(base)) and s["batches"] > 0 and s, "the bucket's app", timeout=120)
+        assert in_bucket["status"] == "live" and in_bucket["kind"] == "spark-event-log"
+        assert in_bucket["batches"] < disk["batches"], "only the first part is there yet"
+
+        s3.put_bytes(f"{app}/events_2_{APP}.zstd", second)  # Spark rolls the log: the next part appears whole
+        grown = wait_until(lambda: (s := only(base)) and s["records"] == disk["records"] and s,
+                           "the second part read", timeout=120)
+        assert grown["status"] == "live", "the marker still says in progress"
+
+        s3.put_bytes(f"{app}/appstatus_{APP}", b"")  # the application ended: Spark renames its marker
+        s3.fs().rm_file(f"{app.removeprefix('s3://')}/appstatus_{APP}.inprogress")
+        done = wait_until(lambda: (s := only(base)) and s["status"] == "done" and s, "the end", timeout=120)
+        same = ("records", "batches", "scopes", "operators", "findings", "marks", "errors")
+        assert {k: done[k] for k in same} == {k: disk[k] for k in same}
+    finally:
+        for proc, _ in (bucket, disk_server):
+            proc.send_signal(signal.SIGINT)
+            proc.wait(15)
