@@ -157,3 +157,24 @@ def test_the_fleet_session_draws_no_console_progress_bar_unless_configured(tmp_p
     conf.mkdir()
     (conf / "spark-defaults.conf").write_text("# mine\nspark.ui.showConsoleProgress   true\n")
     assert _console_progress(tmp_path, SPARK_CONF_DIR=str(conf)) == "true"
+
+
+def test_a_fleet_in_a_bucket_is_listed_and_read_through_the_stores(session, s3, tmp_path: Path) -> None:
+    """`flowscope fleet s3://...` (a real process, its own JVM) lists the bucket through backend.stores and each task
+    reads its applications from the store: the same rows as the analysis of each log on disk."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    made = make_fleet(logs, 1)
+    url = s3.put_tree(logs, f"{s3.bucket('fleet')}/spark-events")
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "-m", "flowscope.cli", "fleet", url, "-o", str(out), "--master", "local[2]",
+                          "--no-report"], env={**s3.env, "SPARK_LOCAL_IP": "127.0.0.1"}, capture_output=True,
+                         text=True, timeout=600, cwd=Path(__file__).resolve().parents[1])
+    assert run.returncode == 0, run.stderr[-3000:]
+    apps = {r["app_id"]: r.asDict(recursive=True) for r in session.read.parquet(str(out / "applications")).collect()}
+    assert len(apps) == len(made)
+    for path, _, _ in made:
+        direct = analyze_log(path).application
+        row = apps[direct["app_id"]]
+        assert row["log"] == f"{url}/{path.name}"
+        assert {k: v for k, v in row.items() if k != "log"} == {k: v for k, v in direct.items() if k != "log"}

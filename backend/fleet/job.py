@@ -1,7 +1,9 @@
 """`flowscope fleet DIR -o OUT`: every application's event log in a directory, analysed on Spark, as Parquet tables.
 
 A platform team keeps thousands of event logs a day in one directory (local, HDFS, S3). The job lists them through
-Spark (the `binaryFile` source, so any filesystem Hadoop reads works), groups each application's files, deals the
+Spark (the `binaryFile` source, so any filesystem Hadoop reads works) or, for a store's URL (`s3://`, `s3a://`,
+`gs://`, `abfs://`, `az://`), through `backend.stores` (each task then reads its applications' files from the store
+itself, with no Hadoop connector), groups each application's files, deals the
 applications round-robin to a few tasks per core (`task_count`: a task's fixed cost is spread over many; Python
 workers are reused, so imports happen once per worker) and shuffles each file's bytes to its application's task.
 The task copies them to a local temporary directory, so the project's own readers read it as any log, and runs
@@ -31,6 +33,7 @@ from urllib.parse import unquote, urlparse
 from backend.eventlog.codecs import strip_codec
 from backend.fleet.analyze import APPLICATION_COLUMNS, STAGE_COLUMNS, TIME_COLUMNS, analyze_log
 from backend.spark.recording.subcommand import run_subcommand
+from backend.stores import StoreError, is_url, list_dir, stat
 
 __all__ = [
     "FleetApp", "FleetSummary", "analysis_schema", "analyze_app", "analyze_task", "build_session", "canonical_path",
@@ -205,7 +208,8 @@ def analyze_task(apps: Sequence[FleetApp], task: int, tasks: int,
     current = next(grouped, None)
     for app in apps[task::tasks]:
         if items is None:
-            rows = analyze_log(unquote(urlparse(app.path).path), log_name=_display(app.path))
+            where = app.path if is_url(app.path) else unquote(urlparse(app.path).path)
+            rows = analyze_log(where, log_name=_display(app.path))
             result = {"applications": [rows.application], "times": rows.times, "stages": rows.stages}
         else:
             files: Iterable[tuple[int, tuple[str, bytes]]] = ()
@@ -255,6 +259,23 @@ def _list_and_scan(spark: Any, directory: str) -> tuple[list[str], Any]:
         return found.inputFiles(), found.select("path", "content").rdd  # `.rdd` plans the scan
 
 
+def store_files(directory: str) -> list[str]:
+    """Every file under a store's `directory` (`s3://...`), listed through backend.stores, empty files included."""
+    found: list[str] = []
+    for entry in list_dir(directory):
+        if entry.is_dir:
+            found.extend(store_files(entry.url))
+        else:
+            found.append(entry.url)
+    return found
+
+
+def reads_through_stores(directory: str) -> bool:
+    """A store's URL (`s3://`, `s3a://`, `gs://`, `abfs://`, `az://`) is listed and read through backend.stores, so
+    the fleet needs no Hadoop connector for it; `hdfs://` and local paths are Spark's own to list."""
+    return is_url(directory) and str(directory).partition("://")[0].lower() != "hdfs"
+
+
 def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True,
               read_locally: bool | None = None) -> FleetSummary:
     """Analyse every application log under `directory` on `spark`; write the tables (and report) under `out`.
@@ -274,9 +295,12 @@ def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True,
     sc = spark.sparkContext
     out = out.rstrip("/")
     # the names come from the file index (empty files such as a status marker included); the scan reads the
-    # non-empty files' bytes
-    listed, scan = _list_and_scan(spark, directory)
-    listed = [canonical_path(p) for p in listed]
+    # non-empty files' bytes. A store's directory is listed here, and each task reads its applications' files
+    if reads_through_stores(directory):
+        listed, scan, read_locally = store_files(directory), None, True
+    else:
+        listed, scan = _list_and_scan(spark, directory)
+        listed = [canonical_path(p) for p in listed]
     apps, skipped = group_applications(listed)
     tasks = task_count(len(apps), sc.defaultParallelism)
     shared = sc.broadcast(apps)
@@ -299,6 +323,7 @@ def run_fleet(spark: Any, directory: str, out: str, *, report: bool = True,
         rdd = sc.parallelize(range(tasks), tasks).mapPartitionsWithIndex(
             lambda task, _: analyze_task(shared.value, task, tasks, None))
     else:
+        assert scan is not None
         rdd = (scan.flatMap(owned).repartitionAndSortWithinPartitions(tasks, lambda index: index % tasks)
                .mapPartitionsWithIndex(one_task))
     analysed = spark.createDataFrame(rdd, analysis_schema(), verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
@@ -401,7 +426,9 @@ def register(subparsers: Any) -> None:
                     "Parquet tables (applications/, times/, stages/, stage_signatures/) and report.html under "
                     "OUT. Unreadable logs become application rows with their problems.")
     p.add_argument("directory", nargs="?", metavar="DIR",
-                   help="the directory of event logs (files and eventlog_v2_ dirs)")
+                   help="the directory of event logs (files and eventlog_v2_ dirs): a path Spark reads (local, "
+                        "hdfs://), or a store's URL (s3://, s3a://, gs://, abfs://, az://) listed and read through "
+                        "fsspec")
     p.add_argument("-o", "--output", metavar="OUT", help="where the tables and report.html go (required with DIR)")
     p.add_argument("--master", metavar="URL",
                    help="Spark master (default local[*]; under spark-submit, spark-submit's)")
@@ -486,6 +513,12 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     if local is not None and not local.exists():
         print(f"flowscope: {args.directory}: no such directory", file=sys.stderr)
         return 2
+    if reads_through_stores(args.directory):
+        try:
+            stat(args.directory)
+        except StoreError as exc:  # no such bucket or directory, a store that cannot be reached: one line
+            print(f"flowscope: {exc}", file=sys.stderr)
+            return 2
     from pyspark.errors import AnalysisException
 
     spark = build_session(args.master)
