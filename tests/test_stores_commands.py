@@ -7,6 +7,7 @@ on 127.0.0.1, reached through `AWS_ENDPOINT_URL`). Each command runs as a real `
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ import zstandard
 
 from backend.eventlog.encoders import encode
 
-from .conftest import FIXTURES, REPO
+from .conftest import FIXTURES, LOOP_LOG, REPO
 from .s3_server import S3Server, free_port
 
 ROLLING = next((FIXTURES / "spark" / "skewed_straggler").glob("eventlog_v2_*"))
@@ -75,6 +76,28 @@ def test_frontiers_blame_and_whatif_from_s3_equal_the_disk(s3, logs, command):
     assert in_s3.returncode == 0, in_s3.stderr
     assert json.loads(in_s3.stdout) == json.loads(on_disk.stdout)
     assert len(in_s3.stdout) > 200
+
+
+def test_reading_in_child_processes_streams_from_s3_too(s3, logs):
+    """A large log is read, modelled and replayed in three processes (forced here): the reader's child opens the
+    store itself."""
+    local, url = logs["plain"]
+    on_disk = flowscope("report", "--json", "--pipeline-bytes", 0, local, env=s3.env)
+    in_s3 = flowscope("report", "--json", "--pipeline-bytes", 0, url, env=s3.env)
+    assert in_s3.returncode == 0, in_s3.stderr
+    assert json.loads(in_s3.stdout) == json.loads(on_disk.stdout)
+
+
+def test_a_progress_log_in_s3_replays_as_on_disk(s3, tmp_path):
+    log = tmp_path / "loop.jsonl.gz"
+    log.write_bytes(gzip.compress(LOOP_LOG.read_bytes()))
+    url = s3.put_tree(log, f"{s3.bucket('progress-logs')}/loop.jsonl.gz")
+    for command, says in ((["frontiers", "--json", "--at", 20], '"frontier":'),
+                          (["explain", "--at", 20, "--port", "in,4,0"], "held by out(3,0)")):
+        on_disk = flowscope(*command[:1], log, *command[1:], env=s3.env)
+        in_s3 = flowscope(*command[:1], url, *command[1:], env=s3.env)
+        assert in_s3.returncode == 0, in_s3.stderr
+        assert in_s3.stdout == on_disk.stdout and says in in_s3.stdout
 
 
 def test_record_writes_the_same_progress_log_from_s3(s3, logs, tmp_path):
