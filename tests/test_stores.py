@@ -7,6 +7,7 @@ import pickle
 
 import pytest
 
+from backend.eventlog import EventLogFollower, EventLogReader, find_logs
 from backend.stores import (
     StoreError,
     StoreNotFound,
@@ -82,6 +83,21 @@ def test_a_large_object_is_read_in_ranges_not_fetched_whole(s3):
         assert cached < len(data) / 2, f"{cached} of {len(data)} bytes fetched for the first 1000"
         fh.seek(len(data) - 10)
         assert fh.read() == data[-10:]
+
+
+def test_a_bucket_reads_and_follows_as_the_disk_does(s3):
+    url = s3.put_tree(ROLLING, f"{s3.bucket('logs')}/read/{ROLLING.name}")
+    on_disk = [e.event for e in EventLogReader(ROLLING)]
+    assert [e.event for e in EventLogReader(url)] == on_disk and len(on_disk) > 50
+    follower = EventLogFollower(url)
+    followed: list = []
+    for _ in range(10 * len(on_disk)):  # a few events a poll: the object is kept open between polls
+        followed += [e.event for e in follower.poll(7)]
+        if follower.finalized:
+            break
+    assert followed == on_disk and follower.errors == []
+    assert [str(p) for p in find_logs(f"{s3.bucket('logs')}/read")[0].files] == \
+        [f"{url}/{p.name}" for p in find_logs(ROLLING.parent)[0].files]
 
 
 def test_new_objects_are_listed_at_once(s3):

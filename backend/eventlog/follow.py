@@ -9,13 +9,17 @@ poll (a debugger polling every 0.5-1 s sees what Spark has flushed).
 Ordering matters against a concurrent writer: the "is it finalized?" question is asked *before* reading, so when
 the answer is yes, everything read afterwards is the complete content. A rolling part is complete once a later part
 exists (Spark closes a part before creating the next), so reading moves on only then.
+
+A log in a store (`backend.stores`) is followed the same way, by listing and reading it at each poll; an object
+whose bytes were not all read when a poll reached its limit stays open for the next poll, which reads on without
+listing again (each open and listing is a request to the store).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from backend.eventlog import events as records
 from backend.eventlog.cursor import FileCursor
@@ -68,6 +72,7 @@ class EventLogFollower:
         self._watch = _watch(p)  # the cursor's file: noticed when truncated or replaced
         self._part = 0  # rolling: index N of the part the cursor reads
         self._complete = False  # the log is complete and its last file finished: finalized once drained
+        self._kept: tuple[StoreUrl, BinaryIO] | None = None  # a store's object left open with bytes still unread
 
     @property
     def pending(self) -> PendingLine | None:
@@ -80,6 +85,8 @@ class EventLogFollower:
             return out
         if self.finalized:
             return out
+        if self._kept is not None and self._read(out, limit):
+            return out  # a store's object still open, its bytes not all read: read on without listing again
         if self.rolling:
             self._poll_rolling(out, limit)
         else:
@@ -140,6 +147,7 @@ class EventLogFollower:
             return
 
     def _start_part(self, path: Path | StoreUrl) -> None:
+        self._release()
         self._cursor = self._new_cursor(path)
         self._part = part_index(path)
 
@@ -168,19 +176,36 @@ class EventLogFollower:
             self.ended = change
             self._report(LineError(cursor.name, cursor.line + 1, change, change_message(change, cursor.line, True)))
             return self._drain(out, limit)
-        try:
-            fh = open_read(cursor.path)
-        except FileNotFoundError:
-            return None
+        fh = self._release(cursor.path)
+        if fh is None:
+            try:
+                fh = open_read(cursor.path)
+            except FileNotFoundError:
+                return None
         if watch is not None and watch.identity is None:
             watch.attach(fh.fileno())
-        with fh:
+        try:
             while True:
                 if self._drain(out, limit):
+                    if isinstance(cursor.path, StoreUrl):  # kept for the next poll: a new open costs requests
+                        self._kept, fh = (cursor.path, fh), None
                     return True
                 if not cursor.pull(fh):
                     break
+        finally:
+            if fh is not None:
+                fh.close()
         return self._drain(out, limit)
+
+    def _release(self, path: Path | StoreUrl | None = None) -> BinaryIO | None:
+        """The object kept open, if it is `path`'s (closed otherwise)."""
+        kept, self._kept = self._kept, None
+        if kept is None:
+            return None
+        if kept[0] == path:
+            return kept[1]
+        kept[1].close()
+        return None
 
     def _vanished(self) -> None:
         cursor = self._cursor
@@ -193,6 +218,7 @@ class EventLogFollower:
 
     def _finish(self, out: list[LogEvent], limit: int | None) -> None:
         assert self._cursor is not None
+        self._release()
         self._cursor.finish(True)
         self._complete = True
         self._drain(out, limit)
