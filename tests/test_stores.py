@@ -19,6 +19,7 @@ from backend.stores import (
     open_read,
     stat,
 )
+from backend.stores.errors import store_error
 from backend.stores.remote import BLOCK
 
 from .conftest import FIXTURES
@@ -121,3 +122,17 @@ def test_missing_bucket_and_key_are_one_line_errors(s3):
         s3.put_bytes(f"{s3.bucket('logs')}/d/f", b"x")
         open_read("s3://logs/d")
     assert not exists(f"{s3.bucket('logs')}/nothing")
+
+
+def test_each_cause_is_said_in_one_line():
+    """What the stores' libraries raise, said as the user reads it (the real failures are the commands' tests)."""
+    assert str(store_error("gs://b/x", "gs", ImportError("Install gcsfs to access Google Storage"))) == \
+        "gs://b/x: reading gs:// needs gcsfs: pip install 'flowscope[gcs]'"
+    assert "pip install 'flowscope[azure]'" in str(store_error("az://c/x", "az", ImportError("adlfs")))
+    denied = store_error("s3://b/x", "s3", PermissionError("Access Denied"))
+    assert str(denied).startswith("s3://b/x: access denied (Access Denied)")
+    libhdfs = store_error("hdfs://nn:8020/x", "hdfs", OSError("Unable to load libhdfs: libhdfs.so: cannot open\n"))
+    assert "\n" not in str(libhdfs) and "HADOOP_HOME" in str(libhdfs) and "ARROW_LIBHDFS_DIR" in str(libhdfs)
+    assert str(store_error("s3://b/x", "s3", TimeoutError("timed out"))) == \
+        "s3://b/x: cannot reach the store's endpoint (timed out)"
+    assert isinstance(store_error("s3://b/x", "s3", FileNotFoundError("NoSuchBucket")), StoreNotFound)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -109,6 +110,17 @@ def test_record_writes_the_same_progress_log_from_s3(s3, logs, tmp_path):
     remote = (tmp_path / "s3.jsonl").read_text().splitlines()
     assert len(remote) == len(disk) > 50
     assert remote[1:] == disk[1:]  # the header names the source
+
+
+def test_a_bundle_from_s3_stores_what_one_from_disk_stores(s3, logs, tmp_path):
+    local, url = logs["rolling"]
+    on_disk = flowscope("bundle", local, "-o", tmp_path / "disk.html", env=s3.env)
+    in_s3 = flowscope("bundle", url, "-o", tmp_path / "s3.html", env=s3.env)
+    assert in_s3.returncode == 0, in_s3.stderr
+    counts = re.compile(r"\d+ moments, \d+ answers, \d+ explanations")
+    said = counts.search(in_s3.stdout)
+    assert said and said[0] == counts.search(on_disk.stdout)[0]  # type: ignore[index]
+    assert (tmp_path / "s3.html").stat().st_size > 100_000
 
 
 def one_line_error(proc: subprocess.CompletedProcess) -> str:
