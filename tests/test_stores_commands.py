@@ -21,7 +21,7 @@ import zstandard
 from backend.eventlog.encoders import encode
 
 from .conftest import FIXTURES, LOOP_LOG, REPO
-from .s3_server import S3Server, free_port
+from .s3_server import S3Server, client_env, free_port, moto_server
 
 ROLLING = next((FIXTURES / "spark" / "skewed_straggler").glob("eventlog_v2_*"))
 APP = ROLLING.name.removeprefix("eventlog_v2_")
@@ -145,6 +145,16 @@ def test_a_missing_key_is_one_line_naming_the_url(s3, logs):
         f"flowscope: --follow {url}: no such file or directory"
     assert one_line_error(flowscope("serve", "--follow", logs["plain"][1], env=s3.env)) == \
         f"flowscope: --follow {logs['plain'][1]}: not a directory"
+
+
+def test_credentials_the_store_refuses_are_one_line(s3):
+    """A store that checks every request's credentials (moto's IAM), given keys it does not know."""
+    with moto_server(INITIAL_NO_AUTH_ACTION_COUNT="0") as (endpoint, _):
+        url = "s3://spark-logs/rolling/eventlog_v2_app"
+        env = {**s3.env, **client_env(endpoint), "AWS_ACCESS_KEY_ID": "AKIAUNKNOWNKEY000000"}
+        for command in ("report", "frontiers"):
+            line = one_line_error(flowscope(command, url, env=env))
+            assert line.startswith(f"flowscope: {url}: access denied ("), line
 
 
 def test_nothing_listening_at_the_endpoint_is_one_line(s3, logs):
