@@ -18,7 +18,11 @@ from pathlib import Path
 import httpx
 import zstandard
 
+from backend.stores import StoreUrl
+from backend.web.app import Settings
+
 from .conftest import FIXTURES, REPO, wait_until
+from .e2e.server import running_server
 from .s3_server import S3Server
 from .test_stores_commands import log_text
 
@@ -89,3 +93,21 @@ def test_a_rolling_application_in_a_bucket_is_followed_part_by_part(s3: S3Server
         for proc, _ in (bucket, disk_server):
             proc.send_signal(signal.SIGINT)
             proc.wait(15)
+
+
+def test_the_api_opens_urls_only_under_those_the_server_was_started_with(s3: S3Server, tmp_path: Path):
+    allowed = s3.put_tree(ROLLING, f"{s3.bucket('api-logs')}/team/{ROLLING.name}")
+    s3.put_tree(ROLLING, f"{s3.bucket('other-team')}/{ROLLING.name}")
+    settings = Settings(allowed_dirs=[tmp_path], allowed_urls=[StoreUrl.parse("s3://api-logs/team")],
+                        data_dir=tmp_path / "data")
+    with running_server(settings) as srv, httpx.Client(base_url=srv.url, timeout=30) as c:
+        opened = c.post("/api/sessions", json={"path": allowed})
+        assert opened.status_code == 201, opened.text
+        sid = opened.json()["id"]
+        done = wait_until(lambda: (s := c.get(f"/api/sessions/{sid}").json())["status"] == "done" and s, "read")
+        assert done["batches"] > 0 and done["kind"] == "spark-event-log"
+        for elsewhere in (f"s3://other-team/{ROLLING.name}", "s3://api-logs/team/../secrets", "s3://api-logs/teamx"):
+            refused = c.post("/api/sessions", json={"path": elsewhere})
+            assert refused.status_code == 403 and elsewhere in refused.json()["detail"], refused.text
+        missing = c.post("/api/sessions", json={"path": "s3://api-logs/team/eventlog_v2_none"})
+        assert missing.status_code in (404, 422) and "no such file" in missing.json()["detail"], missing.text

@@ -44,7 +44,8 @@ def add_server_options(p: argparse.ArgumentParser, default_port: int) -> None:
     p.add_argument("--port", type=int, default=default_port, help=f"port (default {default_port or 'a free one'})")
     p.add_argument("--token", help="require this token on every request and WebSocket")
     p.add_argument("--allow", action="append", default=[], metavar="DIR",
-                   help="a directory the API may open logs from (repeatable; default: the current directory)")
+                   help="a directory (or a store's URL, s3://bucket/prefix) the API may open logs from (repeatable; "
+                        "default: the current directory, and the URLs of the logs and --follow given)")
     p.add_argument("--data-dir", metavar="DIR", help="where uploads (and, for serve --follow, the applications index) "
                    "are kept (default: a temporary directory; the index: the user's cache directory)")
     p.add_argument("--upload-limit", type=positive_int, default=512, metavar="MB",
@@ -60,13 +61,14 @@ def add_server_options(p: argparse.ArgumentParser, default_port: int) -> None:
 def server_settings(args: argparse.Namespace, extra_allowed: list[Path | StoreUrl]) -> Settings:
     """The app's settings from the options (``extra_allowed``: directories of the logs named on the command line, and
     the store URLs named there, under which the API may open logs too)."""
-    from backend.stores import StoreUrl
+    from backend.stores import StoreUrl, locate
     from backend.web.app import Settings
 
-    allowed = [Path(d).resolve() for d in args.allow] or [Path.cwd()]
+    given = [locate(d) for d in args.allow]
+    allowed = [d.resolve() for d in given if isinstance(d, Path)] or [Path.cwd()]
     allowed += [d for d in extra_allowed if isinstance(d, Path) and d not in allowed]
     return Settings(
-        allowed_urls=[u for u in extra_allowed if isinstance(u, StoreUrl)],
+        allowed_urls=[u for u in given + extra_allowed if isinstance(u, StoreUrl)],
         host=args.host,
         port=args.port,
         token=args.token,
