@@ -132,7 +132,13 @@ def test_each_cause_is_said_in_one_line():
     denied = store_error("s3://b/x", "s3", PermissionError("Access Denied"))
     assert str(denied).startswith("s3://b/x: access denied (Access Denied)")
     libhdfs = store_error("hdfs://nn:8020/x", "hdfs", OSError("Unable to load libhdfs: libhdfs.so: cannot open\n"))
-    assert "\n" not in str(libhdfs) and "HADOOP_HOME" in str(libhdfs) and "ARROW_LIBHDFS_DIR" in str(libhdfs)
+    assert str(libhdfs).startswith("hdfs://nn:8020/x: hdfs:// needs Hadoop's libhdfs, which pyarrow could not load")
+    assert "HADOOP_HOME" in str(libhdfs) and "ARROW_LIBHDFS_DIR" in str(libhdfs)
+    tried = "".join(f"dlopen(/usr/lib/jvm/{n}/libjvm.so) failed: cannot open shared object file\n" for n in range(99))
+    libjvm = str(store_error("hdfs://nn:8020/x", "hdfs", OSError("Unable to load libjvm " + tried)))
+    assert "could not load libjvm (no JDK)" in libjvm and "JAVA_HOME" in libjvm and len(libjvm) < 300
+    long = str(store_error("s3://b/x", "s3", RuntimeError("x" * 5000)))
+    assert "\n" not in long and len(long) < 450
     assert str(store_error("s3://b/x", "s3", TimeoutError("timed out"))) == \
         "s3://b/x: cannot reach the store's endpoint (timed out)"
     assert isinstance(store_error("s3://b/x", "s3", FileNotFoundError("NoSuchBucket")), StoreNotFound)

@@ -11,6 +11,8 @@ from backend.stores.urls import SCHEMES
 
 __all__ = ["StoreError", "StoreNotFound", "missing_library", "store_error"]
 
+MAX_CAUSE = 400  # characters of a cause: some libraries' messages list everything they tried
+
 _LIBRARIES = {"s3": "s3fs", "gcs": "gcsfs", "azure": "adlfs", "hdfs": "pyarrow"}
 
 
@@ -19,7 +21,8 @@ class StoreError(OSError):
 
     def __init__(self, url: str, cause: str) -> None:
         self.url = url
-        self.cause = " ".join(cause.split())  # one line, whatever the library's message held
+        cause = " ".join(cause.split())  # one line, whatever the library's message held
+        self.cause = cause if len(cause) <= MAX_CAUSE else cause[:MAX_CAUSE - 5] + " ..."
         super().__init__(f"{url}: {self.cause}")
 
     def __str__(self) -> str:
@@ -38,11 +41,18 @@ def missing_library(scheme: str) -> str:
     return f"reading {scheme}:// needs {_LIBRARIES[extra]}: pip install 'flowscope[{extra}]'"
 
 
+_HADOOP_SETUP = ("HADOOP_HOME (or ARROW_LIBHDFS_DIR, the directory of libhdfs.so), JAVA_HOME, and CLASSPATH set to "
+                 "`hadoop classpath --glob`")
+
+
 def _hdfs_cause(message: str) -> str | None:
-    if "libhdfs" in message or "HADOOP_HOME" in message or "JAVA_HOME" in message or "CLASSPATH" in message:
-        return ("hdfs:// needs Hadoop's libhdfs, which pyarrow could not load (" + message.strip() + "): set "
-                "HADOOP_HOME (or ARROW_LIBHDFS_DIR to the directory of libhdfs.so), JAVA_HOME, and CLASSPATH to "
-                "`hadoop classpath --glob`")
+    """What of Hadoop's client pyarrow could not find, said in a line (its own message lists every path it tried)."""
+    if "libjvm" in message:
+        return f"hdfs:// needs Java and Hadoop's libhdfs: pyarrow could not load libjvm (no JDK): set {_HADOOP_SETUP}"
+    if "libhdfs" in message:
+        return f"hdfs:// needs Hadoop's libhdfs, which pyarrow could not load: set {_HADOOP_SETUP}"
+    if any(name in message for name in ("HADOOP_HOME", "JAVA_HOME", "CLASSPATH")):
+        return f"hdfs:// needs Hadoop's client set up ({message.strip()[:200]}): set {_HADOOP_SETUP}"
     return None
 
 
