@@ -8,6 +8,7 @@ import pickle
 import pytest
 
 from backend.eventlog import EventLogFollower, EventLogReader, find_logs
+from backend.eventlog.child import ChildStream
 from backend.stores import (
     StoreError,
     StoreNotFound,
@@ -142,3 +143,22 @@ def test_each_cause_is_said_in_one_line():
     assert str(store_error("s3://b/x", "s3", TimeoutError("timed out"))) == \
         "s3://b/x: cannot reach the store's endpoint (timed out)"
     assert isinstance(store_error("s3://b/x", "s3", FileNotFoundError("NoSuchBucket")), StoreNotFound)
+
+
+def _read_object(put, url):
+    put(b"started")
+    with open_read(url) as fh:
+        put(fh.read())
+
+
+def test_a_store_failure_in_a_child_process_comes_back_as_one_line(s3):
+    """The readers' child processes (a large log is read in one) open the store themselves: what fails there is
+    raised in the parent as the same one-line error, not as a child's traceback."""
+    stream = ChildStream(_read_object, (f"{s3.bucket('logs')}/gone/events_1_app",))
+    got = []
+    with pytest.raises(StoreNotFound) as failed:
+        for message in stream:
+            got.append(message)
+    assert got == [b"started"] and str(failed.value) == "s3://logs/gone/events_1_app: no such file or directory"
+    s3.put_bytes("s3://logs/there", b"bytes in the bucket")
+    assert list(ChildStream(_read_object, ("s3://logs/there",))) == [b"started", b"bytes in the bucket"]

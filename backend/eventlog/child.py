@@ -9,7 +9,8 @@ what the system allows so each side needs the other to be scheduled less often.
 The child is forked where that is safe (a process that runs no other thread: the CLI) and spawned otherwise (a
 server's threads would be copied half-way through whatever they were doing), so the producer and its arguments
 must then be importable and picklable: pass module-level functions, not closures. A producer that raises ends the
-stream with its traceback, raised here as ``RuntimeError``.
+stream with its traceback, raised here as ``RuntimeError``; a log that cannot be read from its store
+(``backend.stores.StoreError``: a bucket gone, an endpoint unreachable mid-read) is raised here as itself, one line.
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ from collections.abc import Callable, Iterator
 from queue import Queue
 from typing import Any
 
+from backend.stores import StoreError, StoreNotFound
+
 __all__ = ["ChildStream", "Put"]
 
 Put = Callable[[bytes], None]  # what a producer sends: one message
 
-_DATA, _FAILED = b"m", b"x"
+_DATA, _FAILED, _STORE_FAILED = b"m", b"x", b"s"
 _HELD: list[Any] = []  # the pipe ends this process holds (a forked child closes its copies)
 # Streams not closed yet. A child is not a daemon, and at exit multiprocessing waits for every such child: one whose
 # stream was abandoned unclosed (still referenced, say by a traceback) blocks on a pipe nobody reads, and the exit
@@ -71,6 +74,9 @@ class ChildStream:
                     return
                 if message[:1] == _DATA:
                     yield message[1:]
+                elif message[:1] == _STORE_FAILED:
+                    url, _, cause = message[2:].decode("utf-8", "replace").partition("\n")
+                    raise (StoreNotFound if message[1:2] == b"1" else StoreError)(url, cause)
                 else:
                     raise RuntimeError(f"the {self._child.name} process failed:\n"
                                        f"{message[1:].decode('utf-8', 'replace')}")
@@ -144,6 +150,10 @@ def _run(produce: Callable[..., None], args: tuple, send: multiprocessing.connec
 
     try:
         produce(put, *args)
+    except StoreError as exc:  # the store, not a bug: said in one line by the parent
+        if not broken.is_set():
+            missing = b"1" if isinstance(exc, StoreNotFound) else b"0"
+            queue.put(_STORE_FAILED + missing + f"{exc.url}\n{exc.cause}".encode())
     except BaseException:  # noqa: BLE001 - whatever it was, the parent says so
         if not broken.is_set():
             queue.put(_FAILED + traceback.format_exc().encode())
