@@ -1,10 +1,10 @@
-"""`flowscope serve --follow s3://...`: a rolling application in a bucket, followed as Spark rolls it.
+"""`flowscope serve --follow s3://...`: a rolling application in a bucket, listed and followed as Spark rolls it.
 
 A real application's events (fixtures/spark/batch_shuffle) are cut into two rolled parts, as Spark 4 writes a
 rolling log, and put into a real S3 API server (moto's, its own process) one object at a time: the first part with
 the in-progress marker, then the second part, then the final marker. The server, a real `flowscope serve` process
-on 127.0.0.1, must pick each new object up by polling the listing, and end with the answer the same application
-gives from local disk, which it follows beside it.
+on 127.0.0.1, lists the application, opens it when asked, must pick each new object up by polling the listing, and
+end with the answer the same application gives from local disk (another server, beside it).
 """
 
 from __future__ import annotations
@@ -69,26 +69,38 @@ def test_a_rolling_application_in_a_bucket_is_followed_part_by_part(s3: S3Server
     s3.put_bytes(f"{app}/events_1_{APP}.zstd", first)
     s3.put_bytes(f"{app}/appstatus_{APP}.inprogress", b"")
 
-    bucket, disk_server = serve("--follow", "s3://follow/spark-events", env=s3.env), serve(str(local), env=s3.env)
+    bucket = serve("--follow", "s3://follow/spark-events", "--data-dir", str(tmp_path / "index"), env=s3.env)
+    disk_server = serve(str(local), env=s3.env)
     try:
         disk = wait_until(lambda: (s := only(disk_server[1])) and s["status"] == "done" and s, "the local log read",
                           timeout=120)
         assert disk["batches"] > 0
         base = bucket[1]
-        in_bucket = wait_until(lambda: (s := only(base)) and s["batches"] > 0 and s, "the bucket's app", timeout=120)
-        assert in_bucket["status"] == "live" and in_bucket["kind"] == "spark-event-log"
+        listed = wait_until(lambda: (s := only(base)) and s["application"]["name"] and s, "the bucket's app listed",
+                            timeout=120)  # listed from its first events, not replayed
+        assert (listed["id"], listed["status"], listed["live"]) == (APP, "listed", True)
+        assert listed["application"]["status"] == "in_progress" and listed["source"] == app
+
+        def opened() -> dict:  # a route under the application's id opens it (replayed, and followed while running)
+            return httpx.get(f"{base}/api/sessions/{APP}", timeout=10).json()
+
+        in_bucket = wait_until(lambda: (s := opened()) and s["batches"] > 0 and s, "the bucket's app read", timeout=120)
+        assert in_bucket["status"] in ("loading", "live") and in_bucket["kind"] == "spark-event-log"
         assert in_bucket["batches"] < disk["batches"], "only the first part is there yet"
 
         s3.put_bytes(f"{app}/events_2_{APP}.zstd", second)  # Spark rolls the log: the next part appears whole
-        grown = wait_until(lambda: (s := only(base)) and s["records"] == disk["records"] and s,
+        grown = wait_until(lambda: (s := opened()) and s["records"] == disk["records"] and s,
                            "the second part read", timeout=120)
         assert grown["status"] == "live", "the marker still says in progress"
 
         s3.put_bytes(f"{app}/appstatus_{APP}", b"")  # the application ended: Spark renames its marker
         s3.fs().rm_file(f"{app.removeprefix('s3://')}/appstatus_{APP}.inprogress")
-        done = wait_until(lambda: (s := only(base)) and s["status"] == "done" and s, "the end", timeout=120)
+        done = wait_until(lambda: (s := opened()) and s["status"] == "done" and s, "the end", timeout=120)
         same = ("records", "batches", "scopes", "operators", "findings", "marks", "errors")
         assert {k: done[k] for k in same} == {k: disk[k] for k in same}
+        finished = wait_until(lambda: (s := only(base)) and s["application"]["status"] == "finished" and s,
+                              "the list says finished", timeout=120)
+        assert finished["application"]["end"] is not None
     finally:
         for proc, _ in (bucket, disk_server):
             proc.send_signal(signal.SIGINT)
