@@ -9,10 +9,12 @@ end with the answer the same application gives from local disk (another server, 
 
 from __future__ import annotations
 
+import io
 import re
 import signal
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import httpx
@@ -101,6 +103,13 @@ def test_a_rolling_application_in_a_bucket_is_followed_part_by_part(s3: S3Server
         finished = wait_until(lambda: (s := only(base)) and s["application"]["status"] == "finished" and s,
                               "the list says finished", timeout=120)
         assert finished["application"]["end"] is not None
+        # Spark's REST API answers for it too, its event log files read back from the bucket
+        apps = httpx.get(f"{base}/api/v1/applications", timeout=30).json()
+        assert [a["id"] for a in apps] == [APP]
+        logs = httpx.get(f"{base}/api/v1/applications/{APP}/logs", timeout=30)
+        assert logs.status_code == 200, logs.text
+        with zipfile.ZipFile(io.BytesIO(logs.content)) as z:
+            assert z.read(f"{ROLLING.name}/events_2_{APP}.zstd") == second
     finally:
         for proc, _ in (bucket, disk_server):
             proc.send_signal(signal.SIGINT)

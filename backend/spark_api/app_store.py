@@ -22,6 +22,7 @@ from backend.spark.sql_plan.plans import SqlPlans
 from backend.spark.sql_plan.read import read_plans
 from backend.spark_api.app_state import AppState
 from backend.spark_api.listener import StatusListener, status_decoder
+from backend.stores import PathOrUrl, StoreUrl, locate, stat
 
 __all__ = ["AppStore"]
 
@@ -31,8 +32,8 @@ _BATCH = 20_000
 class AppStore:
     """The REST state of the application attempt logged at ``log`` (a file or a rolling directory)."""
 
-    def __init__(self, log: Path) -> None:
-        self.log = Path(log)
+    def __init__(self, log: PathOrUrl) -> None:
+        self.log = locate(log)
         self.errors: list[LineError] = []
         self.listener = StatusListener()
         self._sql: tuple[tuple, SqlPlans] | None = None
@@ -56,7 +57,7 @@ class AppStore:
         when the log has changed: a second pass, since most requests never ask for them and their metrics are a
         third of the work of reading a SQL application's tasks."""
         with self._lock:
-            stamp = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in self.files())
+            stamp = tuple((str(p), (e := stat(p)).size, e.mtime) for p in self.files())
             if self._sql is None or self._sql[0] != stamp:
                 plans, _problems = read_plans(self.log)
                 self._sql = (stamp, plans)
@@ -66,13 +67,13 @@ class AppStore:
     def finalized(self) -> bool:
         return self._follower.finalized
 
-    def files(self) -> list[Path]:
+    def files(self) -> list[Path | StoreUrl]:
         """The log's files now, in order: what ``/logs`` sends."""
         return list(describe_log(self.log).files)
 
     def last_updated(self) -> int:
         """When the log last changed (epoch ms): Spark's ``lastUpdated``, and the time a running task runs to."""
         try:
-            return max(int(p.stat().st_mtime * 1000) for p in self.files())
+            return max(int((stat(p).mtime or 0) * 1000) for p in self.files())
         except (OSError, ValueError):
             return int(time.time() * 1000)

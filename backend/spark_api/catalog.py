@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from backend.eventlog import EventLogReader
 from backend.eventlog.decode import EventDecoder
 from backend.spark_api.app_store import AppStore
+from backend.stores import StoreUrl, locate
 
 __all__ = ["AppListing", "Applications", "AttemptListing", "SessionApplications", "listings_of", "rest_path"]
 
@@ -56,10 +57,10 @@ class Applications(Protocol):
 
 
 _START = "SparkListenerApplicationStart"
-_rest_paths: dict[Path, str | None] = {}
+_rest_paths: dict[Path | StoreUrl, str | None] = {}
 
 
-def rest_path(log: Path) -> str | None:
+def rest_path(log: Path | StoreUrl) -> str | None:
     """The REST path of the application attempt logged at ``log`` (``/api/v1/applications/<id>[/<attempt>]``), read
     from its start event (the log read only that far, and once); None before the application has started."""
     got = _rest_paths.get(log)
@@ -119,20 +120,20 @@ class SessionApplications:
     def __init__(self, manager: Any, index: Any = None) -> None:
         self.manager = manager
         self.index = index
-        self._stores: dict[Path, AppStore] = {}
+        self._stores: dict[Path | StoreUrl, AppStore] = {}
 
-    def _store(self, log: Path) -> AppStore:
+    def _store(self, log: Path | StoreUrl) -> AppStore:
         store = self._stores.get(log)
         if store is None:
             store = self._stores[log] = AppStore(log)
         return store
 
-    def _session_logs(self) -> list[Path]:
+    def _session_logs(self) -> list[Path | StoreUrl]:
         out = []
         for session in list(self.manager.sessions.values()):
             path = getattr(session.feed, "path", None)
             if path is not None and getattr(session.feed, "kind", None) == "spark-event-log":
-                out.append(Path(path))
+                out.append(locate(path))
         return out
 
     def stores(self) -> list[AppStore]:
@@ -141,8 +142,8 @@ class SessionApplications:
 
     def listings(self) -> list[AppListing]:
         indexed = [] if self.index is None else self.index.listings()
-        listed = {Path(x.location) for x in indexed}
-        found = [f for x in indexed if (f := _from_index(x, self._store(Path(x.location)))) is not None]
+        listed = {locate(x.location) for x in indexed}
+        found = [f for x in indexed if (f := _from_index(x, self._store(locate(x.location)))) is not None]
         return listings_of([s for s in self.stores() if s.log not in listed], found)
 
     def attempt(self, app_id: str, attempt_id: str | None) -> AppStore | None:

@@ -4,10 +4,12 @@ their own names; a rolling log's parts under its directory's name)."""
 from __future__ import annotations
 
 import io
+import shutil
 import zipfile
 from collections.abc import Iterable
 
 from backend.spark_api.app_store import AppStore
+from backend.stores import is_dir, open_read
 
 __all__ = ["logs_zip"]
 
@@ -16,7 +18,9 @@ def logs_zip(stores: Iterable[AppStore]) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for store in stores:
+            rolling = is_dir(store.log)
             for path in store.files():
-                name = f"{store.log.name}/{path.name}" if store.log.is_dir() else path.name
-                z.write(path, name)
+                name = f"{store.log.name}/{path.name}" if rolling else path.name
+                with open_read(path) as src, z.open(name, "w") as dst:  # on disk or in a store, streamed
+                    shutil.copyfileobj(src, dst, 1 << 20)
     return buf.getvalue()

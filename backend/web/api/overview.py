@@ -8,14 +8,13 @@ schedule: a live session's answer is the one as it stands.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from fastapi import APIRouter, Depends, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
 from backend.sessions.session import Session
 from backend.spark.diagnosis.cores_whatif import cores_whatif, default_cores, parse_cores
 from backend.spark_api.catalog import rest_path
+from backend.stores import locate
 from backend.views.overview import plan_findings_possible, session_overview
 from backend.web.api import deps
 from backend.web.api.models import Problem
@@ -47,7 +46,7 @@ async def overview(session: Session = Depends(deps.session)):
     path = getattr(session.feed, "path", None)
     if path is not None and getattr(session.feed, "kind", None) == "spark-event-log":
         # the application's documents in Spark's REST API (backend/spark_api), linked from the Overview
-        answer["application"]["rest"] = await run_in_threadpool(rest_path, Path(path))
+        answer["application"]["rest"] = await run_in_threadpool(rest_path, locate(path))
     return deps.JSON(answer)
 
 
