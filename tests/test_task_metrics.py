@@ -11,7 +11,7 @@ import pytest
 
 from backend.eventlog import EventLogReader, find_logs
 from backend.spark.diagnosis.blame import blame_log
-from backend.spark.diagnosis.task_metrics import AT, FIELDS, PHASES, RunningSums, as_dict, summarize
+from backend.spark.diagnosis.task_metrics import AT, FIELDS, PHASES, SUMMED, RunningSums, as_dict, summarize
 from backend.spark.diagnosis.task_timeline import TaskTimeline
 from backend.spark.recording.convert import SparkLogConversion
 from flowscope.cli import main as cli
@@ -96,7 +96,7 @@ def test_every_real_log_gives_every_task_its_split(log):
     summaries = stage_summaries(records)
     assert set(summaries) == completed
     for key, summary in summaries.items():
-        for f in FIELDS:
+        for f in SUMMED:
             assert (f in summary["absent"]) == (f not in summary["sums"]), (key, f)
 
 
@@ -114,7 +114,7 @@ def test_a_summary_skips_what_a_task_lacks_and_names_what_none_had():
     assert out["sums"]["gc_ms"] == 0.3 and out["quantiles"]["gc_ms"]["median"] == pytest.approx(0.15)
     assert "gc_ms" not in out["absent"] and "cpu_ns" in out["absent"] and out["tasks_spilled"] is None
     empty = summarize([])
-    assert empty["tasks"] == 0 and empty["sums"] == {} and empty["absent"] == list(FIELDS)
+    assert empty["tasks"] == 0 and empty["sums"] == {} and empty["absent"] == list(SUMMED)
 
 
 def test_running_sums_add_each_task_once_and_keep_absent_as_none():

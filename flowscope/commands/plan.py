@@ -66,7 +66,9 @@ def plan_text(execution: dict) -> list[str]:
         for m in node["metrics"]:
             lines.append(f"{pad}    {_metric_text(m)}")
         t = node["time"]
-        lines.append(f"{pad}    time: " + (f"{t['ms']:,} ms ({', '.join(t['by'])})" if t["measured"] else t["note"]))
+        within = f"; within it: {', '.join(t['parts'])}" if t.get("parts") else ""
+        lines.append(f"{pad}    time: " + (f"{t['ms']:,} ms ({', '.join(t['by'])}{within})" if t["measured"]
+                                            else t["note"]))
         for child in node["children"]:
             walk(child, depth + 1)
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from backend.spark.diagnosis.blame_fields import Report, checked_cause, checked_mark, is_failure, without
 from backend.spark.diagnosis.task_index import TaskIndex
-from backend.spark.diagnosis.task_metrics import as_dict
+from backend.spark.diagnosis.task_metrics import as_dict, python_of_dict
 from backend.spark.diagnosis.tasks import median
 from tracker.analysis.blame import BlameTracker
 from tracker.analysis.critical_path import Interval, Rival, TimeBlame, segment
@@ -201,7 +201,10 @@ class SparkVocabulary:
                 "median_task_s": round(others_median, 6) if others_median is not None else None}
         metrics = cause.get("metrics")  # the task's time split as Spark measured it (an array: task_metrics)
         if type(metrics) is list or type(metrics) is tuple:
-            info["breakdown"] = as_dict(metrics)
+            info["breakdown"] = breakdown = as_dict(metrics)
+            python = python_of_dict(breakdown)  # its Python workers' time, within its run (python_time)
+            if python is not None:
+                breakdown["python"] = python
         if others_median is not None and isinstance(launched, (int, float)):
             info["what_if"] = _what_if(scope, holder, task, launched, others_median, seg_from, seg_to, rival)
         kind = "recompute" if attempt else "task"

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from backend.spark.diagnosis.blame_fields import Report, checked_detail_value, is_id_or_none
-from backend.spark.diagnosis.task_metrics import AT, PHASES
+from backend.spark.diagnosis.task_metrics import AT, PHASES, python_of
 
 __all__ = ["TaskIndex", "TaskBars", "TaskSpan", "TaskSpans", "ExecutorSlots", "KEEP_STAGES"]
 
@@ -36,8 +36,8 @@ _NAN = float("nan")
 _NO_PHASES = (_NAN,) * len(PHASES)
 _RUN, _WRITE_NS = AT["run_ms"], AT["shuffle_write_ns"]
 _FETCH, _GC = AT["fetch_wait_ms"], AT["gc_ms"]
-_PHASE_AT = [AT.get(name, -1) for name in PHASES]  # -1: computing, or shuffle write (in ns in the split)
-_COMPUTE = PHASES.index("compute_ms")
+_PHASE_AT = [AT.get(name, -1) for name in PHASES]  # -1: computing, Python, or shuffle write (in ns in the split)
+_COMPUTE, _PYTHON = PHASES.index("compute_ms"), PHASES.index("python_ms")
 
 
 def _int(v: Any) -> int:
@@ -46,18 +46,23 @@ def _int(v: Any) -> int:
 
 def bar_phases(m: Any) -> tuple:
     """A task's time split (``task_metrics.split``: the array its end carries) as its bar's phases, ``PHASES`` in
-    order (NaN: absent). Computing is the run time less fetch wait, shuffle write and GC (never below 0)."""
+    order (NaN: absent). Python is the workers' time within the run (``task_metrics.python_of``: 0 for a task
+    without it); computing is the run time less fetch wait, shuffle write, GC and Python (never below 0)."""
     if type(m) is not list and type(m) is not tuple or len(m) <= _RUN:
         return _NO_PHASES
     write_ns = m[_WRITE_NS]
     write = write_ns * 1e-6 if isinstance(write_ns, (int, float)) else None
+    py = python_of(m)
+    python = py[0] if py is not None else 0
     out = []
     for k, i in enumerate(_PHASE_AT):
         if i >= 0:
             v = m[i]
         elif k == _COMPUTE:
             run = m[_RUN]
-            v = None if run is None else max(0.0, run - (m[_FETCH] or 0) - (m[_GC] or 0) - (write or 0))
+            v = None if run is None else max(0.0, run - (m[_FETCH] or 0) - (m[_GC] or 0) - (write or 0) - python)
+        elif k == _PYTHON:
+            v = None if m[_RUN] is None else python
         else:
             v = write
         out.append(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else _NAN)

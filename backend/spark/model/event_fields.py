@@ -10,11 +10,14 @@ the model reads a few. :data:`READ` names what ``backend.spark.model.spark_model
 ``backend.spark.diagnosis.tasks`` and the gap detector (``backend.spark.model.gaps``) read (keep them in step:
 tests/test_event_decode.py replays every fixture log and every real log both ways and compares the records).
 
-The types come from ``event_shape.EVENTS``, the one statement of what each field may hold: :func:`model_decoder`
-turns each event type's fields into a msgspec type (``TypedDict``s, integers bounded to 64 bits), so the decoder
-checks every type the model would otherwise check again (``event_shape.event_problem``), in C, while it decodes
-only these fields. An event that does not fit comes out whole (``decode.WholeEvent``) for ``event_problem`` to say
-what is wrong with it; a field the model reads that the shape does not constrain is decoded as it is (``Any``).
+The types come from ``event_shape.EVENTS``, the one statement of what each field may hold: :func:`model_decoder` turns
+each event type's fields into a msgspec type (``TypedDict``s, integers bounded to 64 bits), so the decoder checks
+every type the model would otherwise check again (``event_shape.event_problem``), in C, while it decodes only these
+fields. A task's end is decoded with its Python operators' ``Accumulables`` (:data:`TASK_END_WITH_PYTHON`: the SQL
+metrics ``diagnosis.python_time`` reads, picked from the tens it lists by :func:`python_accumulables`) only when its
+bytes name Python workers: the other task ends, most of a log, cost one substring search more. An event that does not
+fit comes out whole (``decode.WholeEvent``) for ``event_problem`` to say what is wrong with it; a field the model
+reads that the shape does not constrain is decoded as it is (``Any``).
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from functools import reduce
+from types import GenericAlias
 from typing import Annotated, Any, NotRequired, Required, TypedDict
 
 import msgspec
 
 from backend.eventlog.decode import EventDecoder
+from backend.spark.diagnosis.python_time import MARKER as PYTHON_MARKER
+from backend.spark.diagnosis.python_time import PYTHON_METRICS
 from backend.spark.model.event_shape import CORES_PROPERTIES, EVENTS, INT_MAX, INT_MIN, Spec
 from backend.spark.model.plan_naming import PLAN_TEXT
 from backend.spark.model.spark_model import HANDLED_EVENTS
@@ -34,9 +40,10 @@ from backend.spark.sql_plan.plans import ADAPTIVE as SQL_ADAPTIVE
 from backend.spark.sql_plan.plans import DRIVER as SQL_DRIVER
 from backend.spark.sql_plan.plans import START as SQL_START
 
-__all__ = ["RAW", "READ", "fields_decoder", "model_decoder"]
+__all__ = ["RAW", "READ", "TASK_END_WITH_PYTHON", "fields_decoder", "model_decoder", "python_accumulables"]
 
 RAW = msgspec.Raw  # a field left undecoded, as its JSON bytes (``fields_decoder``'s readers decode it if they must)
+PYTHON_NAMES = frozenset(PYTHON_METRICS)
 
 _TASK_INFO = dict.fromkeys(["Task ID", "Index", "Partition ID", "Attempt", "Launch Time", "Finish Time",
                             "Executor ID", "Host", "Speculative", "Killed", "Failed"])
@@ -90,6 +97,18 @@ READ: dict[str, dict[str, Any]] = {
     "SparkListenerEnvironmentUpdate": {"Spark Properties": dict.fromkeys(CORES_PROPERTIES)},  # cores, when no
     # executor event says them
 }
+class _Accumulable(msgspec.Struct):
+    """An accumulable as a task end lists it, of which only a Python operator's SQL metrics are kept."""
+
+    ID: Any = None
+    Name: Any = None
+    Update: Any = None
+
+
+# a task end whose bytes name Python workers: its accumulables too, as structs, of which its Python operators' SQL
+# metrics are kept (python_time reads them)
+TASK_END_WITH_PYTHON = {**READ["SparkListenerTaskEnd"],
+                        "Task Info": {**_TASK_END_INFO, "Accumulables": list[_Accumulable]}}
 
 class _SqlPlanEvent(TypedDict, total=False):
     Event: Any
@@ -139,7 +158,8 @@ def _either(options: list[Any]) -> Any:
 
 
 def _typed(name: str, read: Mapping[str, Any], spec: Spec) -> type:
-    """A ``TypedDict`` of the ``read`` fields, each typed as ``spec`` says (``Any`` where it says nothing)."""
+    """A ``TypedDict`` of the ``read`` fields, each typed as ``spec`` says (``Any`` where it says nothing, or the
+    type ``read`` gives it)."""
     fields: dict[str, Any] = {}
     for key, inner in read.items():
         if inner is RAW:
@@ -147,7 +167,7 @@ def _typed(name: str, read: Mapping[str, Any], spec: Spec) -> type:
             continue
         entry = spec.get(key)
         if entry is None:
-            fields[key] = NotRequired[Any]
+            fields[key] = NotRequired[inner if isinstance(inner, (type, GenericAlias)) else Any]
             continue
         types, required, nullable, nested = entry
         t = _value_type(f"{name} {key}", types, inner, nested)
@@ -168,10 +188,64 @@ def fields_decoder(read: Mapping[str, Mapping[str, Any]], whole: Iterable[str] =
     return EventDecoder(wanted)
 
 
+def python_accumulables(listed: Any) -> list[dict]:
+    """Of a task end's accumulables (structs), its Python operators' SQL metrics, as ``{"ID", "Name", "Update"}``."""
+    names = PYTHON_NAMES
+    return [{"ID": a.ID, "Name": a.Name, "Update": a.Update} for a in listed or () if a.Name in names]
+
+
+class _PythonSeen:
+    """Whether a SQL plan read so far declared a Python operator's metrics: until one does, no task end can carry
+    them, and task ends are decoded without looking for them (an application without Python SQL operators pays
+    nothing per task)."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def plan_event(self, decode: Callable[[bytes], Any] | None, kind: str) -> Callable[[bytes], Any]:
+        """A SQL execution's start or adaptive update: noted when its plan names Python workers, then decoded by
+        ``decode`` (None: not decoded, as a reader that skips them gets it)."""
+        skipped = {"Event": kind}
+
+        def plan(raw: bytes) -> Any:
+            if not self.seen and PYTHON_MARKER in raw:
+                self.seen = True
+            if decode is not None:
+                return decode(raw)
+            if not raw.rstrip().endswith(b"}"):  # a damaged line: decoded whole, so its error is reported
+                raise msgspec.DecodeError("truncated")
+            return dict(skipped)
+
+        return plan
+
+    def task_end_decoder(self) -> Callable[[bytes], Any]:
+        """A task end's decode: :data:`READ`'s fields, and once a plan declared Python metrics, when its bytes name
+        Python workers, the Python operators' accumulables too (:data:`TASK_END_WITH_PYTHON`)."""
+        kind = "SparkListenerTaskEnd"
+        plain: Callable[[bytes], Any] = msgspec.json.Decoder(_typed(kind, {"Event": None, **READ[kind]},
+                                                                    EVENTS[kind])).decode
+        python: Callable[[bytes], Any] = msgspec.json.Decoder(_typed(kind, {"Event": None, **TASK_END_WITH_PYTHON},
+                                                                     EVENTS[kind])).decode
+
+        def decode(raw: bytes) -> Any:
+            if not (self.seen and PYTHON_MARKER in raw):
+                return plain(raw)
+            event = python(raw)
+            info = event.get("Task Info")
+            if info is not None:  # only the Python metrics stay: they cross the reader's pipe as JSON
+                info["Accumulables"] = python_accumulables(info.get("Accumulables"))
+            return event
+
+        return decode
+
+
 def model_decoder(name_plans: bool = True) -> EventDecoder:
     """A decoder for the Spark model's reader: the fields in :data:`READ`, typed and checked as they are decoded;
     other events the model handles whole (its streaming events: one per micro-batch). ``name_plans``: as the
-    model's (``SparkModel``); without it the SQL plan events are not decoded."""
+    model's (``SparkModel``); without it the SQL plan events are not decoded (only looked at for Python
+    operators)."""
     wanted: dict[str, type | Callable[[bytes], Any] | None] = dict.fromkeys(HANDLED_EVENTS)
     for kind, read in READ.items():
         if not name_plans and kind == "SparkListenerStageCompleted":
@@ -179,9 +253,8 @@ def model_decoder(name_plans: bool = True) -> EventDecoder:
         wanted[kind] = _typed(kind, {"Event": None, **read}, EVENTS[kind])
     if not name_plans:
         del wanted[SQL_DRIVER]  # the driver's metric updates: plan_naming's only
+    python = _PythonSeen()
+    wanted["SparkListenerTaskEnd"] = python.task_end_decoder()
     for kind in (SQL_START, SQL_ADAPTIVE):  # checked as plan_naming reads them, not here: their tree, not its text
-        if name_plans:
-            wanted[kind] = _sql_plan_event
-        else:
-            del wanted[kind]
+        wanted[kind] = python.plan_event(_sql_plan_event if name_plans else None, kind)
     return EventDecoder(wanted)

@@ -72,6 +72,14 @@ function bytes(n) {
   while (Math.abs(n) >= 1000 && i < units.length - 1) { n /= 1000; i++; }
   return i ? `${n.toFixed(1)} ${units[i]}` : `${n} B`;
 }
+// A task's (or a stage's finished tasks') Python worker time (`python`: its time within the run, what of it
+// started workers and ran Python code), in a few words.
+export function pythonWords(p) {
+  const parts = [];
+  if (p.start_ms) parts.push(`starting ${ms(p.start_ms)}`);
+  if (p.exec_ms) parts.push(`executing Python code ${ms(p.exec_ms)}`);
+  return `Python workers ${ms(p.ms)}${parts.length ? ` (${parts.join(", ")})` : ""}`;
+}
 export function breakdownLines(b) {
   const time = [["run_ms", "run"], ["cpu_ns", "CPU"], ["gc_ms", "GC"], ["fetch_wait_ms", "fetch wait"],
     ["shuffle_write_ns", "shuffle write"], ["scheduler_delay_ms", "scheduler delay"], ["deserialize_ms", "deserialize"],
@@ -79,6 +87,7 @@ export function breakdownLines(b) {
   const said = time.filter(([k]) => typeof b[k] === "number" && (b[k] > 0 || k === "run_ms" || k === "gc_ms"))
     .map(([k, n]) => `${n} ${ms(k.endsWith("_ns") ? b[k] / 1e6 : b[k])}`); // CPU and shuffle write: Spark's ns
   const missing = time.filter(([k]) => b[k] === null || b[k] === undefined).map(([, n]) => n);
+  if (b.python) said.push(pythonWords(b.python));
   const out = [`time: ${said.join(", ") || "none measured"}`];
   if (missing.length) out.push(`not in the log: ${missing.join(", ")}`);
   const read = (b.input_bytes || 0) + (b.shuffle_local_bytes || 0) + (b.shuffle_remote_bytes || 0);

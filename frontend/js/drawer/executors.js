@@ -44,6 +44,7 @@ const SVG_UP_TO = 3000; // bars drawn as SVG up to this many (the rest WebGL)
 export const PHASES = [
   ["scheduler_delay", "scheduler delay", "#80b1d3"], ["deserialize", "task deserialization", "#fb8072"],
   ["fetch_wait", "shuffle read (fetch wait)", "#fdb462"], ["compute", "executor computing", "#b3de69"],
+  ["python", "Python workers", "#4daf4a"],
   ["gc", "GC", "#e7298a"], ["shuffle_write", "shuffle write", "#ffed6f"],
   ["result_serialization", "result serialization", "#bc80bd"], ["getting_result", "getting result", "#8dd3c7"],
 ];
@@ -249,7 +250,8 @@ export class ExecutorView {
         continue;
       }
       const scale = (m.end[i] - d.launched[i]) * 1000 / total;
-      const words = PHASES.map(([, name], k) => (ms[k] === null ? `${name}: not measured` : `${name} ${ms[k].toFixed(0)} ms`)).join(" · ");
+      const words = PHASES.map(([key, name], k) => (ms[k] === null ? `${name}: not measured` : (key === "python" && !ms[k] ? "" : `${name} ${ms[k].toFixed(0)} ms`)))
+        .filter(Boolean).join(" · "); // a task without Python time does not say "Python workers 0 ms"
       let x = d.launched[i] * 1000;
       ms.forEach((v, k) => {
         if (!v) return;

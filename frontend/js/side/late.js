@@ -1,5 +1,6 @@
 // "Who is actually late": the explain answer's `late` list (pointstamps with running work first, even when a
 // driver capability is the formal holder), with the tasks each is made of. Used by the "Why is this stuck?" panel.
+import { pythonWords } from "../drawer/blame.js";
 import { esc } from "../dom.js";
 
 const MAX_TASKS = 8;
@@ -27,6 +28,7 @@ function finished(h) {
   const parts = [["run_ms", "run", 1], ["cpu_ns", "CPU", 1e-6], ["gc_ms", "GC", 1], ["fetch_wait_ms", "fetch wait", 1],
     ["shuffle_write_ns", "shuffle write", 1e-6], ["scheduler_delay_ms", "scheduler delay", 1], ["deserialize_ms", "deserialize", 1]]
     .filter(([k]) => typeof f[k] === "number" && (f[k] > 0 || k === "gc_ms")).map(([k, n, u]) => `${n} ${ms(f[k] * u)}`);
+  if (f.python) parts.push(pythonWords(f.python));
   const spill = f.memory_spilled ? `; spilled ${(f.memory_spilled / 1e6).toFixed(1)} MB` : "";
   return `its ${f.tasks} finished task${f.tasks > 1 ? "s" : ""} spent: ${parts.join(", ") || "nothing measured"}${spill}`;
 }
