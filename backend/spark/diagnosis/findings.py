@@ -7,12 +7,12 @@ value, source: ``backend/spark/diagnosis/thresholds.py``), plus ``stage``, ``att
 (the micro-batch id; absent outside a streaming query) so the page opens its moment. docs/findings.md lists every kind
 with its rule.
 
-Per stage attempt, when it completes (:meth:`Diagnosis.stage_completed`): ``gc``, ``spill``, ``fetch-wait``,
-``too-few-partitions``, ``tiny-tasks``, ``task-failures``, and for each straggler ``data-skew`` (it read far more
-than the median) or ``slow-executor`` (it read about as much, and its executor's other tasks were slow too). Per
-application, at its end (:meth:`Diagnosis.application_ended`): ``idle-cores`` (core-seconds the executors offered
-that no task used) and ``driver-bound`` (wall time with no task running). A log without its application's end gets
-no application findings.
+Per stage attempt, when it completes (:meth:`Diagnosis.stage_completed`): ``gc``, ``spill``, ``fetch-wait``, ``too-
+few-partitions``, ``tiny-tasks``, ``task-failures``, the Python ones (``python-udf``, ``python-worker-startup``,
+``cpu-idle-tasks``: ``python_findings``), and for each straggler ``data-skew`` (it read far more than the median) or
+``slow-executor`` (it read about as much, and its executor's other tasks were slow too). Per application, at its end
+(:meth:`Diagnosis.application_ended`): ``idle-cores`` (core-seconds the executors offered that no task used) and
+``driver-bound`` (wall time with no task running). A log without its application's end gets no application findings.
 
 Memory: a running stage attempt keeps its finished tasks' splits (as the task ledger keeps their durations);
 the application keeps counters only.
@@ -24,12 +24,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.spark.diagnosis.python_findings import PYTHON_RULES
 from backend.spark.diagnosis.task_metrics import AT, format_bytes, summarize
 from backend.spark.diagnosis.thresholds import Thresholds
 
 __all__ = ["Diagnosis", "StageRun", "STAGE_RULES"]
 
 _DURATION, _HEAP = AT["duration_ms"], AT["peak_jvm_heap"]
+KEEP_PYTHON_STAGES = 1_000  # stages known to run Python functions through the RDD API (the latest)
 
 
 @dataclass
@@ -94,6 +96,10 @@ class Diagnosis:
         self.busy_since: float | None = None
         self.busy_s = 0.0  # wall time with at least one task running
         self.first_at: float | None = None
+        # the plan operator declaring a SQL metric: (stage, accumulator id) -> its name (set by the model when it
+        # follows SQL plans: plan_naming.PlanNaming.operator_of)
+        self.operator_of: Callable[[int, int], str | None] | None = None
+        self.python_stages: dict[int, None] = {}  # stages whose RDDs run Python functions (PythonRDD)
 
     # --- what the ledger says ----------------------------------------------------------------------------------
 
@@ -119,6 +125,15 @@ class Diagnosis:
         gone = self.cores.pop(executor, None)
         if gone is not None:
             self.offered_core_s += gone[0] * max(0.0, at - gone[1])
+
+    def python_rdd(self, stage: int) -> None:
+        """Stage ``stage`` runs Python functions through the RDD API (its job's stage info lists a PythonRDD)."""
+        self.python_stages[stage] = None
+        if len(self.python_stages) > KEEP_PYTHON_STAGES:
+            del self.python_stages[next(iter(self.python_stages))]
+
+    def runs_python(self, stage: int) -> bool:
+        return stage in self.python_stages
 
     def slots(self) -> int | None:
         return sum(c for c, _ in self.cores.values()) or None
@@ -219,6 +234,11 @@ class Diagnosis:
         return out
 
     # --- marks -------------------------------------------------------------------------------------------------
+
+    def mark(self, kind: str, run: StageRun | None, at: float, text: str, recommendation: str, metric: dict,
+             fired: str, *also: str) -> dict:
+        """A finding's mark, for the rules of other modules (``python_findings``): :meth:`_mark`."""
+        return self._mark(kind, run, at, text, recommendation, metric, fired, *also)
 
     def _mark(self, kind: str, run: StageRun | None, at: float, text: str, recommendation: str, metric: dict,
               fired: str, *also: str) -> dict:
@@ -427,4 +447,4 @@ def _task_failures(d: Diagnosis, run: StageRun, summary: dict, at: float) -> lis
 
 
 STAGE_RULES: list[Callable[[Diagnosis, StageRun, dict, float], list[dict]]] = [
-    _gc, _spill, _fetch_wait, _too_few_partitions, _tiny_tasks, _task_failures]
+    _gc, _spill, _fetch_wait, _too_few_partitions, _tiny_tasks, _task_failures, *PYTHON_RULES]

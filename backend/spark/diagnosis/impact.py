@@ -281,6 +281,18 @@ def _plan(why: str) -> Callable[[dict, ImpactContext], Impact]:
 
 
 _NO_PLAN_TIME = "the plan's metrics do not say how long the other plan would take"
+def _longest_task(what: str) -> Callable[[dict, ImpactContext], Impact]:
+    def estimate_(mark: dict, ctx: ImpactContext) -> Impact:
+        seconds = mark.get("impact_s")  # the finding's own figure (python_findings): its longest task's share
+        if not isinstance(seconds, (int, float)):
+            return Impact(None, mark.get("impact_note") or f"the stage's longest task has no {what} in the log")
+        return Impact(float(seconds), f"the stage's longest task's {what}: the stage ends that much sooner at most, "
+                                      "its time too if the stage is on its critical path")
+
+    estimate_.__doc__ = f"The {what} of the stage's longest task (the finding's own figure), not rescheduled."
+    return estimate_
+
+
 ESTIMATES: dict[str, Callable[[dict, ImpactContext], Impact]] = {
     "straggler": _straggler,
     "data-skew": _straggler,
@@ -294,6 +306,9 @@ ESTIMATES: dict[str, Callable[[dict, ImpactContext], Impact]] = {
     "task-failures": _task_failures,
     "idle-cores": _idle_cores,
     "driver-bound": _driver_bound,
+    "python-udf": _less("python_ms", "Python worker time"),
+    "python-worker-startup": _longest_task("time starting Python workers"),
+    "cpu-idle-tasks": _longest_task("run time neither its JVM CPU nor a measured wait explains"),
     "small_files": _plan(f"{_NO_PLAN_TIME} (opening many small files is inside the scan's time)"),
     "broadcastable_sort_merge_join": _plan(f"{_NO_PLAN_TIME} (a broadcast join instead of the shuffle and sort)"),
     "large_broadcast": _plan(f"{_NO_PLAN_TIME} (a shuffled join instead of the broadcast)"),

@@ -92,6 +92,27 @@ TABLE: tuple[Threshold, ...] = (
     Threshold("driver_bound.min_s", 60.0, "seconds", "and that time, at least", "flowscope"),
     Threshold("task_failures.min_failed", 1, "tasks", "failed task attempts in a stage attempt, at least",
               "flowscope: every failed attempt's run is lost (Dr. Elephant rates task failure rates 0.1 / 0.3 / 0.5)"),
+    # the Python findings (backend/spark/diagnosis/python_findings.py)
+    Threshold("python_udf.ratio", 0.5, "fraction",
+              "a stage attempt's Python worker time, starting them aside, over its tasks' run time, at least ...",
+              "flowscope: most of the run time (Spark's PythonSQLMetrics time the workers per task and operator)"),
+    Threshold("python_udf.min_s", 1.0, "seconds", "... and that time, summed over the attempt's tasks, at least",
+              "flowscope, as gc.min_s"),
+    Threshold("python_worker_startup.ratio", 0.5, "fraction",
+              "a stage attempt's time starting and initialising Python workers over its tasks' run time, at least ...",
+              "flowscope: most of the run time (Spark's time to start and to initialize Python workers)"),
+    Threshold("python_worker_startup.min_s", 1.0, "seconds", "... that time, summed over the tasks, at least ...",
+              "flowscope, as gc.min_s"),
+    Threshold("python_worker_startup.starts_per_core", 1.0, "workers per core",
+              "... with more Python workers started than this many per core",
+              "Spark's spark.python.worker.reuse (default true): each core starts a worker once"),
+    Threshold("cpu_idle_tasks.ratio", 0.5, "fraction",
+              "a stage attempt without Python times whose run time neither JVM CPU time nor a measured wait (GC, "
+              "shuffle fetch wait, shuffle write) explains, over its run time, at least ...",
+              "flowscope: Spark's Executor CPU Time is the task thread's CPU, Executor Run Time its wall time"),
+    Threshold("cpu_idle_tasks.min_s", 5.0, "seconds", "... and that time, summed over the tasks, at least",
+              "flowscope: every stage of Python functions through the RDD API waits on its workers; five seconds "
+              "of it in a stage are worth a look"),
     # the SQL plan findings (backend/spark/sql_plan/findings.py)
     Threshold("plan.small_files.max_average_bytes", 3_000_000, "bytes",
               "a scan or a write whose files average under this ...", "DataFlint, small files: under 3 MB on average",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
+from backend.spark.diagnosis.python_findings import PYTHON_RDD
 from backend.spark.diagnosis.tasks import TaskLedger, failure_text, partition_of
 from backend.spark.model.iso_time import iso_seconds
 from backend.spark.model.placement import JobLineage, Placement, StagePlacement, job_lineage, stage_label
@@ -41,6 +42,8 @@ class EventHandlers(StagePlacement):
         self.tasks = TaskLedger()  # which tasks make up each stage's capabilities (detail records)
         # the SQL plan operator each stage ran (a mark at its execution's end); None: not followed
         self.plan_naming = PlanNaming(self.tasks.diagnosis.t) if name_plans else None
+        if self.plan_naming is not None:  # a Python finding names its plan operator
+            self.tasks.diagnosis.operator_of = self.plan_naming.operator_of
 
     def _on_app_start(self, e: dict) -> None:
         self._time(e.get("Timestamp"))
@@ -56,6 +59,9 @@ class EventHandlers(StagePlacement):
         infos = e.get("Stage Infos") or []
         if self.plan_naming is not None:
             self.plan_naming.job_started(props.get("spark.sql.execution.id"), infos, e.get("Stage IDs"))
+        for info in infos:  # the stages running Python functions through the RDD API (python_findings)
+            if any(r.get("Name") == PYTHON_RDD for r in info.get("RDD Info") or ()):
+                self.tasks.diagnosis.python_rdd(info["Stage ID"])
         region, epoch, streaming = self._job_region(job_id, props, infos)
         lineage = job_lineage(infos)
         sigs = self._signatures(lineage, streaming)

@@ -145,6 +145,23 @@ class PlanNaming:
                               self.thresholds)
                    for n in graph.nodes.values() if not n.is_codegen)
 
+    def operator_of(self, sid: int, accumulator: int) -> str | None:
+        """The name of the plan operator declaring SQL metric ``accumulator``, in the latest plan of the running
+        execution whose job listed stage ``sid`` (a Python finding names the operator its time came from); None when
+        no plan says. Adaptive re-plans keep an operator's metrics, so the latest plan has it."""
+        ex = self.stage_exec.get(sid)
+        if ex is None or ex.plan is None:
+            return None
+        try:
+            plan = orjson.loads(ex.plan) if isinstance(ex.plan, str) else ex.plan
+            graph = build_graph(plan)
+        except (PlanShapeError, RecursionError, orjson.JSONDecodeError):
+            return None
+        for node in graph.nodes.values():
+            if any(m.accumulator == accumulator for m in node.metrics):
+                return node.name.strip()
+        return None
+
     def execution_ended(self, execution: Any) -> dict[int, dict]:
         """The naming of an ended execution's stages (``{stage id: {execution, id, name, operators}}``); the
         execution is forgotten. ``findable`` says whether a plan finding could fire on its final plan
