@@ -94,3 +94,31 @@ def test_why_is_this_stuck_says_what_the_finished_tasks_spent(page, server):
     done = page.wait_for_selector("#why .late-holder .finished")
     assert done.inner_text().startswith("its 3 finished tasks spent: run ")
     shot(page, "why-finished-tasks")
+
+
+def test_a_python_udfs_time_shows_in_the_executors_phases_and_the_blame_hover(page, server):
+    """python_udf: each task of the UDF's stage has a Python workers phase (its time within the run, as the tasks
+    API says), the Blame tab's hover says it, and the Findings tab lists python-udf naming its operator."""
+    sid = open_spark_fixture(server, "python_udf")
+    tasks = httpx.get(f"{server.url}/api/sessions/{sid}/tasks").json()
+    python = [v for v in tasks["phases"]["python"] if v]
+    assert len(python) == 6  # the warm-up's 2 tasks and the UDF stage's 4
+    page.goto(f"{server.url}/#/s/{sid}")
+    page.wait_for_selector("#graph .node")
+    page.click('#tabs button[data-tab="executors"]')
+    page.wait_for_selector("#executor-chart .main-svg", timeout=15000)
+    page.click('#tab-executors button[data-colour="phases"]')
+    page.wait_for_function("() => document.querySelector('#executor-chart').dataset.colour === 'phases' && "
+                           "document.querySelector('#executor-chart').data.some((t) => t.name === 'Python workers')")
+    (trace,) = page.evaluate("""() => document.querySelector('#executor-chart').data
+        .filter((t) => t.meta && t.meta.phase === 'python')
+        .map((t) => ({n: t.x.filter((v) => v !== null).length / 2, text: t.text.filter((v) => v !== null)}))""")
+    assert trace["n"] == len(python) and all("Python workers " in x for x in trace["text"])
+    shot(page, "executor-phases-python")
+    page.click('#tabs button[data-tab="blame"]')
+    page.wait_for_selector("#blame-waterfall .main-svg", timeout=15000)
+    hovers = page.evaluate("() => document.querySelector('#blame-waterfall').data[0].hovertext")
+    assert any("Python workers " in h for h in hovers), hovers
+    page.click('#tabs button[data-tab="findings"]')
+    row = page.wait_for_selector("#tab-findings .spark-finding.python-udf")
+    assert "BatchEvalPython" in row.inner_text() and "python_udf.ratio 0.5" in row.inner_text()
