@@ -16,6 +16,14 @@ time since the machine may be shared), wall seconds, records made, peak RSS, and
 goal: at most +10%), from the best run of each tree and as the median and range of each round's ratio.
 
     .venv/bin/python benchmarks/task_metrics_cost.py --copies 100 --repeat 3
+
+What reading the Python workers' metrics adds (``diagnosis/python_time.py``): ``--base`` at the commit before them,
+on the same log (whose task ends name no Python worker: the substring search a task end costs), and with
+``--python-metrics`` on a copy of it in which every task end carries the eight SQL metrics of a ``BatchEvalPython``
+operator (written once beside the log: the decode of the accumulables and their reading)::
+
+    .venv/bin/python benchmarks/task_metrics_cost.py --copies 100 --repeat 3 --base main
+    .venv/bin/python benchmarks/task_metrics_cost.py --copies 100 --repeat 3 --base main --python-metrics
 """
 
 from __future__ import annotations
@@ -64,6 +72,43 @@ def extract(rev: str, into: Path) -> Path:
     return into
 
 
+_PYTHON_METRICS = (("data sent to Python workers", 163360), ("data returned from Python workers", 120685),
+                   ("time to start Python workers", 12), ("time to initialize Python workers", 590),
+                   ("time to run Python workers", 1245), ("time to execute Python code", 936),
+                   ("number of output rows", 10000), ("peak pickled batch size in bytes", 4100))
+
+
+def with_python_metrics(log: Path) -> Path:
+    """A copy of ``log`` whose every task end carries a BatchEvalPython operator's SQL metrics (as Spark 4.3
+    writes them: decimal strings), after a SQL execution's start declaring them (the model looks for Python
+    metrics once a plan declared some), made once in ``benchmarks/out/``."""
+    import orjson
+
+    target = HERE / "out" / f"{log.parent.name}-python2" / log.name
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    extra = [{"ID": 900_000 + i, "Name": name, "Update": str(v), "Value": str(v), "Internal": True,
+              "Count Failed Values": True, "Metadata": "sql"} for i, (name, v) in enumerate(_PYTHON_METRICS)]
+    plan = {"nodeName": "BatchEvalPython", "simpleString": "BatchEvalPython [f(id)]", "children": [],
+            "metadata": {}, "metrics": [{"name": name, "accumulatorId": 900_000 + i, "metricType": "timing"}
+                                        for i, (name, _) in enumerate(_PYTHON_METRICS)]}
+    start = {"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart", "executionId": 0,
+             "description": "python metrics", "details": "", "physicalPlanDescription": "", "sparkPlanInfo": plan,
+             "time": 0, "modifiedConfigs": {}}
+    with log.open("rb") as src, (target.parent / (target.name + ".part")).open("wb") as out:
+        for line in src:
+            if line.startswith(b'{"Event":"SparkListenerApplicationStart"'):
+                line += orjson.dumps(start) + b"\n"
+            elif line.startswith(b'{"Event":"SparkListenerTaskEnd"'):
+                e = orjson.loads(line)
+                e["Task Info"]["Accumulables"] = extra + e["Task Info"].get("Accumulables", [])
+                line = orjson.dumps(e) + b"\n"
+            out.write(line)
+    (target.parent / (target.name + ".part")).rename(target)
+    return target
+
+
 def run(tree: Path, log: Path) -> dict:
     proc = subprocess.run([sys.executable, "-c", RUN, str(log)], capture_output=True, text=True, cwd=tree,
                           env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}, check=False)
@@ -80,8 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
     ap.add_argument("--base", default=BASE, help=f"the commit without task metrics (default {BASE})")
+    ap.add_argument("--python-metrics", action="store_true",
+                    help="replay a copy whose every task end carries a Python operator's SQL metrics")
     args = ap.parse_args(argv)
     log, meta = ensure_log(args.source, args.copies, False)
+    if args.python_metrics:
+        log = with_python_metrics(log)
     print(f"log: {meta['jobs']} jobs, {meta['tasks']:,} tasks, {meta['bytes'] / 1e6:.0f} MB", flush=True)
     best: dict[str, dict] = {}
     ratios: list[float] = []  # each round's with / without: the load hits both runs of a round alike
