@@ -30,7 +30,7 @@ TOTAL = "time to run Python workers"
 
 def fixture_path(name: str) -> Path:
     (log,) = find_logs(FIXTURES / name)
-    return log.path
+    return Path(str(log.path))
 
 
 def raw_events(name: str) -> list[dict]:
