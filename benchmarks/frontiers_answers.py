@@ -1,5 +1,6 @@
 """``flowscope frontiers --json`` of every log as digests, to show a change to how the replay or the Spark model is
-computed changed no answer (a check, not a timing).
+computed changed no answer (a check, not a timing); ``--command report`` digests ``flowscope report`` instead (its
+JSON and its text).
 
 The logs: every progress log under ``fixtures/`` and ``benchmarks/out/`` (the generated ones the benchmarks time),
 then every Spark event log of the fixtures and of the shared corpus (``blame_answers.logs``), and any ``--log``
@@ -41,14 +42,20 @@ def progress_logs() -> list[Path]:
     return found
 
 
-def digest(log: Path) -> str:
-    """sha256 (first 16 hex digits) of ``flowscope frontiers LOG --json``'s exit code, stdout and stderr."""
-    cmd = [*flowscope_command(sys.executable), "frontiers", str(log), "--json"]
-    proc = subprocess.run(cmd, capture_output=True, cwd=REPO)
-    h = hashlib.sha256(f"{proc.returncode}\n".encode())
-    h.update(proc.stdout)
-    h.update(b"\n--stderr--\n")
-    h.update(proc.stderr)
+COMMANDS = {"frontiers": (["--json"],), "report": (["--json"], [])}  # each command's runs, by their options
+
+
+def digest(log: Path, command: str = "frontiers") -> str:
+    """sha256 (first 16 hex digits) of ``flowscope COMMAND LOG``'s exit code, stdout and stderr, for each of the
+    command's runs (``COMMANDS``)."""
+    h = hashlib.sha256()
+    for options in COMMANDS[command]:
+        cmd = [*flowscope_command(sys.executable), command, str(log), *options]
+        proc = subprocess.run(cmd, capture_output=True, cwd=REPO)
+        h.update(f"{proc.returncode}\n".encode())
+        h.update(proc.stdout)
+        h.update(b"\n--stderr--\n")
+        h.update(proc.stderr)
     return h.hexdigest()[:16]
 
 
@@ -57,13 +64,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save", type=Path, help="write the digests to this file")
     ap.add_argument("--against", type=Path, help="compare with digests saved earlier; exit 1 on a difference")
     ap.add_argument("--log", action="append", default=[], help="one more log (repeatable)")
+    ap.add_argument("--command", choices=sorted(COMMANDS), default="frontiers",
+                    help="the command whose answers are digested (frontiers)")
     args = ap.parse_args(argv)
 
     logs = progress_logs() + spark_logs() + [Path(p) for p in args.log]
     digests: dict[str, str] = {}
     for log in logs:
         name = os.path.relpath(log, REPO)
-        digests[name] = digest(log)
+        digests[name] = digest(log, args.command)
         print(f"{digests[name]}  {name}", flush=True)
     print(f"{len(digests)} logs")
     return save_and_compare(digests, args.save, args.against)

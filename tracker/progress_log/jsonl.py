@@ -156,10 +156,22 @@ class LineSplitter:
         return self._size
 
     def feed(self, data: bytes) -> list[bytes | None]:
-        out: list[bytes | None] = []
         if not data:
-            return out
+            return []
         pieces = data.split(b"\n")
+        if not self._skipping and (self.max_line is None or self._size + len(data) <= self.max_line):
+            # no line here can be over the limit (the common case): only the ends need joining
+            last = pieces.pop()
+            if pieces and self._partial:
+                self._partial.append(pieces[0])
+                pieces[0] = b"".join(self._partial)
+                self._partial.clear()
+                self._size = 0
+            if last:
+                self._partial.append(last)
+                self._size += len(last)
+            return pieces  # type: ignore[return-value]  # (a list of bytes is a list of bytes | None)
+        out: list[bytes | None] = []
         last = pieces.pop()
         for piece in pieces:
             if self._skipping:
@@ -212,8 +224,9 @@ class JsonLines:
 
     ``feed(bytes)`` splits and parses; ``parse(raw)`` takes one line already split (and, with a ``check``, already
     shown to its ``lines``, as ``feed`` and ``finish`` do). Parsed objects go to
-    ``on_object(line, obj)``; problems to ``report``. ``decode`` replaces ``loads`` for a reader that needs only
-    part of each object (it must raise ``JSONError`` for a line that is not JSON).
+    ``on_object(line, obj)``, or, those of one ``feed``, to ``on_objects([(line, obj), ...])`` in one call when it is
+    given; problems to ``report``. ``decode`` replaces ``loads`` for a reader that needs only part of each object
+    (it must raise ``JSONError`` for a line that is not JSON).
     """
 
     def __init__(
@@ -225,6 +238,7 @@ class JsonLines:
         limits: ReadLimits = DEFAULT_LIMITS,
         check: LineCheck | None = None,
         decode: Callable[[bytes], Any] | None = None,
+        on_objects: Callable[[list[tuple[int, dict]]], None] | None = None,
     ) -> None:
         self.path = path
         self._loads = decode or loads  # a decoder may decode less than the whole line; it raises JSONError too
@@ -234,18 +248,22 @@ class JsonLines:
         self.limits = limits
         self._report = report
         self._on_object = on_object
+        self._on_objects = on_objects
         self.splitter = LineSplitter(limits.max_line_bytes)
 
     def feed(self, text: bytes) -> None:
         # The common line (a JSON object the check accepts) is handled inline, with the counts kept in locals: the
-        # per-line cost is most of a reader's. Anything else goes through parse() or too_long(), which report it.
-        loads, check, emit, counts = self._loads, self.check, self._on_object, self.counts
-        good = 0
+        # per-line cost is most of a reader's. Anything else goes through _parse() or too_long(), which report it.
+        loads, check, counts = self._loads, self.check, self.counts
         lines = self.splitter.feed(text)
         one = None
         if check is not None:
-            check.lines([raw for raw in lines if raw is not None])
+            check.lines(lines if None not in lines else [raw for raw in lines if raw is not None])  # type: ignore[arg-type]
             one = check.one
+        out: list[tuple[int, dict]] = []
+        append = out.append
+        line = self.line
+        good = 0
         for raw in lines:
             if raw is not None:
                 try:
@@ -253,19 +271,32 @@ class JsonLines:
                 except (JSONError, RecursionError):
                     obj = None
                 if isinstance(obj, dict) and (one is None or one(raw, obj) is None):
-                    self.line += 1
+                    line += 1
                     good += 1
-                    emit(self.line, obj)
+                    append((line, obj))
                     continue
             counts.lines_read += good
             counts.events += good
             good = 0
+            self.line = line
             if raw is None:
                 self.too_long()
             else:
-                self.parse(raw)
+                obj = self._parse(raw)
+                if obj is not None:
+                    append((self.line, obj))
+            line = self.line
+        self.line = line
         counts.lines_read += good
         counts.events += good
+        if not out:
+            return
+        if self._on_objects is not None:
+            self._on_objects(out)
+        else:
+            emit = self._on_object
+            for n, obj in out:
+                emit(n, obj)
 
     def finish(self) -> None:
         """The end of a finished file: an unterminated last line is parsed, and reported if it does not."""
@@ -283,7 +314,14 @@ class JsonLines:
                                     "skipped", b"")
 
     def parse(self, raw: bytes, truncated: bool = False) -> dict | None:
-        """Count and parse one line; the object, or None (a blank or corrupt line, reported)."""
+        """Count and parse one line; the object (handed on), or None (a blank or corrupt line, reported)."""
+        obj = self._parse(raw, truncated)
+        if obj is not None:
+            self._on_object(self.line, obj)
+        return obj
+
+    def _parse(self, raw: bytes, truncated: bool = False) -> dict | None:
+        """:meth:`parse`, the object returned but not handed on."""
         self.line += 1
         counts = self.counts
         counts.lines_read += 1
@@ -312,7 +350,6 @@ class JsonLines:
                                               f"record rejected: {problem}", raw)
                 return None
         counts.events += 1
-        self._on_object(self.line, obj)
         return obj
 
     def corrupt(self, kind: str, reason: str, raw: bytes) -> None:
@@ -360,12 +397,21 @@ class JsonLinesCursor:
         self.offset = 0  # bytes of the file consumed
         self.decoded = 0  # bytes after decoding
         self.ready: deque[Any] = deque()
-        self.parser = JsonLines(path, report, self._ready, counts, limits, check=check, decode=decode)
+        self.parser = JsonLines(path, report, self._ready, counts, limits, check=check, decode=decode,
+                                on_objects=self._ready_all)
         self.broken = False  # the stream is corrupt (or over its limit): nothing more is read
         self.finished = False
 
     def _ready(self, line: int, obj: dict) -> None:
         self.ready.append((line, obj) if self._wrap is None else self._wrap(self.name, line, obj))
+
+    def _ready_all(self, parsed: list[tuple[int, dict]]) -> None:
+        wrap = self._wrap
+        if wrap is None:
+            self.ready.extend(parsed)
+        else:
+            name = self.name
+            self.ready.extend([wrap(name, line, obj) for line, obj in parsed])
 
     @property
     def line(self) -> int:

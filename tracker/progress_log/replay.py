@@ -36,6 +36,7 @@ __all__ = ["Replay", "replay_file", "BatchObserver"]
 
 MAX_UPDATES = DEFAULT_LIMITS.max_updates
 SETTLE_EVERY = 1024  # without observer or checker, batches are propagated in groups of this many
+_ROOT: list = []  # a progress record without a scope is the root's (never changed)
 
 # observer(batch info, scope, updates, frontier changes [(scope, location, time, ±1)])
 BatchObserver = Callable[[BatchInfo, Subgraph, list, list], None]
@@ -301,11 +302,11 @@ class Replay:
 
     def _progress(self, record: dict, line: int | None) -> None:
         self.progress_records += 1
-        path = record.get("scope", [])
-        if path == [] and type(path) is list:
+        path = record.get("scope", _ROOT)
+        if path is _ROOT or (type(path) is list and not path):  # the root scope: most batches of most logs
             entry = self._root_entry
             if entry is None:
-                entry = self._root_entry = self._scope(path)
+                entry = self._root_entry = self._scope([])
             scope, ports, parse = entry
         else:
             scope, ports, parse = self._scope(path)
@@ -316,15 +317,18 @@ class Replay:
             raise ValueError("updates must be a list of [port, time, delta]")
         if len(raw_updates) > MAX_UPDATES:
             raise ValueError(f"{len(raw_updates)} updates in one batch (limit {MAX_UPDATES})")
-        worker, at, cause, clears = record.get("worker"), record.get("at"), record.get("cause"), record.get("clears")
-        if not self.checked_records and not (type(worker) is int and type(at) is float and clears is None
-                                             and (cause is None or type(cause) is dict)):
-            _check_progress_fields(worker, at, cause, clears)  # (the common types need no closer look)
+        at, clears = record.get("at"), record.get("clears")
+        if not self.checked_records:
+            worker, cause = record.get("worker"), record.get("cause")
+            if not (type(worker) is int and type(at) is float and clears is None
+                    and (cause is None or type(cause) is dict)):
+                _check_progress_fields(worker, at, cause, clears)  # (the common types need no closer look)
         updates: list[tuple[Location, Any, int]] = []
         append = updates.append
+        get_port = ports.get
         if parse is _parse1:
             for port, t, d in raw_updates:
-                loc = ports.get(tuple(port))
+                loc = get_port(tuple(port))
                 if loc is None:
                     loc = self._port(scope, ports, port)
                 if type(d) is not int or type(t) is not int:
@@ -334,7 +338,7 @@ class Replay:
                 append((loc, t, d))
         else:
             for port, t, d in raw_updates:
-                loc = ports.get(tuple(port))
+                loc = get_port(tuple(port))
                 if loc is None:
                     loc = self._port(scope, ports, port)
                 if type(d) is not int:
@@ -344,28 +348,30 @@ class Replay:
             self.last_at = at
         self.next_at = None
         sink = self._sink
-        info = None
-        if sink is not None:
-            info = BatchInfo(record.get("seq"), worker, cause, line, self.batches_applied)
-            if self.checker is not None:
-                if scope.needs_build:
-                    self.root.schedule()
-                self.checker.check_batch(scope, updates, info)
+        if sink is None:
+            # Nobody watches individual batches: settle in bulk (counts add up, so the state is the same).
+            scope.receive(updates)
+            self.applied_batch = (record, updates)
+            self.batches_applied += 1
+            if clears:
+                self.details.clear(scope.path, updates, clears)
+            self._unsettled += 1
+            if self._unsettled >= SETTLE_EVERY:
+                self.settle()
+            return
+        info = BatchInfo(record.get("seq"), record.get("worker"), record.get("cause"), line, self.batches_applied)
+        if self.checker is not None:
+            if scope.needs_build:
+                self.root.schedule()
+            self.checker.check_batch(scope, updates, info)
         scope.receive(updates)
         self.applied_batch = (record, updates)
         self.batches_applied += 1
         if clears:
             self.details.clear(scope.path, updates, clears)
-        if sink is None:
-            # Nobody watches individual batches: settle in bulk (counts add up, so the state is the same).
-            self._unsettled += 1
-            if self._unsettled >= SETTLE_EVERY:
-                self.settle()
-            return
         self.root.schedule()
         pushed = sink[:]
         sink.clear()
-        assert info is not None  # made above, whenever there is a sink
         if self.checker is not None and pushed:
             self.checker.check_frontier_changes(pushed, info)
         if self.observer is not None:
