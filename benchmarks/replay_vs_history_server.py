@@ -15,8 +15,9 @@ What is measured, each as a fresh process (start-up included, as a user meets it
   `flowscope frontiers EVENTLOG` does (`backend.spark.recording.convert_process.replay_event_log`: reading and
   decoding in one process, the model in another, the tracker in the first, pipelined). Reported: wall time of the
   process, and events/s and MB/s of the replay itself; CPU time of all processes and their peak RSS beside it. Then the
-  users' commands themselves, once each: `flowscope frontiers EVENTLOG --json` and `flowscope record EVENTLOG -o
-  OUT` (`--no-commands` skips them).
+  users' commands themselves: `flowscope frontiers EVENTLOG --json` and `flowscope report EVENTLOG --json`
+  `--repeat` times each, interleaved, with the CPU of all their processes and the peak RSS of the largest one, and
+  `flowscope record EVENTLOG -o OUT` once (`--no-commands` skips them).
 * **History Server**: Spark's own, started from the installed pyspark (`$SPARK_HOME/bin/spark-class
   org.apache.spark.deploy.history.HistoryServer`, on 127.0.0.1, a fresh port, a directory holding only this log,
   `SPARK_DAEMON_MEMORY=4g` so it does not starve, `spark.ui.retained*` raised so its store keeps every job, stage,
@@ -26,10 +27,15 @@ What is measured, each as a fresh process (start-up included, as a user meets it
 
 Both report peak memory: flowscope's processes their `getrusage` maximum RSS, the History Server's JVM its VmHWM.
 
+At the end it prints issue 33's goals against the History Server, by CPU (best of each) and by wall: `report` at
+least 3x faster than the History Server lists every job, `frontiers` at least 5x.
+
 Run::
 
     .venv/bin/python benchmarks/replay_vs_history_server.py              # generate if needed, best of 3 / 1
     .venv/bin/python benchmarks/replay_vs_history_server.py --repeat 1 --copies 40
+    .venv/bin/python benchmarks/replay_vs_history_server.py --copies 2000 \
+        --source $FLOWSCOPE_SPARK_EVENTS/pyspark-4.3/spark430_batch_rdd_sql.jsonl.gz   # 8,000 small SQL jobs
 """
 
 from __future__ import annotations
@@ -38,7 +44,6 @@ import argparse
 import contextlib
 import json
 import os
-import resource
 import shutil
 import socket
 import statistics
@@ -264,17 +269,27 @@ def run_flowscope(log: Path) -> dict:
     return result
 
 
-def run_command(args: list[str]) -> tuple[float, float]:
-    """A `flowscope` command as a user runs it: its wall time and CPU time (with its child processes')."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+# runs a command and prints its processes' CPU seconds and the peak RSS (KB) of the largest of them: the rusage of
+# a fresh parent's children is that command's alone
+MEASURED = r"""
+import resource, subprocess, sys
+code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(r.ru_utime + r.ru_stime, r.ru_maxrss, code)
+"""
+
+
+def run_command(args: list[str]) -> tuple[float, float, float]:
+    """A `flowscope` command as a user runs it: its wall time, CPU time (with its child processes') and the peak
+    RSS of its largest process, in MB."""
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "flowscope.cli", *args], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True, cwd=REPO, check=False)
+    proc = subprocess.run([sys.executable, "-c", MEASURED, sys.executable, "-m", "flowscope.cli", *args],
+                          capture_output=True, text=True, cwd=REPO, check=False)
     wall = time.perf_counter() - started
-    if proc.returncode != 0:
+    cpu, rss, code = proc.stdout.split()
+    if proc.returncode != 0 or code != "0":
         raise SystemExit(f"flowscope {args[0]} failed:\n{proc.stderr}")
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return wall, float(cpu), int(rss) / 1024
 
 
 # --- the History Server -----------------------------------------------------------------------------------------------
@@ -298,6 +313,10 @@ def get_json(url: str, timeout: float):
 
 
 RETAIN = 10_000_000
+
+# issue 33, goal 4: `flowscope report`'s peak memory (its largest process) on the 8,000-job log no more than it was
+# when the goal was set (main at 6be91ae, 2026-12-06: 324 and 332 MB in two runs)
+REPORT_RSS_MB = {("spark430_batch_rdd_sql.jsonl.gz", 2000): 332.0}
 
 
 def peak_rss_mb(pid: int) -> float | None:
@@ -441,15 +460,22 @@ def main(argv: list[str] | None = None) -> int:
               f"replay + {r['model_cpu']:.2f} s model + {r['reader_cpu']:.2f} s reading), peak RSS "
               f"{r['max_rss_mb']:.0f} MB + {r['child_max_rss_mb']:.0f} MB (largest child), load "
               f"{os.getloadavg()[0]:.1f}", flush=True)
-    commands = {}
+    commands: dict[str, dict] = {}
     if not args.no_commands:
         with tempfile.TemporaryDirectory(prefix="flowscope-bench-") as tmp:
-            for name, cmd in (("frontiers", ["frontiers", str(log), "--json"]),
-                              ("record", ["record", "-q", str(log), "-o", str(Path(tmp) / "out.jsonl")])):
-                wall, cpu = run_command(cmd)
-                commands[name] = {"wall": wall, "cpu": cpu}
-                print(f"  flowscope {name}: {wall:.2f} s wall, CPU {cpu:.2f} s (all its processes), "
-                      f"load {os.getloadavg()[0]:.1f}", flush=True)
+            timed = {"frontiers": ["frontiers", str(log), "--json"], "report": ["report", str(log), "--json"]}
+            rounds = [timed] * args.repeat + [{"record": ["record", "-q", str(log), "-o", str(Path(tmp) / "o.jsonl")]}]
+            for each in rounds:  # interleaved: the load of a moment hits every command alike
+                for name, cmd in each.items():
+                    wall, cpu, rss = run_command(cmd)
+                    c = commands.setdefault(name, {"walls": [], "cpus": [], "rss_mb": 0.0})
+                    c["walls"].append(wall)
+                    c["cpus"].append(cpu)
+                    c["rss_mb"] = max(c["rss_mb"], rss)
+                    print(f"  flowscope {name}: {wall:.2f} s wall, CPU {cpu:.2f} s (all its processes), peak RSS "
+                          f"{rss:.0f} MB (its largest process), load {os.getloadavg()[0]:.1f}", flush=True)
+        for c in commands.values():
+            c["wall"], c["cpu"] = min(c["walls"]), min(c["cpus"])
     hs_runs = []
     for i in range(args.hs_repeat):
         h = run_history_server(log, meta, args.hs_memory)
@@ -507,6 +533,24 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"flowscope reaches full state {figures['ratio_wall']:.1f}x faster than the History Server lists the jobs "
           f"(goal: >= 5x, issue 26); {best['batches']:,} progress batches applied")
+    for name, goal in (("report", 3.0), ("frontiers", 5.0)):  # issue 33, goal 1
+        if name not in commands:
+            continue
+        run = commands[name]
+        by_cpu = hs_cpu / run["cpu"] if hs_cpu is not None else None
+        by_wall = hs_best["wall"] / run["wall"]
+        figures["commands"][name].update({"ratio_cpu": by_cpu, "goal": goal})
+        cpu_text = (f"{by_cpu:.2f}x by CPU ({hs_cpu:.1f} s / {run['cpu']:.2f} s)" if by_cpu is not None
+                    else "CPU unknown")
+        verdict = "met" if by_cpu is not None and by_cpu >= goal else "NOT met"
+        print(f"goal: `flowscope {name}` >= {goal:.0f}x faster than the History Server: {cpu_text}, "
+              f"{by_wall:.2f}x by wall; {verdict} by CPU; its peak RSS {run['rss_mb']:.0f} MB (largest process)")
+    recorded = REPORT_RSS_MB.get((meta["source"], meta["copies"]))
+    if recorded is not None and "report" in commands:
+        rss = commands["report"]["rss_mb"]
+        print(f"goal: `flowscope report`'s peak RSS no more than before: {rss:.0f} MB against {recorded:.0f} MB; "
+              f"{'met' if rss <= recorded else 'NOT met'}")
+    print(f"load average now: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
     return 0

@@ -152,8 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"reading task metrics adds {w['seconds'] / o['seconds'] - 1:+.1%} CPU to the replay (goal: at most "
           f"+10%), {1e6 * (w['seconds'] - o['seconds']) / meta['tasks']:.1f} us per task")
     ratios.sort()
-    print(f"per round: median {ratios[len(ratios) // 2] - 1:+.1%}, from {ratios[0] - 1:+.1%} to {ratios[-1] - 1:+.1%} "
+    median = ratios[len(ratios) // 2] - 1
+    print(f"per round: median {median:+.1%}, from {ratios[0] - 1:+.1%} to {ratios[-1] - 1:+.1%} "
           f"({len(ratios)} rounds)")
+    added = w["seconds"] / o["seconds"] - 1
+    print(f"goal: reading Task Metrics adds at most +10% CPU to the replay: {added:+.1%} (best of each), "
+          f"{median:+.1%} (median of the rounds); {'met' if max(added, median) <= 0.10 else 'NOT met'}")
     return 0
 
 
