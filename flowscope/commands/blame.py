@@ -10,10 +10,13 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .arguments import add_thresholds_option, json_time, positive_int, scope_path
 from .offline import no_scope
+
+if TYPE_CHECKING:
+    from backend.spark.diagnosis.task_timeline import TaskTimeline
 
 __all__ = ["register", "segment_text", "failure_line"]
 
@@ -112,12 +115,14 @@ def cmd_blame(args: argparse.Namespace) -> int:
 
 
 def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Callable[[dict], None]] = (),
-                check_contracts: bool = False, name_plans: bool = False) -> tuple[Any, list, list] | int:
+                check_contracts: bool = False, name_plans: bool = False,
+                timeline: TaskTimeline | None = None) -> tuple[Any, list, list] | int:
     """LOG replayed and blamed: ``(replay, blamed times, the log's problems)``, or the exit code after saying on
     stderr why it could not be read. Each of ``also`` is handed every record too (the cores what-if's schedule, the
     executor timeline); ``check_contracts``: the replay lists the progress contract's findings; ``name_plans``: a
     segment held by a SQL stage names its plan operator (the Spark model's ``plan_operators`` marks; without it a
-    Spark event log's model is spared the plans). A Spark event log
+    Spark event log's model is spared the plans); ``timeline``: an executor timeline filled from blame's own task
+    index (``blame_replay``'s). A Spark event log
     is converted as ``flowscope frontiers`` converts it (``event_log_conversion``: a large log in two more
     processes), the records replayed and blamed here."""
     from backend.eventlog import MissingCodecError
@@ -162,7 +167,7 @@ def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Call
 
         try:
             replay, blamed = blame_replay(spark_records(), problems.append, str(log), checked_records=True,
-                                          check_contracts=check_contracts, name_plans=name_plans)
+                                          check_contracts=check_contracts, name_plans=name_plans, timeline=timeline)
         finally:
             conversion.close()
         return replay, blamed, corrupt + problems
@@ -176,7 +181,7 @@ def read_blamed(log: str, pipeline_bytes: int | None = None, also: Iterable[Call
                 yield line, handed(rec)
 
     replay, blamed = blame_replay(records(), problems.append, str(log), check_contracts=check_contracts,
-                                  name_plans=name_plans)
+                                  name_plans=name_plans, timeline=timeline)
     return replay, blamed, feed.errors + problems
 
 

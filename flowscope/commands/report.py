@@ -44,8 +44,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .blame import read_blamed
 
     schedule, timeline = RecordedSchedule(), TaskTimeline()
-    read = read_blamed(args.log, args.pipeline_bytes, also=(schedule.record, timeline.record), check_contracts=True,
-                       name_plans=True)
+    read = read_blamed(args.log, args.pipeline_bytes, also=(schedule.record,), check_contracts=True,
+                       name_plans=True, timeline=timeline)
     if isinstance(read, int):
         return read
     replay, blamed, errors = read

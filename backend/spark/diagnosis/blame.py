@@ -23,6 +23,7 @@ from typing import Any
 from backend.spark.diagnosis.blame_fields import Report, checked_cause, checked_mark, is_failure, without
 from backend.spark.diagnosis.task_index import TaskIndex
 from backend.spark.diagnosis.task_metrics import as_dict, python_of_dict
+from backend.spark.diagnosis.task_timeline import TaskTimeline
 from backend.spark.diagnosis.tasks import median
 from tracker.analysis.blame import BlameTracker
 from tracker.analysis.critical_path import Interval, Rival, TimeBlame, segment
@@ -363,12 +364,17 @@ def blame_log(records: Iterable, on_error: Callable | None = None, source: str =
 
 def blame_replay(records: Iterable, on_error: Callable | None = None, source: str = "<blame>",
                  checked_records: bool = False, check_contracts: bool = False,
-                 name_plans: bool = False) -> tuple[Replay, list[TimeBlame]]:
+                 name_plans: bool = False, timeline: TaskTimeline | None = None) -> tuple[Replay, list[TimeBlame]]:
     """:func:`blame_log` with the replay it ran (every scope kept), for a caller that checks what a query names
     (``check_contracts``: and that lists the progress contract's findings, ``replay.findings``; ``name_plans``: a
-    segment held by a stage of a SQL execution names its plan operator, :func:`name_segments`)."""
+    segment held by a stage of a SQL execution names its plan operator, :func:`name_segments`). ``timeline``: an
+    executor timeline to fill, which then reads blame's task index (every attempt's bar kept), as a session's does,
+    rather than reading the records again into one of its own."""
     replay = Replay(source, on_error=on_error, checked_records=checked_records, check_contracts=check_contracts)
-    tracker = spark_blame(replay)
+    tasks = None
+    if timeline is not None:
+        tasks = timeline.index = task_index_for(replay, bars=True)
+    tracker = spark_blame(replay, tasks=tasks)
     for item in records:
         line, rec = item if isinstance(item, tuple) else (None, item)
         if replay.apply(rec, line):
