@@ -47,8 +47,12 @@ import json, resource, sys, time
 t0 = time.perf_counter()
 from flowscope.cli import tune_collector
 tune_collector()
-from backend.spark.recording.convert import SparkLogConversion
-from tracker.progress_log.replay import Replay
+try:
+    from backend.spark.recording.convert import SparkLogConversion
+    from tracker.progress_log.replay import Replay
+except ImportError:  # a tree from before the modules moved into packages (issue 29), as the base is
+    from backend.spark.convert import SparkLogConversion
+    from tracker.replay import Replay
 conversion = SparkLogConversion(sys.argv[1])
 replay = Replay(sys.argv[1], checked_records=True)
 apply = replay.apply
