@@ -137,7 +137,9 @@ function fillRow(row, r) {
 // Only the rows in view (and a few around them) are in the DOM, refilled as the table scrolls.
 function draw() {
   const box = $("#apps-scroll");
-  const first = Math.max(0, Math.floor(box.scrollTop / ROW_HEIGHT) - OVERSCAN);
+  // A scroll position left over from a longer list (the browser clamps it later) still shows the list's end.
+  const inView = Math.ceil(box.clientHeight / ROW_HEIGHT);
+  const first = Math.max(0, Math.min(Math.floor(box.scrollTop / ROW_HEIGHT), T.shown.length - inView) - OVERSCAN);
   const last = Math.max(first, Math.min(T.shown.length, Math.ceil((box.scrollTop + box.clientHeight) / ROW_HEIGHT) + OVERSCAN));
   const key = `${first}:${last}:${T.version}`;
   if (key === T.drawn) return;
@@ -164,8 +166,9 @@ function bind() {
   if (T.bound) return;
   T.bound = true;
   $("#apps-scroll").addEventListener("scroll", draw, { passive: true }); // scroll events come once a frame
-  $("#apps-filter").addEventListener("input", applyView);
-  $("#apps-status").addEventListener("change", applyView);
+  const fromTop = () => { $("#apps-scroll").scrollTop = 0; applyView(); }; // a new filter shows its first rows
+  $("#apps-filter").addEventListener("input", fromTop);
+  $("#apps-status").addEventListener("change", fromTop);
   $("#apps-head").addEventListener("click", (ev) => {
     const key = ev.target.closest("[data-sort]")?.dataset.sort;
     if (!key) return;
