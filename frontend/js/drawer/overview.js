@@ -66,10 +66,15 @@ export async function showOverview(force = false) {
     // an application opened as it is being replayed (a followed directory's) has shown no Spark job yet: ask again
     let info = null;
     try { info = await api.get(`/api/sessions/${r.sid}`); } catch (e) { return; }
-    if (info.status !== "loading") return;
     answer = null;
-    setTimeout(() => { if (shownFor === r.sid && $("#overview").hidden) showOverview(false); }, 300);
-    return;
+    if (info.status === "loading") {
+      setTimeout(() => { if (shownFor === r.sid && $("#overview").hidden) showOverview(false); }, 300);
+      return;
+    }
+    // the replay may have ended between the two answers: the overview asked before it is asked once more
+    try { overview = await fetchOverview(r.sid); } catch (e) { return; }
+    const still = parseHash();
+    if (!still || still.sid !== r.sid || overview.application.engine !== "spark") return;
   }
   render(overview);
   $("#overview").hidden = false;
