@@ -391,14 +391,23 @@ class SparkIngestServer:
             feed.end()
 
     def _accept(self) -> None:
+        earlier = threading.Event()  # set once the connection accepted before has read its hello (or given up)
+        earlier.set()
         while not self._closed:
             try:
                 conn, peer = self._sock.accept()
             except OSError:
                 return
-            threading.Thread(target=self._serve, args=(conn, peer), name="flowscope-spark-conn", daemon=True).start()
+            hello_read = threading.Event()
+            threading.Thread(target=self._serve, args=(conn, peer, earlier, hello_read), name="flowscope-spark-conn",
+                             daemon=True).start()
+            earlier = hello_read
 
-    def _serve(self, conn: socket.socket, peer: Any) -> None:
+    def _serve(self, conn: socket.socket, peer: Any, earlier: threading.Event | None = None,
+               hello_read: threading.Event | None = None) -> None:
+        """One listener connection. Connections take their turn at registering in the order they were accepted
+        (``earlier``, then ``hello_read``): a reconnection's thread that ran before its earlier connection's would
+        otherwise find nothing to supersede or resume, and start a second session."""
         feed = None
         instance = None
         done = threading.Event()
@@ -414,8 +423,12 @@ class SparkIngestServer:
             hello = self._check_hello(first)
             conn.settimeout(None)
             instance = hello.get("instance") if type(hello.get("instance")) is str else None
+            if earlier is not None:
+                earlier.wait(SUPERSEDE_WAIT_S)
             if instance:
                 self._supersede(instance, conn, done)
+            if hello_read is not None:
+                hello_read.set()
             stamped = orjson.dumps({**{k: v for k, v in hello.items() if k != "token"}, "received_at": time.time()})
             with self._lock:
                 waiting = self._waiting.pop(instance, None) if instance else None
@@ -448,6 +461,8 @@ class SparkIngestServer:
         except OSError as e:
             log.info("Spark listener connection from %s ended: %s", peer, e)
         finally:
+            if hello_read is not None:
+                hello_read.set()  # a connection refused or broken before its hello holds no later one up
             if feed is not None:
                 self._connection_ended(feed, instance)
             if instance:
