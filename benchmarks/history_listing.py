@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import json
 import subprocess
 import sys
@@ -44,14 +43,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+import replay_vs_history_server as hs_bench  # noqa: E402  (the History Server started as that benchmark starts it)
 
 from tests.e2e.app_copies import ensure_copies  # noqa: E402
 
-# the History Server started as that benchmark starts it (a script, not a package: loaded from its file)
-_spec = importlib.util.spec_from_file_location("hs_bench", HERE / "replay_vs_history_server.py")
-assert _spec is not None and _spec.loader is not None
-hs_bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(hs_bench)
 free_port, history_server, peak_rss_mb = hs_bench.free_port, hs_bench.history_server, hs_bench.peak_rss_mb
 cpu_seconds = hs_bench.cpu_seconds
 

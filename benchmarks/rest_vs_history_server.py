@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import json
 import os
 import statistics
@@ -41,13 +40,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
-
-_spec = importlib.util.spec_from_file_location("hs_bench", HERE / "replay_vs_history_server.py")
-assert _spec is not None and _spec.loader is not None
-hs = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(hs)
+sys.path.insert(0, str(HERE))
 
 import orjson  # noqa: E402
+import replay_vs_history_server as hs  # noqa: E402  (its log replicator and History Server, one for every benchmark)
 
 SHAPES = {"big": ("spark430_1000tasks_shuffle.jsonl.gz", 100), "small": ("spark430_batch_rdd_sql.jsonl.gz", 2000)}
 SUMMARY_TASKS = 100_000
