@@ -25,6 +25,7 @@ from backend.spark.diagnosis.recorded_schedule import RecordedSchedule
 from backend.spark.diagnosis.task_index import OUTCOMES
 from backend.spark.diagnosis.task_metrics import PHASES
 from backend.spark.diagnosis.task_timeline import TaskTimeline
+from backend.spark.diagnosis.tasks import median
 
 __all__ = ["Impact", "ImpactContext", "ESTIMATES", "estimate"]
 
@@ -137,12 +138,6 @@ class ImpactContext:
         return Impact(gain, f"{self.where(job)} rescheduled at the recorded cores with {how}")
 
 
-def _median(values: list[float]) -> float:
-    s = sorted(values)
-    n = len(s)
-    return 0.0 if not n else (s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2)
-
-
 # --- the estimate of each kind ----------------------------------------------------------------------------------
 
 
@@ -159,14 +154,14 @@ def _straggler(mark: dict, ctx: ImpactContext) -> Impact:
     job = ctx.job_of(mark)
     if seg is None and job is not None and job in ctx.blamed_jobs:
         return Impact(0.0, f"task {task} is not on its time's critical path: other work held the time as long")
-    median = mark.get("median_task_s")
-    if median is None:
-        median = (mark.get("metric") or {}).get("median_task_s")
+    others_s = mark.get("median_task_s")
+    if others_s is None:
+        others_s = (mark.get("metric") or {}).get("median_task_s")
 
     def at_median(t: StageTasks) -> list[float] | None:
-        if median is None:
+        if others_s is None:
             return None
-        return [min(d, median) if tid == task else d for d, tid in zip(t.durations, t.tasks(), strict=True)]
+        return [min(d, others_s) if tid == task else d for d, tid in zip(t.durations, t.tasks(), strict=True)]
 
     return ctx.rescheduled(mark, at_median, f"task {task} at the median of the others")
 
@@ -174,7 +169,7 @@ def _straggler(mark: dict, ctx: ImpactContext) -> Impact:
 def _skew(mark: dict, ctx: ImpactContext) -> Impact:
     """Every task of the stage at most its stage's median (an even spread of the same work), rescheduled."""
     def evened(t: StageTasks) -> list[float]:
-        med = _median(t.durations)
+        med = median(t.durations)
         return [min(d, med) for d in t.durations]
 
     return ctx.rescheduled(mark, evened, "every task at most the stage's median")
@@ -189,7 +184,7 @@ def _slow_executor(mark: dict, ctx: ImpactContext) -> Impact:
         others = [d for d, ex in zip(t.durations, executors, strict=True) if ex != slow]
         if not others:
             return None
-        med = _median(others)
+        med = median(others)
         return [min(d, med) if ex == slow else d for d, ex in zip(t.durations, executors, strict=True)]
 
     return ctx.rescheduled(mark, elsewhere, f"executor {slow}'s tasks at the other executors' median")
@@ -237,14 +232,14 @@ def _tiny_tasks(mark: dict, ctx: ImpactContext) -> Impact:
 
     def merged(t: StageTasks) -> list[float] | None:
         n = len(t.durations)
-        med = _median(t.durations)
+        med = median(t.durations)
         if not n or not limit or med <= 0:
             return None
         k = max(1, math.ceil(limit / med))
         overhead = [sum(x) for x in zip(*(t.phase_s(p) for p in _OVERHEAD), strict=True)]
         work = sum(max(0.0, d - o) for d, o in zip(t.durations, overhead, strict=True))
         merged_n = max(1, math.ceil(n / k))
-        return [work / merged_n + _median(overhead)] * merged_n
+        return [work / merged_n + median(overhead)] * merged_n
 
     return ctx.rescheduled(mark, merged, f"tasks merged until the median task takes {limit} s")
 
